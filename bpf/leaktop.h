@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * leaktop.h - the one header shared by the BPF programs and userspace.
+ *
+ * It owns the layout of every map key and value, the ring buffer events and the limits.
+ * Fixed-width types and explicit padding only; each struct states who writes it.  Both
+ * sides compile the static size assertions at the bottom, so a layout change that only one
+ * side sees fails the build instead of corrupting maps at run time.
+ */
+#ifndef LEAKTOP_H
+#define LEAKTOP_H
+
+#ifdef __bpf__
+/* vmlinux.h provides the fixed-width kernel types. */
+#else
+#include <linux/types.h>
+#endif
+
+#define LT_MAX_STACK_DEPTH	127	/* kernel.perf_event_max_stack default */
+#define LT_DEFAULT_STACK_DEPTH	32
+
+/* Map sizes: userspace may raise them before load; these are the defaults. */
+#define LT_MAX_ALLOCS		(1u << 21)	/* live allocations, all processes */
+#define LT_MAX_SITES		(1u << 16)	/* (process image, stack) pairs */
+#define LT_MAX_STACKS		(1u << 16)	/* distinct user stacks */
+#define LT_MAX_PROCS		(1u << 15)	/* traced processes */
+#define LT_MAX_INFLIGHT		(1u << 15)	/* threads inside an allocator call */
+#define LT_RINGBUF_BYTES	(1u << 18)
+
+/* Allocator functions, one uprobe (and uretprobe where the result is needed) each. */
+enum lt_alloc_fn {
+	LT_FN_MALLOC,
+	LT_FN_CALLOC,
+	LT_FN_REALLOC,
+	LT_FN_REALLOCARRAY,
+	LT_FN_FREE,
+	LT_FN_POSIX_MEMALIGN,
+	LT_FN_ALIGNED_ALLOC,
+	LT_FN_MEMALIGN,
+	LT_FN_VALLOC,
+	LT_FN_PVALLOC,
+	LT_FN__COUNT,
+};
+
+/*
+ * Loss counters, indexes into the per-CPU `drops` array (written by BPF, summed by the
+ * collector).  Every one of them is an event whose effect leaktop could not record.
+ */
+enum lt_drop {
+	LT_DROP_ALLOC_MAP_FULL,		/* live allocation not recorded: allocs map full */
+	LT_DROP_SITE_MAP_FULL,		/* allocation not counted: sites map full */
+	LT_DROP_STACK_MAP_FULL,		/* stack not stored: stacks map full (site keeps no frames) */
+	LT_DROP_STACK_ERROR,		/* bpf_get_stack failed */
+	LT_DROP_INFLIGHT_FULL,		/* allocator call entered but the thread state map was full */
+	LT_DROP_PROC_MAP_FULL,		/* new process not traced: procs map full */
+	LT_DROP_RINGBUF_FULL,		/* lifecycle event lost */
+	LT_DROP__COUNT,
+};
+
+/* Plain event counters (per-CPU array `counters`), for the header line and stats. */
+enum lt_counter {
+	LT_CNT_EVENTS,			/* allocator calls and frees accounted */
+	LT_CNT_FREE_UNKNOWN,		/* free() of a block leaktop did not see allocated */
+	LT_CNT_NESTED,			/* allocator calls made from inside another (counted once) */
+	LT_CNT_FAILED_ALLOCS,		/* allocations that returned NULL */
+	LT_CNT__COUNT,
+};
+
+/*
+ * procs: tgid -> per-process image state.  Written by BPF (fork/exec/first sight) and by
+ * userspace (seeding -p / -- targets).  `gen` changes on every exec so the sites of the old
+ * image and of the new one never mix; it comes from a global counter, so a recycled pid
+ * never matches a dead process's records either.
+ */
+struct lt_proc {
+	__u64 gen;
+	__u64 start_ns;			/* when leaktop started tracing this image */
+};
+
+/* sites: (tgid, gen, stack) -> aggregates.  Key written by BPF; userspace deletes dead ones. */
+struct lt_site_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 gen;
+	__u64 stack_hash;		/* 0: stack unknown (see LT_DROP_STACK_*) */
+};
+
+/* Written by BPF with atomic adds; read (never written) by userspace. */
+struct lt_site_val {
+	__s64 outstanding_bytes;
+	__s64 outstanding_count;
+	__u64 allocs;
+	__u64 frees;
+	__u64 alloc_bytes;		/* total bytes ever allocated here */
+	__u64 live_since_ns;		/* first allocation since outstanding_count was last 0 */
+	__u64 last_alloc_ns;
+};
+
+/* allocs: (tgid, address) -> live block.  Written by BPF; the collector's janitor deletes
+ * the records of processes that exited or exec'd. */
+struct lt_alloc_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 addr;
+};
+
+struct lt_alloc_val {
+	__u64 size_bytes;
+	__u64 ts_ns;
+	__u64 gen;
+	__u64 stack_hash;
+};
+
+/* stacks: stack_hash -> frames (return addresses, innermost first).  Written by BPF. */
+struct lt_stack {
+	__u32 nr;
+	__u32 pad;
+	__u64 ips[LT_MAX_STACK_DEPTH];
+};
+
+/* inflight: pid_tgid -> the outer allocator call a thread is inside.  BPF only. */
+struct lt_inflight {
+	__u64 size_bytes;		/* requested size (n*m for calloc/reallocarray) */
+	__u64 arg_ptr;			/* realloc's old pointer / posix_memalign's out-pointer */
+	__u32 fn;			/* enum lt_alloc_fn */
+	__u32 depth;			/* nested allocator calls currently inside this one */
+};
+
+/* Ring buffer: lifecycle of traced processes, BPF -> userspace. */
+enum lt_event_type {
+	LT_EV_FORK = 1,
+	LT_EV_EXEC = 2,
+	LT_EV_EXIT = 3,
+	LT_EV_FIRST = 4,		/* whole-system mode: first allocator call of a process */
+};
+
+struct lt_event {
+	__u32 type;			/* enum lt_event_type */
+	__u32 tgid;
+	__u32 ppid;			/* LT_EV_FORK: the parent */
+	__u32 pad;
+	__u64 old_gen;			/* LT_EV_EXEC / LT_EV_EXIT: image whose records are dead */
+	__u64 new_gen;			/* LT_EV_FORK / LT_EV_EXEC: the new image */
+	__u64 ts_ns;
+};
+
+/* Filter modes (rodata `cfg_filter`). */
+enum lt_filter {
+	LT_FILTER_ALL = 0,		/* whole system: every process except leaktop itself */
+	LT_FILTER_PROCS = 1,		/* only tgids present in `procs` (seeded + descendants) */
+};
+
+#define LT_ASSERT_SIZE(type, size) _Static_assert(sizeof(type) == (size), #type " layout changed")
+LT_ASSERT_SIZE(struct lt_proc, 16);
+LT_ASSERT_SIZE(struct lt_site_key, 24);
+LT_ASSERT_SIZE(struct lt_site_val, 56);
+LT_ASSERT_SIZE(struct lt_alloc_key, 16);
+LT_ASSERT_SIZE(struct lt_alloc_val, 32);
+LT_ASSERT_SIZE(struct lt_stack, 8 + 8 * LT_MAX_STACK_DEPTH);
+LT_ASSERT_SIZE(struct lt_inflight, 24);
+LT_ASSERT_SIZE(struct lt_event, 40);
+
+#endif /* LEAKTOP_H */

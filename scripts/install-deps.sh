@@ -1,0 +1,29 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+#
+# install-deps.sh - install the Debian packages leaktop needs to build and test, if any
+# is missing.  Idempotent and quick when everything is present; non-interactive.
+set -eu
+
+PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev libjansson-dev
+      libcapstone-dev libncurses-dev pkg-config zlib1g-dev tmux jq util-linux procps"
+
+missing=""
+for p in $PKGS; do
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	case "$status" in
+	*"install ok installed"*) ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "leaktop: missing Debian packages:$missing; run 'sudo make deps' or install them" >&2
+	exit 1
+fi
+echo "  DEPS     installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * test_symbolize.c - unit tests of user/symbolize.c on this very process (built with -g -O0):
+ * function, offset and exact source line of return addresses and function starts, libc
+ * symbols, C++ demangling, unknown addresses, the module cache, image refresh and drop,
+ * and images whose process exited or whose binary was deleted.  Run as root.
+ *
+ * `test_symbolize --sleep` only sleeps: the deleted-binary test execs a copy of itself so.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "check.h"
+#include "../../user/symbolize.h"
+#include "../../user/procmaps.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#define noinline __attribute__((noinline))
+
+/* Whole definition on one line so its first instruction is on marker_line. */
+static noinline int marker_fn(int x) { return x * 3 + 1; } static const int marker_line = __LINE__;
+
+/* A C function under a C++ mangled name: leaktop::test::demangle_me(int). */
+noinline int demangle_me(int x) __asm__("_ZN7leaktop4test11demangle_meEi");
+noinline int demangle_me(int x) { return x + 2; }
+
+static noinline uint64_t return_address(void)
+{
+	return (uint64_t)(uintptr_t)__builtin_return_address(0);
+}
+
+static uint64_t addr_of(int (*fn)(int))
+{
+	return (uint64_t)(uintptr_t)fn;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = s ? strlen(s) : 0, m = strlen(suffix);
+
+	return s && n >= m && !strcmp(s + n - m, suffix);
+}
+
+static int self_exe(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static void test_symbolize_return_address_gives_caller_and_call_line(void)
+{
+	uint64_t start = (uintptr_t)&test_symbolize_return_address_gives_caller_and_call_line;
+	struct symbolizer *sym = symbolizer__new();
+	struct sym_frame f;
+	char exe[PATH_MAX];
+	uint64_t ra = return_address(); int line = __LINE__;
+
+	CHECK(sym != NULL);
+	CHECK_EQ_INT(self_exe(exe, sizeof(exe)), 0);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, getpid()), 0);
+	CHECK(symbolizer__has_image(sym, 1));
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, ra, true, &f), 0);
+	CHECK_EQ_INT(f.addr, ra);
+	CHECK_EQ_STR(f.symbol, __func__);
+	/* The offset is from the original address, not addr - 1. */
+	CHECK_EQ_INT(f.offset, ra - start);
+	CHECK_EQ_STR(f.module, exe);
+	CHECK(ends_with(f.file, "test_symbolize.c"));
+	CHECK_EQ_INT(f.line, line);
+	sym_frame__clear(&f);
+	CHECK(f.symbol == NULL && f.module == NULL && f.file == NULL);
+	symbolizer__free(sym);
+}
+
+static void test_symbolize_function_start_has_offset_zero_and_definition_line(void)
+{
+	struct symbolizer *sym = symbolizer__new();
+	struct sym_frame f;
+
+	CHECK(sym != NULL);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, getpid()), 0);
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, addr_of(marker_fn), false, &f), 0);
+	CHECK_EQ_STR(f.symbol, "marker_fn");
+	CHECK_EQ_INT(f.offset, 0);
+	CHECK(ends_with(f.file, "test_symbolize.c"));
+	CHECK_EQ_INT(f.line, marker_line);
+	sym_frame__clear(&f);
+
+	/* As a return address it stands for the byte before: not marker_fn any more. */
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, addr_of(marker_fn), true, &f), 0);
+	CHECK(!f.symbol || strcmp(f.symbol, "marker_fn"));
+	sym_frame__clear(&f);
+	symbolizer__free(sym);
+}
+
+/* libc's own definition of `name`, even when an allocator (or ASan) interposes it. */
+static uint64_t libc_function(const char *name)
+{
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *fn = dlsym(libc ?: RTLD_NEXT, name);
+
+	if (libc)
+		dlclose(libc);
+	return (uint64_t)(uintptr_t)fn;
+}
+
+static void test_symbolize_libc_malloc_resolves_in_libc(void)
+{
+	struct symbolizer *sym = symbolizer__new();
+	uint64_t addr = libc_function("malloc");
+	struct sym_frame f;
+
+	CHECK(sym != NULL);
+	CHECK(addr != 0);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, getpid()), 0);
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, addr, false, &f), 0);
+	CHECK(f.symbol != NULL);
+	CHECK(!strcmp(f.symbol, "malloc") || !strcmp(f.symbol, "__libc_malloc"));
+	CHECK_EQ_INT(f.offset, 0);
+	CHECK(f.module && strstr(f.module, "libc"));
+	sym_frame__clear(&f);
+
+	/* Inside the function: same symbol, offset from its start. */
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, addr + 5, true, &f), 0);
+	CHECK(f.symbol != NULL);
+	CHECK(!strcmp(f.symbol, "malloc") || !strcmp(f.symbol, "__libc_malloc"));
+	CHECK_EQ_INT(f.offset, 5);
+	sym_frame__clear(&f);
+	symbolizer__free(sym);
+}
+
+static void test_symbolize_demangles_cpp_names(void)
+{
+	struct symbolizer *sym = symbolizer__new();
+	struct sym_frame f;
+
+	CHECK(sym != NULL);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, getpid()), 0);
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, addr_of(demangle_me) + 1, false, &f), 0);
+	CHECK_EQ_STR(f.symbol, "leaktop::test::demangle_me(int)");
+	CHECK_EQ_INT(f.offset, 1);
+	sym_frame__clear(&f);
+	symbolizer__free(sym);
+}
+
+static void test_symbolize_unknown_address_or_image_gives_enoent(void)
+{
+	struct symbolizer *sym = symbolizer__new();
+	static int data;
+	struct sym_frame f;
+
+	CHECK(sym != NULL);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, getpid()), 0);
+	/* Below mmap_min_addr: in no mapping. */
+	f.symbol = (char *)"junk";
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, 0x10, true, &f), -ENOENT);
+	CHECK(f.symbol == NULL && f.module == NULL && f.file == NULL && f.line == 0);
+	CHECK_EQ_INT(f.addr, 0x10);
+	/* Only executable mappings are kept: data is no frame. */
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, (uintptr_t)&data, false, &f), -ENOENT);
+	CHECK(f.symbol == NULL);
+	/* Unknown image. */
+	CHECK(!symbolizer__has_image(sym, 2));
+	CHECK_EQ_INT(symbolizer__resolve(sym, 2, addr_of(marker_fn), false, &f), -ENOENT);
+	CHECK(f.symbol == NULL && f.module == NULL);
+	sym_frame__clear(&f);
+	symbolizer__free(sym);
+}
+
+static int frames_equal(const struct sym_frame *a, const struct sym_frame *b)
+{
+	return a->addr == b->addr && a->offset == b->offset && a->line == b->line &&
+	       a->symbol && b->symbol && !strcmp(a->symbol, b->symbol) &&
+	       a->module && b->module && !strcmp(a->module, b->module) &&
+	       a->file && b->file && !strcmp(a->file, b->file);
+}
+
+static noinline void test_symbolize_repeated_and_shared_lookups_are_equal(void)
+{
+	struct symbolizer *sym = symbolizer__new();
+	uint64_t ra = return_address();
+	struct sym_frame a, b, c;
+	int equal;
+
+	CHECK(sym != NULL);
+	/* Two images of the same process share every module. */
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, getpid()), 0);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 2, getpid()), 0);
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, ra, true, &a), 0);
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, ra, true, &b), 0);
+	CHECK_EQ_INT(symbolizer__resolve(sym, 2, ra, true, &c), 0);
+	equal = frames_equal(&a, &b) && frames_equal(&a, &c);
+	sym_frame__clear(&a);
+	sym_frame__clear(&b);
+	sym_frame__clear(&c);
+	CHECK(equal);
+
+	/* Dropping one image keeps the shared module usable by the other. */
+	symbolizer__drop_image(sym, 1);
+	CHECK(!symbolizer__has_image(sym, 1));
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, ra, true, &a), -ENOENT);
+	CHECK_EQ_INT(symbolizer__resolve(sym, 2, ra, true, &a), 0);
+	CHECK_EQ_STR(a.symbol, __func__);
+	sym_frame__clear(&a);
+	symbolizer__drop_image(sym, 3);		/* unknown: no-op */
+	symbolizer__free(sym);
+}
+
+static void test_symbolize_image_cache_evicts_least_recently_used(void)
+{
+	enum { N = 5000 };	/* more images than the cache holds */
+	struct symbolizer *sym = symbolizer__new();
+	struct sym_frame f;
+	uint64_t id;
+	int err;
+
+	CHECK(sym != NULL);
+	for (id = 0; id < N; id++) {
+		CHECK_EQ_INT(symbolizer__add_image(sym, id, getpid()), 0);
+		/* Keep image 0 in use. */
+		err = symbolizer__resolve(sym, 0, addr_of(marker_fn), false, &f);
+		sym_frame__clear(&f);
+		CHECK_EQ_INT(err, 0);
+	}
+	CHECK(symbolizer__has_image(sym, 0));
+	CHECK(!symbolizer__has_image(sym, 1));
+	CHECK(symbolizer__has_image(sym, N - 1));
+	CHECK_EQ_INT(symbolizer__resolve(sym, N - 1, addr_of(marker_fn), false, &f), 0);
+	CHECK_EQ_STR(f.symbol, "marker_fn");
+	sym_frame__clear(&f);
+	symbolizer__free(sym);
+}
+
+static void test_symbolize_refresh_picks_up_new_mappings(void)
+{
+	struct symbolizer *sym = symbolizer__new();
+	long ps = sysconf(_SC_PAGESIZE);
+	char exe[PATH_MAX];
+	struct sym_frame f;
+	void *area;
+	int fd;
+
+	CHECK(sym != NULL);
+	CHECK_EQ_INT(self_exe(exe, sizeof(exe)), 0);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, getpid()), 0);
+
+	/* Like dlopen: a new executable file mapping after the image was added. */
+	fd = open(exe, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	area = mmap(NULL, (size_t)ps, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	close(fd);
+	CHECK(area != MAP_FAILED);
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, (uintptr_t)area + 16, false, &f), -ENOENT);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, getpid()), 0);
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, (uintptr_t)area + 16, false, &f), 0);
+	munmap(area, (size_t)ps);
+	CHECK_EQ_STR(f.module, exe);
+	sym_frame__clear(&f);
+	/* The rest of the image is still there. */
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, addr_of(marker_fn), false, &f), 0);
+	CHECK_EQ_STR(f.symbol, "marker_fn");
+	sym_frame__clear(&f);
+	symbolizer__free(sym);
+}
+
+static void test_symbolize_exited_child_still_resolves(void)
+{
+	struct symbolizer *sym = symbolizer__new();
+	struct sym_frame f;
+	pid_t pid;
+
+	CHECK(sym != NULL);
+	fflush(stdout);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		for (;;)
+			pause();
+	}
+	/* A fresh symbolizer: nothing of this process is cached, all comes from the child. */
+	CHECK_EQ_INT(symbolizer__add_image(sym, 7, pid), 0);
+	kill(pid, SIGKILL);
+	CHECK_EQ_INT(waitpid(pid, NULL, 0), pid);
+
+	/* The child was a fork: same addresses. */
+	CHECK_EQ_INT(symbolizer__resolve(sym, 7, addr_of(marker_fn) + 2, true, &f), 0);
+	CHECK_EQ_STR(f.symbol, "marker_fn");
+	CHECK_EQ_INT(f.offset, 2);
+	CHECK(ends_with(f.file, "test_symbolize.c"));
+	CHECK_EQ_INT(f.line, marker_line);
+	sym_frame__clear(&f);
+
+	/* Registering the gone process again fails and keeps the old image. */
+	CHECK_EQ_INT(symbolizer__add_image(sym, 7, pid), -ESRCH);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 8, pid), -ESRCH);
+	CHECK(symbolizer__has_image(sym, 7));
+	CHECK(!symbolizer__has_image(sym, 8));
+	CHECK_EQ_INT(symbolizer__resolve(sym, 7, addr_of(marker_fn), false, &f), 0);
+	CHECK_EQ_STR(f.symbol, "marker_fn");
+	sym_frame__clear(&f);
+	symbolizer__free(sym);
+}
+
+static void test_symbolize_zombie_process_gives_esrch(void)
+{
+	struct symbolizer *sym = symbolizer__new();
+	struct sym_frame f;
+	siginfo_t info;
+	pid_t pid;
+	int err;
+
+	CHECK(sym != NULL);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, getpid()), 0);
+	fflush(stdout);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid)
+		_exit(0);
+	/* Wait for the exit but leave the zombie: its maps file reads empty. */
+	CHECK_EQ_INT(waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT), 0);
+	err = symbolizer__add_image(sym, 1, pid);
+	waitpid(pid, NULL, 0);
+	CHECK_EQ_INT(err, -ESRCH);
+	/* The refresh failed: the old image is intact. */
+	CHECK(symbolizer__has_image(sym, 1));
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, addr_of(marker_fn), false, &f), 0);
+	CHECK_EQ_STR(f.symbol, "marker_fn");
+	sym_frame__clear(&f);
+	symbolizer__free(sym);
+}
+
+/* Lowest mapping at file offset 0 of `path` (deleted or not) in `maps`, or 0. */
+static uint64_t load_base(const struct proc_maps *maps, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < maps->n; i++) {
+		if (maps->v[i].path && !strcmp(maps->v[i].path, path) && !maps->v[i].file_offset)
+			return maps->v[i].start;
+	}
+	return 0;
+}
+
+/* Copies this binary next to itself and runs the copy with --sleep.  Child pid or -1. */
+static pid_t spawn_copy(char *copy, size_t size)
+{
+	char exe[PATH_MAX], buf[65536];
+	int in = -1, out = -1, pfd[2];
+	pid_t pid = -1;
+	ssize_t n;
+
+	if (self_exe(exe, sizeof(exe)))
+		return -1;
+	if ((size_t)snprintf(copy, size, "%s.copy.XXXXXX", exe) >= size)
+		return -1;
+	in = open(exe, O_RDONLY | O_CLOEXEC);
+	out = mkostemp(copy, O_CLOEXEC);
+	if (out < 0)
+		copy[0] = '\0';
+	if (in < 0 || out < 0)
+		goto out;
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		if (write(out, buf, (size_t)n) != n)
+			goto out;
+	}
+	if (n < 0 || fchmod(out, 0700))
+		goto out;
+	close(out);
+	out = -1;
+	if (pipe2(pfd, O_CLOEXEC))
+		goto out;
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		execl(copy, copy, "--sleep", (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	/* EOF once the exec closed the write end. */
+	while (pid > 0 && read(pfd[0], buf, 1) < 0 && errno == EINTR)
+		;
+	close(pfd[0]);
+out:
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	if (pid < 0 && copy[0])
+		unlink(copy);
+	return pid;
+}
+
+static void test_symbolize_deleted_binary_of_exited_process_resolves(void)
+{
+	struct symbolizer *sym = symbolizer__new();
+	struct proc_maps mine, child;
+	uint64_t my_base, child_base;
+	char copy[PATH_MAX], exe[PATH_MAX];
+	struct sym_frame f;
+	pid_t pid;
+
+	CHECK(sym != NULL);
+	CHECK_EQ_INT(self_exe(exe, sizeof(exe)), 0);
+	pid = spawn_copy(copy, sizeof(copy));
+	CHECK(pid > 0);
+	unlink(copy);		/* only /proc/PID/map_files can open it now */
+
+	CHECK_EQ_INT(procmaps__read(getpid(), &mine), 0);
+	CHECK_EQ_INT(procmaps__read(pid, &child), 0);
+	my_base = load_base(&mine, exe);
+	child_base = load_base(&child, copy);
+	procmaps__free(&mine);
+	procmaps__free(&child);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, pid), 0);
+	kill(pid, SIGKILL);
+	CHECK_EQ_INT(waitpid(pid, NULL, 0), pid);
+	CHECK(my_base && child_base);
+
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, addr_of(marker_fn) - my_base + child_base, false,
+					 &f), 0);
+	CHECK_EQ_STR(f.symbol, "marker_fn");
+	CHECK_EQ_INT(f.offset, 0);
+	CHECK_EQ_STR(f.module, copy);		/* " (deleted)" stripped */
+	CHECK(ends_with(f.file, "test_symbolize.c"));
+	CHECK_EQ_INT(f.line, marker_line);
+	sym_frame__clear(&f);
+	symbolizer__free(sym);
+}
+
+static void test_symbolize_free_closes_every_file(void)
+{
+	int before = count_fds();
+	struct symbolizer *sym = symbolizer__new();
+	uint64_t ra = return_address();
+	struct sym_frame f;
+	int err;
+
+	CHECK(before > 0);
+	CHECK(sym != NULL);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, getpid()), 0);
+	CHECK(count_fds() > before);
+	err = symbolizer__resolve(sym, 1, ra, true, &f);
+	sym_frame__clear(&f);
+	CHECK_EQ_INT(err, 0);
+	/* libc as well: it may look for separate debug info. */
+	err = symbolizer__resolve(sym, 1, libc_function("free"), false, &f);
+	sym_frame__clear(&f);
+	CHECK_EQ_INT(err, 0);
+	symbolizer__free(sym);
+	CHECK_EQ_INT(count_fds(), before);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--sleep")) {
+		for (;;)
+			pause();
+	}
+	RUN(test_symbolize_return_address_gives_caller_and_call_line);
+	RUN(test_symbolize_function_start_has_offset_zero_and_definition_line);
+	RUN(test_symbolize_libc_malloc_resolves_in_libc);
+	RUN(test_symbolize_demangles_cpp_names);
+	RUN(test_symbolize_unknown_address_or_image_gives_enoent);
+	RUN(test_symbolize_repeated_and_shared_lookups_are_equal);
+	RUN(test_symbolize_image_cache_evicts_least_recently_used);
+	RUN(test_symbolize_refresh_picks_up_new_mappings);
+	RUN(test_symbolize_exited_child_still_resolves);
+	RUN(test_symbolize_zombie_process_gives_esrch);
+	RUN(test_symbolize_deleted_binary_of_exited_process_resolves);
+	RUN(test_symbolize_free_closes_every_file);
+	CHECK_EXIT();
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * atomic_file.h - replace a file's contents so readers see the old or the new file, never
+ * half of one, and never write through a symbolic link (leaktop runs as root).
+ */
+#ifndef LEAKTOP_ATOMIC_FILE_H
+#define LEAKTOP_ATOMIC_FILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct atomic_file {
+	FILE *f;		/* write here */
+	char tmp_path[4096];
+	char path[4096];
+};
+
+/* Create the temporary file beside path.  0 or -errno; -ELOOP if path is a symlink. */
+int atomic_file__open(struct atomic_file *af, const char *path);
+/* Flush, fsync and rename over path (or discard if `ok` is false).  0 or -errno. */
+int atomic_file__close(struct atomic_file *af, int ok);
+
+#endif

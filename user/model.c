@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * model.c - folds samples into long-lived processes and sites.
+ *
+ * Processes are images (pid, gen): an exec starts a new one, so the old program's sites never
+ * mix with the new one's.  Sites keep their resolved stack (resolved once: a site's stack never
+ * changes) and a bounded history.  Images that exited are kept for exactly one more report,
+ * then reaped, and the collector purges their kernel records.  Arrays are kept sorted and
+ * searched with bsearch; memory is bounded by the kernel maps' sizes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+const char *const drop_names[LT_DROP__COUNT] = {
+	[LT_DROP_ALLOC_MAP_FULL] = "alloc_map_full",
+	[LT_DROP_SITE_MAP_FULL] = "site_map_full",
+	[LT_DROP_STACK_MAP_FULL] = "stack_map_full",
+	[LT_DROP_STACK_ERROR] = "stack_error",
+	[LT_DROP_INFLIGHT_FULL] = "inflight_map_full",
+	[LT_DROP_PROC_MAP_FULL] = "proc_map_full",
+	[LT_DROP_RINGBUF_FULL] = "ringbuf_full",
+};
+
+void model__init(struct model *m, double interval_s, unsigned int resources)
+{
+	memset(m, 0, sizeof(*m));
+	m->interval_s = interval_s;
+	m->resources = resources;
+	m->start_ns = monotonic_ns();
+	m->now_ns = m->start_ns;
+}
+
+static void site_free(struct site *s)
+{
+	for (uint32_t i = 0; i < s->n_frames; i++)
+		sym_frame__clear(&s->frames[i]);
+	free(s->frames);
+}
+
+static void process_free(struct process *p)
+{
+	for (size_t i = 0; i < p->n_sites; i++)
+		site_free(&p->sites[i]);
+	free(p->sites);
+	free(p->cmdline);
+}
+
+void model__free(struct model *m)
+{
+	for (size_t i = 0; i < m->n_procs; i++)
+		process_free(&m->procs[i]);
+	free(m->procs);
+	memset(m, 0, sizeof(*m));
+}
+
+static int cmp_proc(uint32_t pid, uint64_t gen, const struct process *p)
+{
+	if (pid != p->pid)
+		return pid < p->pid ? -1 : 1;
+	if (gen != p->gen)
+		return gen < p->gen ? -1 : 1;
+	return 0;
+}
+
+/* Index of (pid, gen), or of where it would go, in *at; true if present. */
+static bool proc_search(const struct model *m, uint32_t pid, uint64_t gen, size_t *at)
+{
+	size_t lo = 0, hi = m->n_procs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = cmp_proc(pid, gen, &m->procs[mid]);
+
+		if (!c) {
+			*at = mid;
+			return true;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	*at = lo;
+	return false;
+}
+
+struct process *model__find(struct model *m, uint32_t pid, uint64_t gen)
+{
+	size_t at;
+
+	return proc_search(m, pid, gen, &at) ? &m->procs[at] : NULL;
+}
+
+struct process *model__process(struct model *m, uint32_t pid, uint64_t gen)
+{
+	struct process *p;
+	size_t at;
+
+	if (proc_search(m, pid, gen, &at))
+		return &m->procs[at];
+	if (m->n_procs == m->cap_procs) {
+		size_t cap = m->cap_procs ? m->cap_procs * 2 : 16;
+		struct process *v = realloc(m->procs, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		m->procs = v;
+		m->cap_procs = cap;
+	}
+	memmove(&m->procs[at + 1], &m->procs[at], (m->n_procs - at) * sizeof(*p));
+	m->n_procs++;
+	p = &m->procs[at];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->gen = gen;
+	p->first_seen_ns = monotonic_ns();
+	return p;
+}
+
+void model__mark_exited(struct model *m, uint32_t pid, uint64_t gen)
+{
+	struct process *p = model__find(m, pid, gen);
+
+	if (p)
+		p->exited = true;
+}
+
+void model__reported(struct model *m)
+{
+	for (size_t i = 0; i < m->n_procs; i++)
+		if (m->procs[i].exited)
+			m->procs[i].exit_reported = true;
+}
+
+size_t model__reap(struct model *m, struct dead_image **dead)
+{
+	size_t n = 0, keep = 0;
+
+	*dead = NULL;
+	for (size_t i = 0; i < m->n_procs; i++)
+		n += m->procs[i].exit_reported;
+	if (!n)
+		return 0;
+	*dead = calloc(n, sizeof(**dead));
+	n = 0;
+	for (size_t i = 0; i < m->n_procs; i++) {
+		struct process *p = &m->procs[i];
+
+		if (!p->exit_reported) {
+			m->procs[keep++] = *p;
+			continue;
+		}
+		if (*dead)
+			(*dead)[n++] = (struct dead_image){ .tgid = p->pid, .gen = p->gen };
+		process_free(p);
+	}
+	m->n_procs = keep;
+	return n;
+}
+
+static struct site *site_find_or_add(struct process *p, uint64_t hash, bool *added)
+{
+	size_t lo = 0, hi = p->n_sites;
+	struct site *s;
+
+	*added = false;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (p->sites[mid].key.stack_hash == hash)
+			return &p->sites[mid];
+		if (p->sites[mid].key.stack_hash < hash)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (p->n_sites == p->cap_sites) {
+		size_t cap = p->cap_sites ? p->cap_sites * 2 : 8;
+		struct site *v = realloc(p->sites, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		p->sites = v;
+		p->cap_sites = cap;
+	}
+	memmove(&p->sites[lo + 1], &p->sites[lo], (p->n_sites - lo) * sizeof(*s));
+	p->n_sites++;
+	s = &p->sites[lo];
+	memset(s, 0, sizeof(*s));
+	*added = true;
+	return s;
+}
+
+static void register_image(struct process *p, struct symbolizer *sym)
+{
+	if (p->image_registered || p->exited)
+		return;
+	if (!symbolizer__add_image(sym, p->gen, p->pid)) {
+		p->image_registered = true;
+		p->maps_read_ns = monotonic_ns();
+	}
+}
+
+/* Resolve a new site's frames; re-read the maps once per interval if an address is unmapped. */
+static void resolve_site(struct process *p, struct site *s, struct collector *c,
+			 struct symbolizer *sym)
+{
+	uint64_t ips[LT_MAX_STACK_DEPTH];
+	uint32_t n = collector__stack(c, s->key.stack_hash, ips, LT_MAX_STACK_DEPTH);
+	bool missing = false;
+
+	s->resolved = true;
+	s->frames = n ? calloc(n, sizeof(*s->frames)) : NULL;
+	if (!s->frames)
+		return;
+	s->n_frames = n;
+	for (int pass = 0; pass < 2; pass++) {
+		missing = false;
+		for (uint32_t i = 0; i < n; i++) {
+			if (s->frames[i].symbol || (pass && s->frames[i].module))
+				continue;
+			sym_frame__clear(&s->frames[i]);
+			if (symbolizer__resolve(sym, p->gen, ips[i], true, &s->frames[i]) == -ENOENT)
+				missing = true;
+		}
+		if (!missing || p->refreshed || p->exited)
+			break;
+		p->refreshed = true;
+		if (symbolizer__add_image(sym, p->gen, p->pid))
+			break;
+		p->image_registered = true;
+	}
+}
+
+static void push_history(struct site *s, uint64_t ts)
+{
+	s->hist_ts_ns[s->hist_pos] = ts;
+	s->hist_bytes[s->hist_pos] = s->val.outstanding_bytes;
+	s->hist_pos = (s->hist_pos + 1) % SITE_HISTORY;
+	if (s->hist_n < SITE_HISTORY)
+		s->hist_n++;
+}
+
+bool model__visible(const struct process *p)
+{
+	return p->heap_allocs > 0 || (p->target && !p->exited);
+}
+
+void model__refresh_identity(struct process *p)
+{
+	char buf[4096];
+
+	if (!p->comm[0])
+		procfs__comm(p->pid, p->comm, sizeof(p->comm));
+	if (!procfs__cmdline(p->pid, buf, sizeof(buf))) {
+		free(p->cmdline);
+		p->cmdline = strdup(buf);
+	}
+	if (!p->start_ticks)
+		procfs__start_ticks(p->pid, &p->start_ticks);
+}
+
+int model__update(struct model *m, const struct sample *s, struct collector *c,
+		  struct symbolizer *sym)
+{
+	uint64_t t0 = monotonic_ns();
+	struct process *p = NULL;
+
+	m->now_ns = s->ts_ns;
+	memcpy(m->drops, s->drops, sizeof(m->drops));
+	memcpy(m->counters, s->counters, sizeof(m->counters));
+	for (size_t i = 0; i < m->n_procs; i++) {
+		m->procs[i].refreshed = false;
+		for (size_t j = 0; j < m->procs[i].n_sites; j++)
+			m->procs[i].sites[j].seen = false;
+	}
+
+	for (size_t i = 0; i < s->n_sites; i++) {
+		const struct raw_site *r = &s->sites[i];
+		struct site *site;
+		bool added;
+
+		if (!p || p->pid != r->key.tgid || p->gen != r->key.gen) {
+			p = model__process(m, r->key.tgid, r->key.gen);
+			if (!p)
+				return -ENOMEM;
+			register_image(p, sym);
+		}
+		site = site_find_or_add(p, r->key.stack_hash, &added);
+		if (!site)
+			return -ENOMEM;
+		site->key = r->key;
+		site->val = r->val;
+		site->kind = SITE_HEAP;
+		site->seen = true;
+		if (!site->resolved)
+			resolve_site(p, site, c, sym);
+		push_history(site, s->ts_ns);
+	}
+
+	for (size_t i = 0; i < m->n_procs; i++) {
+		struct process *q = &m->procs[i];
+		size_t keep = 0;
+
+		q->heap_outstanding_bytes = q->heap_outstanding_count = 0;
+		q->heap_allocs = q->heap_frees = 0;
+		for (size_t j = 0; j < q->n_sites; j++) {
+			struct site *st = &q->sites[j];
+
+			/* A site the kernel no longer has was purged: drop it too. */
+			if (!st->seen) {
+				site_free(st);
+				continue;
+			}
+			q->heap_outstanding_bytes += st->val.outstanding_bytes;
+			q->heap_outstanding_count += st->val.outstanding_count;
+			q->heap_allocs += st->val.allocs;
+			q->heap_frees += st->val.frees;
+			q->sites[keep++] = *st;
+		}
+		q->n_sites = keep;
+		if (q->exited)
+			continue;
+		register_image(q, sym);
+		model__refresh_identity(q);
+		if (procfs__counters(q->pid, &q->counters))
+			q->counters.valid = false;
+	}
+	m->collect_ms = s->read_ms + (monotonic_ns() - t0) / 1e6;
+	return 0;
+}
+
+uint64_t model__events(const struct model *m)
+{
+	return m->counters[LT_CNT_EVENTS];
+}
+
+uint64_t model__dropped(const struct model *m)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < LT_DROP__COUNT; i++)
+		sum += m->drops[i];
+	return sum;
+}
+
+double model__elapsed_s(const struct model *m)
+{
+	return (m->now_ns - m->start_ns) / 1e9;
+}
+
+static int cmp_proc_outstanding(const void *a, const void *b)
+{
+	const struct process *x = *(struct process *const *)a, *y = *(struct process *const *)b;
+
+	if (x->heap_outstanding_bytes != y->heap_outstanding_bytes)
+		return x->heap_outstanding_bytes > y->heap_outstanding_bytes ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+static int cmp_site_outstanding(const void *a, const void *b)
+{
+	const struct site *x = *(struct site *const *)a, *y = *(struct site *const *)b;
+
+	if (x->val.outstanding_bytes != y->val.outstanding_bytes)
+		return x->val.outstanding_bytes > y->val.outstanding_bytes ? -1 : 1;
+	if (x->val.outstanding_count != y->val.outstanding_count)
+		return x->val.outstanding_count > y->val.outstanding_count ? -1 : 1;
+	if (x->val.allocs != y->val.allocs)
+		return x->val.allocs > y->val.allocs ? -1 : 1;
+	return x->key.stack_hash < y->key.stack_hash ? -1 : 1;
+}
+
+struct process **model__procs_by_outstanding(const struct model *m, size_t *n)
+{
+	struct process **v = malloc((m->n_procs + 1) * sizeof(*v));
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < m->n_procs; i++)
+		v[i] = &m->procs[i];
+	qsort(v, m->n_procs, sizeof(*v), cmp_proc_outstanding);
+	*n = m->n_procs;
+	return v;
+}
+
+struct site **model__sites_by_outstanding(const struct process *p)
+{
+	struct site **v = malloc((p->n_sites + 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < p->n_sites; i++)
+		v[i] = &p->sites[i];
+	qsort(v, p->n_sites, sizeof(*v), cmp_site_outstanding);
+	return v;
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * model.h - what leaktop knows, built from samples: processes (one per image, i.e. pid and
+ * exec generation) and their call sites, each with its resolved stack and a short history.
+ * Views (text report, JSON snapshot, TUI) read it and never change it.
+ */
+#ifndef LEAKTOP_MODEL_H
+#define LEAKTOP_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/leaktop.h"
+#include "collector.h"
+#include "procfs.h"
+#include "symbolize.h"
+
+#define SITE_HISTORY 32		/* samples kept per site for the growth estimate */
+
+enum site_kind {
+	SITE_HEAP,
+	SITE_FD,
+};
+
+struct site {
+	struct lt_site_key key;
+	struct lt_site_val val;
+	enum site_kind kind;
+	struct sym_frame *frames;	/* innermost first; allocator frames never captured */
+	uint32_t n_frames;
+	bool resolved;
+	bool seen;			/* present in the latest sample */
+	/* History of outstanding bytes, a ring: oldest at (hist_pos - hist_n) mod SITE_HISTORY. */
+	uint64_t hist_ts_ns[SITE_HISTORY];
+	int64_t hist_bytes[SITE_HISTORY];
+	uint32_t hist_n, hist_pos;
+	/* Written by analysis. */
+	double growth_per_s;
+	bool flagged;
+};
+
+struct process {
+	uint32_t pid;
+	uint64_t gen;			/* image id: changes on exec, unique across pids */
+	char comm[32];
+	char *cmdline;
+	uint64_t start_ticks;		/* /proc/PID/stat starttime; 0 if unknown */
+	struct proc_counters counters;
+	struct site *sites;		/* sorted by stack_hash */
+	size_t n_sites, cap_sites;
+	/* Sums over sites. */
+	int64_t heap_outstanding_bytes, heap_outstanding_count;
+	uint64_t heap_allocs, heap_frees;
+	bool target;			/* named by -p or started by --: shown without sites */
+	bool exited;			/* exited or exec'd: in this report, gone from the next */
+	bool exit_reported;		/* exited and already in a report: reaped next update */
+	bool image_registered;		/* maps handed to the symbolizer */
+	bool refreshed;			/* maps re-read this interval */
+	uint64_t first_seen_ns;
+	uint64_t maps_read_ns;		/* last time its maps went to the symbolizer */
+};
+
+struct model {
+	struct process *procs;		/* sorted by (pid, gen) */
+	size_t n_procs, cap_procs;
+	uint64_t start_ns, now_ns;
+	double interval_s;
+	uint64_t drops[LT_DROP__COUNT];
+	uint64_t counters[LT_CNT__COUNT];
+	size_t probes_attached;
+	double collect_ms;		/* last interval: maps + /proc + symbols */
+	unsigned int resources;
+};
+
+void model__init(struct model *m, double interval_s, unsigned int resources);
+void model__free(struct model *m);
+
+/* Find or add the process image (pid, gen). */
+struct process *model__process(struct model *m, uint32_t pid, uint64_t gen);
+struct process *model__find(struct model *m, uint32_t pid, uint64_t gen);
+/* Mark (pid, gen) exited: it stays for one more report. */
+void model__mark_exited(struct model *m, uint32_t pid, uint64_t gen);
+/* Note that a report showed the current state (exited images were in it). */
+void model__reported(struct model *m);
+/* Remove exited images a report already showed; list them in dead (malloc'd). */
+size_t model__reap(struct model *m, struct dead_image **dead);
+
+/*
+ * Fold a sample into the model: update sites (new ones get their stack from the collector
+ * and resolved through the symbolizer), sum per process, read /proc counters of live ones.
+ */
+int model__update(struct model *m, const struct sample *s, struct collector *c,
+		  struct symbolizer *sym);
+
+uint64_t model__events(const struct model *m);
+uint64_t model__dropped(const struct model *m);
+double model__elapsed_s(const struct model *m);
+
+/* Names of the drop causes and counters, for reports ("alloc_map_full", ...). */
+extern const char *const drop_names[LT_DROP__COUNT];
+
+
+
+/* Shown in reports: has heap activity, or is a live target of -p / --. */
+bool model__visible(const struct process *p);
+/* Read comm, cmdline and start time of a live process (kept once known). */
+void model__refresh_identity(struct process *p);
+
+/* Display order, shared by every view: most outstanding bytes first.  Caller frees. */
+struct process **model__procs_by_outstanding(const struct model *m, size_t *n);
+struct site **model__sites_by_outstanding(const struct process *p);
+
+#endif

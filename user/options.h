@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * options.h - the command line of `leaktop [run]`, parsed without side effects so it can be
+ * unit-tested.  Errors come back as one message line; the caller prints it and exits 2.
+ */
+#ifndef LEAKTOP_OPTIONS_H
+#define LEAKTOP_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define OPT_MAX_PIDS 64
+
+enum resource_bits {
+	RES_HEAP = 1u << 0,
+	RES_FD = 1u << 1,
+	RES_ALL = RES_HEAP | RES_FD,
+};
+
+enum run_mode {
+	MODE_SYSTEM,		/* whole system */
+	MODE_PIDS,		/* -p */
+	MODE_COMMAND,		/* -- CMD */
+};
+
+struct options {
+	enum run_mode mode;
+	int pids[OPT_MAX_PIDS];
+	size_t n_pids;
+	double interval_s;
+	double duration_s;	/* 0: until Ctrl-C or CMD exits */
+	bool batch;
+	bool batch_set;		/* -b given (otherwise decided by isatty) */
+	const char *json_path;	/* NULL, a path, or "-" */
+	unsigned int resources;	/* enum resource_bits */
+	unsigned int stack_depth;
+	unsigned int top_sites;	/* sites per process in the text report */
+	bool verbose;
+	bool help;
+	bool version;
+	char **cmd;		/* argv after "--", NULL-terminated; NULL unless MODE_COMMAND */
+};
+
+/*
+ * Parse argv (argv[0] is the program or subcommand name).  Returns 0, or -EINVAL with a
+ * one-line reason (no trailing newline) in err.
+ */
+int options__parse(int argc, char **argv, struct options *opts, char *err, size_t err_len);
+/* The --help text. */
+const char *options__usage(void);
+
+#endif

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * procfs.h - per-process counters and identity from /proc: the Linux cousins of
+ * Performance Monitor's Working Set, Virtual Bytes, Handle Count and thread count.
+ * The text parsers are separate from the readers so they can be unit-tested.
+ */
+#ifndef LEAKTOP_PROCFS_H
+#define LEAKTOP_PROCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct proc_counters {
+	uint64_t rss_bytes;
+	uint64_t vm_bytes;
+	uint32_t fd_count;
+	uint32_t threads;
+	bool valid;		/* false: the process was gone or unreadable */
+};
+
+int procfs__parse_statm(const char *text, long page_size, struct proc_counters *c);
+int procfs__parse_status_threads(const char *text, uint32_t *threads);
+/* Field 22 of /proc/PID/stat (start time in clock ticks since boot), 0 on error. */
+int procfs__parse_stat_starttime(const char *text, uint64_t *ticks);
+
+bool procfs__exists(int pid);
+int procfs__counters(int pid, struct proc_counters *c);
+int procfs__comm(int pid, char *buf, size_t len);
+/* Arguments joined by spaces. */
+int procfs__cmdline(int pid, char *buf, size_t len);
+int procfs__start_ticks(int pid, uint64_t *ticks);
+/* All numeric entries of /proc; *pids is malloc'd. */
+int procfs__list_pids(int **pids, size_t *n);
+/* Read a whole small /proc file into buf (NUL-terminated).  Bytes read or -errno. */
+long procfs__read_file(const char *path, char *buf, size_t len);
+
+#endif

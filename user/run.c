@@ -1,0 +1,571 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * run.c - the live run: checks, probe attachment for the chosen mode, and the interval loop
+ * (poll lifecycle events, collect, update the model, analyse, render), then teardown.
+ *
+ * Modes:
+ *   whole system  probes on every distinct libc, no pid filter; BPF traces every process but
+ *                 leaktop itself; libcs are rescanned now and then for new containers.
+ *   -p PID        pid-filtered probes on each process's own libc: other processes never trap.
+ *   -- CMD        CMD is held before exec; probes (filtered in BPF by the traced set, which
+ *                 children join at fork) go in first, so its first allocation is seen.
+ * Signals only set a flag; teardown always runs, and the probes are file descriptors that
+ * the kernel removes if leaktop dies anyway.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "collector.h"
+#include "launcher.h"
+#include "libcs.h"
+#include "loader.h"
+#include "model.h"
+#include "procfs.h"
+#include "report.h"
+#include "run.h"
+#include "snapshot.h"
+#include "symbolize.h"
+
+#define LIBC_RESCAN_NS		(10ULL * 1000000000ULL)
+#define ALLOC_SWEEP_NS		(5ULL * 1000000000ULL)
+#define STACK_GC_NS		(30ULL * 1000000000ULL)
+#define POLL_SLICE_MS		50
+#define YOUNG_IMAGE_NS		(2ULL * 1000000000ULL)
+#define YOUNG_REFRESH_NS	(50ULL * 1000000ULL)
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+struct run {
+	const struct options *o;
+	struct loader *ld;
+	struct collector *col;
+	struct symbolizer *sym;
+	struct model model;
+	struct sample sample;
+	struct launcher child;
+	bool have_child;
+	uint64_t last_libc_scan_ns, last_sweep_ns, last_gc_ns;
+	struct dead_image *pending;	/* dead images whose live-block records await a sweep */
+	size_t n_pending;
+	int64_t pending_blocks;
+};
+
+static void err_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void err_line(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("leaktop: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int run__check_privileges(void)
+{
+	char buf[4096], *p;
+	unsigned long long eff;
+
+	if (procfs__read_file("/proc/self/status", buf, sizeof(buf)) < 0)
+		return -EPERM;
+	p = strstr(buf, "\nCapEff:");
+	if (!p || sscanf(p + 8, "%llx", &eff) != 1)
+		return -EPERM;
+	/* CAP_SYS_ADMIN (21) covers it all; otherwise CAP_BPF (39), CAP_PERFMON (38) and
+	 * CAP_SYS_PTRACE (19, for /proc/PID/maps and map_files of other users). */
+	if (eff & (1ULL << 21))
+		return 0;
+	if ((eff & (1ULL << 39)) && (eff & (1ULL << 38)) && (eff & (1ULL << 19)))
+		return 0;
+	return -EPERM;
+}
+
+/* Hand a live image's maps to the symbolizer and note who it is, while it still exists. */
+static void note_image(struct run *r, struct process *p)
+{
+	if (!symbolizer__add_image(r->sym, p->gen, p->pid)) {
+		p->image_registered = true;
+		p->maps_read_ns = monotonic_ns();
+	}
+	model__refresh_identity(p);
+}
+
+/*
+ * A young image is still mapping its libraries (ld.so runs after exec): re-read the maps of
+ * young traced images every few polls so a short-lived program's frames still resolve.
+ */
+static void refresh_young_images(struct run *r)
+{
+	uint64_t now = monotonic_ns();
+
+	if (r->o->mode == MODE_SYSTEM)
+		return;
+	for (size_t i = 0; i < r->model.n_procs; i++) {
+		struct process *p = &r->model.procs[i];
+
+		if (p->exited || now - p->first_seen_ns > YOUNG_IMAGE_NS ||
+		    now - p->maps_read_ns < YOUNG_REFRESH_NS)
+			continue;
+		note_image(r, p);
+	}
+}
+
+static void on_event(void *ctx, const struct lt_event *ev)
+{
+	struct run *r = ctx;
+	struct process *p, *old;
+	bool target = false;
+
+	switch (ev->type) {
+	case LT_EV_FORK:
+	case LT_EV_FIRST:
+		p = model__process(&r->model, ev->tgid, ev->new_gen);
+		if (!p)
+			return;
+		p->target = ev->type == LT_EV_FORK && r->o->mode == MODE_COMMAND;
+		note_image(r, p);
+		break;
+	case LT_EV_EXEC:
+		old = model__find(&r->model, ev->tgid, ev->old_gen);
+		if (old) {
+			target = old->target;
+			old->exited = true;
+		}
+		p = model__process(&r->model, ev->tgid, ev->new_gen);
+		if (!p)
+			return;
+		p->target = target;
+		/* Only the program and ld.so are mapped yet: refresh_young_images() follows up. */
+		note_image(r, p);
+		break;
+	case LT_EV_EXIT:
+		model__mark_exited(&r->model, ev->tgid, ev->old_gen);
+		break;
+	}
+}
+
+/* Attach to every libc this process maps that is not probed yet. */
+static int attach_libcs_of(struct run *r, int pid, int filter_pid, bool quiet)
+{
+	struct libc_ref refs[4];
+	char msg[512];
+	size_t n;
+	int err = libcs__of_pid(pid, refs, 4, &n);
+
+	if (err)
+		return err;
+	if (!n)
+		return -ENOEXEC;
+	for (size_t i = 0; i < n; i++) {
+		err = loader__attach_libc(r->ld, refs[i].open_path, refs[i].dev, refs[i].ino,
+					  filter_pid, msg, sizeof(msg));
+		if (err && !quiet) {
+			err_line("%s", msg);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int attach_system(struct run *r, bool quiet)
+{
+	struct libc_ref *refs;
+	char msg[512];
+	size_t n;
+	int err = libcs__scan_system(&refs, &n), attached = 0;
+
+	if (err) {
+		if (!quiet)
+			err_line("cannot list processes in /proc: %s", strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (loader__has_libc(r->ld, refs[i].dev, refs[i].ino, -1)) {
+			attached++;
+			continue;
+		}
+		err = loader__attach_libc(r->ld, refs[i].open_path, refs[i].dev, refs[i].ino, -1,
+					  msg, sizeof(msg));
+		if (err) {
+			if (r->o->verbose || !quiet)
+				err_line("skipping %s: %s", refs[i].path, msg);
+			continue;
+		}
+		attached++;
+	}
+	free(refs);
+	if (!attached && !quiet) {
+		err_line("found no C library to probe in any process; is /proc mounted?");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int setup_pids(struct run *r)
+{
+	const struct options *o = r->o;
+	char comm[64];
+	int err;
+
+	for (size_t i = 0; i < o->n_pids; i++) {
+		int pid = o->pids[i];
+		struct process *p;
+		uint64_t gen;
+
+		err = attach_libcs_of(r, pid, pid, false);
+		if (err == -ESRCH) {
+			err_line("PID %d not found; check it with 'ps -p %d'", pid, pid);
+			return err;
+		}
+		if (err == -ENOEXEC) {
+			if (procfs__comm(pid, comm, sizeof(comm)))
+				strcpy(comm, "?");
+			err_line("PID %d (%s) maps no C library leaktop can probe (statically "
+				 "linked?); only dynamically linked programs can be traced", pid, comm);
+			return err;
+		}
+		if (err) {
+			if (err != -EPERM && err != -EACCES)
+				return err;
+			err_line("cannot read /proc/%d/maps: %s; run leaktop as root", pid,
+				 strerror(-err));
+			return err;
+		}
+		gen = loader__seed_proc(r->ld, pid);
+		if (!gen) {
+			err_line("cannot mark PID %d as traced: %s", pid, strerror(errno));
+			return -EIO;
+		}
+		p = model__process(&r->model, pid, gen);
+		if (!p)
+			return -ENOMEM;
+		p->target = true;
+		note_image(r, p);
+	}
+	return 0;
+}
+
+static int setup_command(struct run *r)
+{
+	struct process *p;
+	uint64_t gen;
+	int err;
+
+	/* CMD runs in our mount namespace, so it loads the libc we map. */
+	err = attach_libcs_of(r, getpid(), -1, false);
+	if (err) {
+		if (err == -ENOEXEC)
+			err_line("leaktop itself maps no C library to probe; rebuild it dynamically "
+				 "linked");
+		return err;
+	}
+	gen = loader__seed_proc(r->ld, r->child.pid);
+	if (!gen) {
+		err_line("cannot mark the command as traced: %s", strerror(errno));
+		return -EIO;
+	}
+	p = model__process(&r->model, r->child.pid, gen);
+	if (!p)
+		return -ENOMEM;
+	p->target = true;
+	err = launcher__release(&r->child);
+	if (!err)
+		note_image(r, p);
+	if (err) {
+		err_line("cannot run '%s': %s; check the command name and PATH", r->o->cmd[0],
+			 strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* In -- mode, a traced program that execs may load a libc no probe covers yet. */
+static void follow_new_libcs(struct run *r)
+{
+	for (size_t i = 0; i < r->model.n_procs; i++) {
+		struct process *p = &r->model.procs[i];
+
+		if (p->target && !p->exited)
+			attach_libcs_of(r, p->pid, -1, true);
+	}
+}
+
+static int emit(struct run *r)
+{
+	const struct options *o = r->o;
+	struct report_opts ro = { .top_sites = o->top_sites, .max_frames = 0,
+				  .top_procs = o->mode == MODE_SYSTEM ? 20 : 0 };
+	int err;
+
+	if (o->json_path && !strcmp(o->json_path, "-")) {
+		err = snapshot__write_line(stdout, &r->model);
+		if (err && err != -EPIPE)
+			err_line("cannot write the snapshot to stdout: %s", strerror(-err));
+		return err;
+	}
+	report__write(stdout, &r->model, &ro);
+	if (o->json_path) {
+		err = snapshot__write_file(o->json_path, &r->model);
+		if (err == -ELOOP) {
+			err_line("refusing to write %s: it is a symbolic link; remove it or choose "
+				 "another path", o->json_path);
+			return err;
+		}
+		if (err) {
+			err_line("cannot write %s: %s; check the directory exists and is writable",
+				 o->json_path, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Upkeep of the kernel maps: dead images' records, unreferenced stacks. */
+static void upkeep(struct run *r)
+{
+	struct dead_image *dead;
+	uint64_t now = monotonic_ns();
+	size_t n;
+
+	/* Images that exited at the previous update were in one report; forget them now. */
+	for (size_t i = 0; i < r->model.n_procs; i++)
+		if (r->model.procs[i].exit_reported)
+			r->pending_blocks += r->model.procs[i].heap_outstanding_count;
+	n = model__reap(&r->model, &dead);
+	if (n) {
+		struct dead_image *v = realloc(r->pending, (r->n_pending + n) * sizeof(*v));
+
+		collector__purge_sites(r->col, dead, n);
+		if (v) {
+			memcpy(v + r->n_pending, dead, n * sizeof(*v));
+			r->pending = v;
+			r->n_pending += n;
+		}
+		free(dead);
+	}
+	/* Live-block records need a sweep of the allocs map: only when there are some. */
+	if (r->n_pending && (!r->pending_blocks || now - r->last_sweep_ns >= ALLOC_SWEEP_NS ||
+			     r->pending_blocks > LT_MAX_ALLOCS / 8)) {
+		if (r->pending_blocks)
+			collector__purge_allocs(r->col, r->pending, r->n_pending);
+		free(r->pending);
+		r->pending = NULL;
+		r->n_pending = 0;
+		r->pending_blocks = 0;
+		r->last_sweep_ns = now;
+	}
+	if (now - r->last_gc_ns >= STACK_GC_NS) {
+		collector__gc_stacks(r->col, &r->sample);
+		r->last_gc_ns = now;
+	}
+}
+
+static int collect(struct run *r)
+{
+	int err = collector__read(r->col, &r->sample);
+
+	if (err) {
+		err_line("cannot read the BPF maps: %s", strerror(-err));
+		return err;
+	}
+	err = model__update(&r->model, &r->sample, r->col, r->sym);
+	if (err) {
+		err_line("out of memory updating the model");
+		return err;
+	}
+	r->model.probes_attached = loader__probe_count(r->ld);
+	analysis__run(&r->model);
+	return 0;
+}
+
+static int loop(struct run *r)
+{
+	const struct options *o = r->o;
+	uint64_t interval_ns = o->interval_s * 1e9, start = monotonic_ns(), next = start;
+	bool last = false;
+	int err;
+
+	r->model.start_ns = start;
+	r->last_libc_scan_ns = r->last_sweep_ns = r->last_gc_ns = start;
+	while (!last) {
+		next += interval_ns;
+		for (;;) {
+			uint64_t now = monotonic_ns();
+			int slice;
+
+			if (stop_signal || (r->have_child && launcher__poll(&r->child, false))) {
+				last = true;
+				break;
+			}
+			if (now >= next)
+				break;
+			slice = (next - now) / 1000000;
+			slice = slice > POLL_SLICE_MS ? POLL_SLICE_MS : slice < 1 ? 1 : slice;
+			err = loader__poll(r->ld, slice);
+			refresh_young_images(r);
+			if (err < 0 && err != -EINTR) {
+				err_line("cannot read lifecycle events: %s", strerror(-err));
+				return 1;
+			}
+		}
+		/* Events already queued (an exit, say) belong in this report. */
+		loader__poll(r->ld, 0);
+		upkeep(r);
+		if (collect(r))
+			return 1;
+		if (o->duration_s > 0 && model__elapsed_s(&r->model) >= o->duration_s)
+			last = true;
+		if (emit(r))
+			return 1;
+		model__reported(&r->model);
+		if (o->mode == MODE_SYSTEM && r->model.now_ns - r->last_libc_scan_ns >= LIBC_RESCAN_NS) {
+			attach_system(r, true);
+			r->last_libc_scan_ns = r->model.now_ns;
+		}
+		if (o->mode == MODE_COMMAND)
+			follow_new_libcs(r);
+	}
+	return 0;
+}
+
+static int check_json_path(const char *path)
+{
+	struct stat st;
+
+	if (!path || !strcmp(path, "-"))
+		return 0;
+	if (!lstat(path, &st) && S_ISLNK(st.st_mode)) {
+		err_line("refusing to write %s: it is a symbolic link; remove it or choose another "
+			 "path", path);
+		return -ELOOP;
+	}
+	if (!lstat(path, &st) && !S_ISREG(st.st_mode)) {
+		err_line("cannot write %s: not a regular file; choose another path", path);
+		return -EISDIR;
+	}
+	return 0;
+}
+
+int run__main(const struct options *o)
+{
+	struct loader_config cfg = {
+		.stack_depth = o->stack_depth,
+		.self_tgid = getpid(),
+		.verbose = o->verbose,
+		.probes = PROBES_ACCOUNTING,
+	};
+	struct run r = { .o = o };
+	struct sigaction sa = { .sa_handler = on_signal };
+	char msg[512], how[128];
+	int err, status = 1;
+
+	if (run__check_privileges()) {
+		err_line("not enough privileges: needs root, or CAP_BPF + CAP_PERFMON + "
+			 "CAP_SYS_PTRACE; run it with sudo");
+		return 1;
+	}
+	if (check_json_path(o->json_path))
+		return 1;
+	for (size_t i = 0; i < o->n_pids; i++) {
+		if (o->pids[i] == getpid()) {
+			err_line("PID %d is leaktop itself; choose another process", o->pids[i]);
+			return 2;
+		}
+		if (!procfs__exists(o->pids[i])) {
+			err_line("PID %d not found; check it with 'ps -p %d'", o->pids[i], o->pids[i]);
+			return 1;
+		}
+	}
+	if (o->mode == MODE_COMMAND) {
+		err = launcher__check(o->cmd[0]);
+		if (err) {
+			err_line("cannot run '%s': %s; check the command name and PATH", o->cmd[0],
+				 err == -ENOENT ? "command not found" : strerror(-err));
+			return 1;
+		}
+	}
+	if (!(o->resources & RES_HEAP)) {
+		err_line("fd tracking is not available in this version; use -r heap");
+		return 2;
+	}
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	model__init(&r.model, o->interval_s, o->resources);
+	r.sym = symbolizer__new();
+	if (!r.sym) {
+		err_line("out of memory");
+		goto out;
+	}
+	cfg.filter = o->mode == MODE_SYSTEM ? LT_FILTER_ALL : LT_FILTER_PROCS;
+	cfg.follow_fork = o->mode == MODE_COMMAND;
+	if (o->mode == MODE_COMMAND) {
+		err = launcher__start(&r.child, o->cmd);
+		if (err) {
+			err_line("cannot start '%s': %s", o->cmd[0], strerror(-err));
+			goto out;
+		}
+		r.have_child = true;
+	}
+	err = loader__open(&r.ld, &cfg, on_event, &r, msg, sizeof(msg));
+	if (err) {
+		err_line("%s", msg);
+		goto out;
+	}
+	err = collector__new(&r.col, loader__maps(r.ld), o->stack_depth);
+	if (err) {
+		err_line("out of memory");
+		goto out;
+	}
+	switch (o->mode) {
+	case MODE_SYSTEM:
+		err = attach_system(&r, false);
+		break;
+	case MODE_PIDS:
+		err = setup_pids(&r);
+		break;
+	case MODE_COMMAND:
+		err = setup_command(&r);
+		break;
+	}
+	if (err)
+		goto out;
+	status = loop(&r);
+out:
+	if (r.have_child && !r.child.reaped) {
+		if (r.child.go_fd > 0) {
+			launcher__abort(&r.child);
+		} else if (stop_signal) {
+			/* Pass the signal on, as a shell would; the child decides. */
+			kill(r.child.pid, stop_signal == SIGHUP ? SIGHUP : SIGTERM);
+		}
+	}
+	if (r.have_child && r.child.reaped && status == 0) {
+		launcher__describe(&r.child, how, sizeof(how));
+		err_line("%s %s", o->cmd[0], how);
+	}
+	free(r.pending);
+	sample__free(&r.sample);
+	collector__free(r.col);
+	loader__destroy(r.ld);
+	symbolizer__free(r.sym);
+	model__free(&r.model);
+	return status;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * symbolize.h - turns user return addresses into function, offset, module, file and line.
+ *
+ * The only module that touches libdw/libdwfl.  Process images are registered while their
+ * process is alive (their maps are copied and their ELF files opened then), so stacks of a
+ * process that has since exited or exec'd still resolve.  ELF modules are cached by
+ * (device, inode) and shared between images; both caches are bounded.
+ */
+#ifndef LEAKTOP_SYMBOLIZE_H
+#define LEAKTOP_SYMBOLIZE_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+struct symbolizer;
+
+struct sym_frame {
+	uint64_t addr;		/* runtime address as captured */
+	char *symbol;		/* demangled function name, NULL when unknown */
+	uint64_t offset;	/* addr - function start; meaningful only when symbol != NULL */
+	char *module;		/* path of the mapped file as the process saw it, NULL if unknown */
+	char *file;		/* source file, NULL when unknown */
+	int line;		/* source line, 0 when unknown */
+};
+
+struct symbolizer *symbolizer__new(void);
+void symbolizer__free(struct symbolizer *sym);
+
+/*
+ * Register (or refresh) the image `image_id` of live process `pid`: read /proc/PID/maps and
+ * open every file-backed executable mapping (through /proc/PID/map_files or
+ * /proc/PID/root, so other mount namespaces work).  Returns 0, -ESRCH if pid is gone.
+ */
+int symbolizer__add_image(struct symbolizer *sym, uint64_t image_id, int pid);
+bool symbolizer__has_image(struct symbolizer *sym, uint64_t image_id);
+/* Forget an image (its modules stay cached while other images use them). */
+void symbolizer__drop_image(struct symbolizer *sym, uint64_t image_id);
+
+/*
+ * Resolve one address of image `image_id`.  `is_return_addr`: the address follows a call
+ * (every frame of a captured user stack), so the lookup uses addr - 1 to land on the call.
+ * Always fills `out` (unknown parts NULL/0); returns 0, or -ENOENT when the image or the
+ * mapping is unknown.  Free the strings with sym_frame__clear().
+ */
+int symbolizer__resolve(struct symbolizer *sym, uint64_t image_id, uint64_t addr,
+			bool is_return_addr, struct sym_frame *out);
+void sym_frame__clear(struct sym_frame *f);
+
+#endif
