@@ -34,6 +34,8 @@ static const char usage_text[] =
 "      --stack-depth N     user stack frames kept per call site (1-127, default 32)\n"
 "  -n, --top N             call sites shown per process in the text report (default 10)\n"
 "  -v, --verbose           show libbpf's messages and probe placement\n"
+"      --probe-floor WHERE for benchmarks: attach empty programs instead, at every\n"
+"                          function's entry ('entry') or where leaktop's go ('planned')\n"
 "  -h, --help              this text\n"
 "  -V, --version           print the version\n"
 "\n"
@@ -135,7 +137,7 @@ static int parse_resources(const char *list, unsigned int *out, char *err, size_
 	return 0;
 }
 
-enum { OPT_STACK_DEPTH = 1000 };
+enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -146,6 +148,7 @@ static const struct option long_opts[] = {
 	{ "resources", required_argument, NULL, 'r' },
 	{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
 	{ "top", required_argument, NULL, 'n' },
+	{ "probe-floor", required_argument, NULL, OPT_PROBE_FLOOR },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -209,6 +212,15 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 				return fail(err, len, "invalid --top '%s': expected a positive number",
 					    optarg);
 			o->top_sites = n;
+			break;
+		case OPT_PROBE_FLOOR:
+			if (!strcmp(optarg, "entry"))
+				o->probe_floor = 1;
+			else if (!strcmp(optarg, "planned"))
+				o->probe_floor = 2;
+			else
+				return fail(err, len, "invalid --probe-floor '%s': use entry or planned",
+					    optarg);
 			break;
 		case 'v':
 			o->verbose = true;

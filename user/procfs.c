@@ -75,7 +75,7 @@ int procfs__parse_stat_starttime(const char *text, uint64_t *ticks)
 	if (!p)
 		return -EINVAL;
 	p++;
-	while (*p && field < 21) {
+	while (*p && field < 22) {
 		if (*p == ' ') {
 			field++;
 			while (*p == ' ')
@@ -84,7 +84,7 @@ int procfs__parse_stat_starttime(const char *text, uint64_t *ticks)
 		}
 		p++;
 	}
-	if (field != 21 || sscanf(p, "%llu", &v) != 1)
+	if (field != 22 || sscanf(p, "%llu", &v) != 1)
 		return -EINVAL;
 	*ticks = v;
 	return 0;

@@ -465,7 +465,8 @@ int run__main(const struct options *o)
 		.stack_depth = o->stack_depth,
 		.self_tgid = getpid(),
 		.verbose = o->verbose,
-		.probes = PROBES_ACCOUNTING,
+		.probes = o->probe_floor == 1 ? PROBES_FLOOR_ENTRY :
+			  o->probe_floor == 2 ? PROBES_FLOOR_PLANNED : PROBES_ACCOUNTING,
 	};
 	struct run r = { .o = o };
 	struct sigaction sa = { .sa_handler = on_signal };

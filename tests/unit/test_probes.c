@@ -8,7 +8,9 @@
  * Build: gcc -Wall -Wextra -g -O2 -o test_probes tests/unit/test_probes.c user/probes.c \
  *	      -lelf -lcapstone -ldl
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>

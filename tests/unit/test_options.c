@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * test_options.c - the command line parser: accepted forms, defaults, and one-line errors.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "check.h"
+#include "options.h"
+
+static int parse(struct options *o, char *err, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+
+	va_start(ap, err);
+	argv[argc++] = "leaktop";
+	while ((argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	return options__parse(argc, argv, o, err, 256);
+}
+
+static void test_options_defaults_trace_whole_system(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK_EQ_INT(parse(&o, err, NULL), 0);
+	CHECK_EQ_INT(o.mode, MODE_SYSTEM);
+	CHECK(o.interval_s == 1.0);
+	CHECK(o.duration_s == 0);
+	CHECK_EQ_INT(o.resources, RES_ALL);
+	CHECK_EQ_INT(o.stack_depth, 32);
+	CHECK(!o.batch_set);
+	CHECK(o.json_path == NULL);
+}
+
+static void test_options_pid_list_long_and_short(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK_EQ_INT(parse(&o, err, "-p", "12,34", NULL), 0);
+	CHECK_EQ_INT(o.mode, MODE_PIDS);
+	CHECK_EQ_INT(o.n_pids, 2);
+	CHECK_EQ_INT(o.pids[0], 12);
+	CHECK_EQ_INT(o.pids[1], 34);
+	CHECK_EQ_INT(parse(&o, err, "--pid=7", NULL), 0);
+	CHECK_EQ_INT(o.n_pids, 1);
+	CHECK_EQ_INT(o.pids[0], 7);
+}
+
+static void test_options_rejects_bad_pid(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK_EQ_INT(parse(&o, err, "-p", "abc", NULL), -EINVAL);
+	CHECK(strstr(err, "abc") != NULL);
+	CHECK_EQ_INT(parse(&o, err, "-p", "0", NULL), -EINVAL);
+	CHECK_EQ_INT(parse(&o, err, "-p", "12,", NULL), 0);	/* trailing comma is harmless */
+	CHECK_EQ_INT(parse(&o, err, "-p", "-5", NULL), -EINVAL);
+	CHECK_EQ_INT(parse(&o, err, "-p", "99999999999", NULL), -EINVAL);
+	CHECK(strchr(err, '\n') == NULL);
+}
+
+static void test_options_command_after_double_dash_keeps_its_flags(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK_EQ_INT(parse(&o, err, "-b", "--", "ls", "-l", "-p", NULL), 0);
+	CHECK_EQ_INT(o.mode, MODE_COMMAND);
+	CHECK_EQ_STR(o.cmd[0], "ls");
+	CHECK_EQ_STR(o.cmd[1], "-l");
+	CHECK_EQ_STR(o.cmd[2], "-p");
+	CHECK(o.cmd[3] == NULL);
+	CHECK_EQ_INT(o.n_pids, 0);
+	CHECK(o.batch);
+}
+
+static void test_options_missing_command_is_an_error(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK_EQ_INT(parse(&o, err, "--", NULL), -EINVAL);
+	CHECK(strstr(err, "missing command") != NULL);
+}
+
+static void test_options_stray_argument_is_an_error(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK_EQ_INT(parse(&o, err, "ls", NULL), -EINVAL);
+	CHECK(strstr(err, "--") != NULL);
+}
+
+static void test_options_intervals_accept_fractions_only_in_range(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK_EQ_INT(parse(&o, err, "-i", "0.25", "-d", "3", NULL), 0);
+	CHECK(o.interval_s == 0.25);
+	CHECK(o.duration_s == 3);
+	CHECK_EQ_INT(parse(&o, err, "--interval", "0", NULL), -EINVAL);
+	CHECK_EQ_INT(parse(&o, err, "-i", "1x", NULL), -EINVAL);
+	CHECK_EQ_INT(parse(&o, err, "-i", "nan", NULL), -EINVAL);
+	CHECK_EQ_INT(parse(&o, err, "-d", "-1", NULL), -EINVAL);
+}
+
+static void test_options_unknown_flag_and_missing_value(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK_EQ_INT(parse(&o, err, "--bogus", NULL), -EINVAL);
+	CHECK(strstr(err, "--bogus") != NULL);
+	CHECK_EQ_INT(parse(&o, err, "-x", NULL), -EINVAL);
+	CHECK(strstr(err, "-x") != NULL);
+	CHECK_EQ_INT(parse(&o, err, "-i", NULL), -EINVAL);
+	CHECK(strstr(err, "needs a value") != NULL);
+}
+
+static void test_options_resources_and_stack_depth(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK_EQ_INT(parse(&o, err, "-r", "heap", "--stack-depth", "127", NULL), 0);
+	CHECK_EQ_INT(o.resources, RES_HEAP);
+	CHECK_EQ_INT(o.stack_depth, 127);
+	CHECK_EQ_INT(parse(&o, err, "--resources=fd,heap", NULL), 0);
+	CHECK_EQ_INT(o.resources, RES_ALL);
+	CHECK_EQ_INT(parse(&o, err, "-r", "gpu", NULL), -EINVAL);
+	CHECK_EQ_INT(parse(&o, err, "--stack-depth", "128", NULL), -EINVAL);
+	CHECK_EQ_INT(parse(&o, err, "--stack-depth", "0", NULL), -EINVAL);
+}
+
+static void test_options_pid_and_command_cannot_mix(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK_EQ_INT(parse(&o, err, "-p", "1", "--", "ls", NULL), -EINVAL);
+}
+
+static void test_options_json_dash_and_help(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK_EQ_INT(parse(&o, err, "-j", "-", NULL), 0);
+	CHECK_EQ_STR(o.json_path, "-");
+	CHECK_EQ_INT(parse(&o, err, "--help", NULL), 0);
+	CHECK(o.help);
+	CHECK_EQ_INT(parse(&o, err, "-V", NULL), 0);
+	CHECK(o.version);
+	CHECK(strstr(options__usage(), "--pid") != NULL);
+}
+
+int main(void)
+{
+	RUN(test_options_defaults_trace_whole_system);
+	RUN(test_options_pid_list_long_and_short);
+	RUN(test_options_rejects_bad_pid);
+	RUN(test_options_command_after_double_dash_keeps_its_flags);
+	RUN(test_options_missing_command_is_an_error);
+	RUN(test_options_stray_argument_is_an_error);
+	RUN(test_options_intervals_accept_fractions_only_in_range);
+	RUN(test_options_unknown_flag_and_missing_value);
+	RUN(test_options_resources_and_stack_depth);
+	RUN(test_options_pid_and_command_cannot_mix);
+	RUN(test_options_json_dash_and_help);
+	CHECK_EXIT();
+}
