@@ -180,30 +180,55 @@ static __always_inline __u64 stack_hash_of(const struct lt_stack *st, __u32 nr)
 	return h ? h : 1;
 }
 
+/*
+ * Walk the user stack by frame pointers.  At a return probe the registers are the caller's:
+ * the IP is the allocating call site and %rbp the caller's frame.  Unlike the kernel's walker
+ * this stops at the end of the chain (a null, misaligned or non-ascending frame pointer)
+ * instead of faulting on it, which costs more than the whole walk.
+ */
+static __always_inline __u32 walk_user_stack(struct pt_regs *ctx, struct lt_stack *st,
+					     __u32 depth)
+{
+	struct {
+		__u64 next;
+		__u64 ret;
+	} frame;
+	__u64 bp = PT_REGS_FP(ctx), prev = 0;
+	__u32 n = 1;
+
+	st->ips[0] = PT_REGS_IP(ctx);
+	for (__u32 i = 1; i < LT_MAX_STACK_DEPTH; i++) {
+		if (i >= depth || !bp || (bp & 7) || bp <= prev)
+			break;
+		if (bpf_probe_read_user(&frame, sizeof(frame), (void *)bp) || !frame.ret)
+			break;
+		st->ips[i] = frame.ret;
+		n = i + 1;
+		prev = bp;
+		bp = frame.next;
+	}
+	return n;
+}
+
 /* Capture the user stack at ctx and intern it in `stacks`; 0 when it could not be kept. */
-static __always_inline __u64 capture_stack(void *ctx)
+static __always_inline __u64 capture_stack(struct pt_regs *ctx)
 {
 	__u32 zero = 0;
 	struct lt_stack *st = bpf_map_lookup_elem(&stack_scratch, &zero);
 	__u32 depth = cfg_stack_depth;
-	long n;
+	long err;
 	__u64 h;
 
 	if (!st)
 		return 0;
 	if (depth < 1 || depth > LT_MAX_STACK_DEPTH)
 		depth = LT_DEFAULT_STACK_DEPTH;
-	n = bpf_get_stack(ctx, st->ips, depth * sizeof(__u64), BPF_F_USER_STACK);
-	if (n <= 0) {
-		drop(LT_DROP_STACK_ERROR);
-		return 0;
-	}
-	st->nr = n / sizeof(__u64);
+	st->nr = walk_user_stack(ctx, st, depth);
 	h = stack_hash_of(st, st->nr);
 	if (bpf_map_lookup_elem(&stacks, &h))
 		return h;
-	n = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
-	if (n && n != -EEXIST) {
+	err = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
 		drop(LT_DROP_STACK_MAP_FULL);
 		return 0;
 	}
@@ -237,7 +262,7 @@ static __always_inline bool release(__u32 tgid, __u64 addr)
 }
 
 /* Record a new live block at the current call site. */
-static __always_inline void record(void *ctx, __u32 tgid, __u64 gen, __u64 addr, __u64 size)
+static __always_inline void record(struct pt_regs *ctx, __u32 tgid, __u64 gen, __u64 addr, __u64 size)
 {
 	struct lt_site_key sk = { .tgid = tgid, .gen = gen };
 	struct lt_alloc_key ak = { .tgid = tgid, .addr = addr };
@@ -297,7 +322,7 @@ static __always_inline int alloc_enter(__u32 fn, __u64 size, __u64 arg_ptr)
 	return 0;
 }
 
-static __always_inline int alloc_exit(void *ctx, __u64 ret)
+static __always_inline int alloc_exit(struct pt_regs *ctx, __u64 ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;

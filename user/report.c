@@ -106,15 +106,17 @@ static void write_process(FILE *out, const struct model *m, const struct process
 void report__write(FILE *out, const struct model *m, const struct report_opts *o)
 {
 	struct process **procs;
-	size_t n, shown = 0;
+	size_t n, shown = 0, visible = 0;
 
-	fprintf(out, "leaktop %s  elapsed %.1fs  interval %.2gs  processes %zu  probes %zu  "
-		"events %" PRIu64 "  dropped %" PRIu64 "\n",
-		LEAKTOP_VERSION, model__elapsed_s(m), m->interval_s, m->n_procs,
-		m->probes_attached, model__events(m), model__dropped(m));
 	procs = model__procs_by_outstanding(m, &n);
 	if (!procs)
 		return;
+	for (size_t i = 0; i < n; i++)
+		visible += model__visible(procs[i]);
+	fprintf(out, "leaktop %s  elapsed %.1fs  interval %.2gs  processes %zu  probes %zu  "
+		"events %" PRIu64 "  dropped %" PRIu64 "\n",
+		LEAKTOP_VERSION, model__elapsed_s(m), m->interval_s, visible,
+		m->probes_attached, model__events(m), model__dropped(m));
 	for (size_t i = 0; i < n; i++) {
 		if (o->top_procs && shown >= o->top_procs)
 			break;
@@ -123,8 +125,8 @@ void report__write(FILE *out, const struct model *m, const struct report_opts *o
 		write_process(out, m, procs[i], o);
 		shown++;
 	}
-	if (o->top_procs && n > shown)
-		fprintf(out, "\n(%zu more processes not shown)\n", n - shown);
+	if (o->top_procs && visible > shown)
+		fprintf(out, "\n(%zu more processes not shown)\n", visible - shown);
 	free(procs);
 	fputc('\n', out);
 	fflush(out);
