@@ -50,10 +50,12 @@ enum lt_drop {
 	LT_DROP_ALLOC_MAP_FULL,		/* live allocation not recorded: allocs map full */
 	LT_DROP_SITE_MAP_FULL,		/* allocation not counted: sites map full */
 	LT_DROP_STACK_MAP_FULL,		/* stack not stored: stacks map full (site keeps no frames) */
-	LT_DROP_STACK_ERROR,		/* bpf_get_stack failed */
 	LT_DROP_INFLIGHT_FULL,		/* allocator call entered but the thread state map was full */
 	LT_DROP_PROC_MAP_FULL,		/* new process not traced: procs map full */
 	LT_DROP_RINGBUF_FULL,		/* lifecycle event lost */
+	LT_DROP_BPF_RECURSION,		/* a program the kernel skipped because another BPF program
+					 * was running on that CPU (filled in by the collector from
+					 * the programs' recursion_misses; BPF never writes it) */
 	LT_DROP__COUNT,
 };
 
@@ -82,7 +84,7 @@ struct lt_site_key {
 	__u32 tgid;
 	__u32 pad;
 	__u64 gen;
-	__u64 stack_hash;		/* 0: stack unknown (see LT_DROP_STACK_*) */
+	__u64 stack_hash;		/* 0: stack unknown (see LT_DROP_STACK_MAP_FULL) */
 };
 
 /* Written by BPF with atomic adds; read (never written) by userspace. */

@@ -156,6 +156,21 @@ out:
 	return err;
 }
 
+/* Runs the kernel skipped (another BPF program was running on the CPU): lost events. */
+static uint64_t recursion_misses(struct collector *c)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < c->fds.n_progs; i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (!bpf_obj_get_info_by_fd(c->fds.progs[i], &info, &len))
+			sum += info.recursion_misses;
+	}
+	return sum;
+}
+
 int collector__read(struct collector *c, struct sample *s)
 {
 	uint64_t t0 = monotonic_ns();
@@ -171,6 +186,7 @@ int collector__read(struct collector *c, struct sample *s)
 	err = sum_percpu(c, c->fds.counters, LT_CNT__COUNT, s->counters);
 	if (err)
 		return err;
+	s->drops[LT_DROP_BPF_RECURSION] = recursion_misses(c);
 	s->ts_ns = monotonic_ns();
 	s->read_ms = (s->ts_ns - t0) / 1e6;
 	return 0;

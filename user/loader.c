@@ -172,6 +172,10 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	ld->fds.stacks = bpf_map__fd(ld->skel->maps.stacks);
 	ld->fds.drops = bpf_map__fd(ld->skel->maps.drops);
 	ld->fds.counters = bpf_map__fd(ld->skel->maps.counters);
+	bpf_object__for_each_program(prog, ld->skel->obj) {
+		if (bpf_program__fd(prog) >= 0 && ld->fds.n_progs < LT_MAX_PROGS)
+			ld->fds.progs[ld->fds.n_progs++] = bpf_program__fd(prog);
+	}
 	err = bpf_map_update_elem(bpf_map__fd(ld->skel->maps.gen_counter), &zero, &base, BPF_ANY);
 	if (err)
 		goto fail_load;

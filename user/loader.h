@@ -30,9 +30,13 @@ struct loader_config {
 	enum probe_kind probes;
 };
 
-/* File descriptors of the maps the collector reads. */
+#define LT_MAX_PROGS 32
+
+/* File descriptors of the maps (and programs, for their miss counts) the collector reads. */
 struct lt_map_fds {
 	int procs, sites, allocs, stacks, drops, counters;
+	int progs[LT_MAX_PROGS];
+	int n_progs;
 };
 
 typedef void (*loader_event_fn)(void *ctx, const struct lt_event *ev);

@@ -18,10 +18,10 @@ const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_ALLOC_MAP_FULL] = "alloc_map_full",
 	[LT_DROP_SITE_MAP_FULL] = "site_map_full",
 	[LT_DROP_STACK_MAP_FULL] = "stack_map_full",
-	[LT_DROP_STACK_ERROR] = "stack_error",
 	[LT_DROP_INFLIGHT_FULL] = "inflight_map_full",
 	[LT_DROP_PROC_MAP_FULL] = "proc_map_full",
 	[LT_DROP_RINGBUF_FULL] = "ringbuf_full",
+	[LT_DROP_BPF_RECURSION] = "bpf_recursion",
 };
 
 void model__init(struct model *m, double interval_s, unsigned int resources)
