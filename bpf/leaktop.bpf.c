@@ -308,17 +308,24 @@ static __always_inline int alloc_enter(__u32 fn, __u64 size, __u64 arg_ptr)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct lt_inflight in = { .size_bytes = size, .arg_ptr = arg_ptr, .fn = fn };
 	struct lt_inflight *cur;
+	struct lt_proc *p = proc_of(id >> 32);
+	long err;
 
-	if (!proc_of(id >> 32))
+	if (!p)
 		return 0;
-	cur = bpf_map_lookup_elem(&inflight, &id);
-	if (cur) {
-		cur->depth++;
+	in.gen = p->gen;
+	err = bpf_map_update_elem(&inflight, &id, &in, BPF_NOEXIST);
+	if (!err)
+		return 0;
+	if (err == -EEXIST) {
+		/* Already inside an allocator call of this thread: count the outer one only. */
+		cur = bpf_map_lookup_elem(&inflight, &id);
+		if (cur)
+			cur->depth++;
 		bump(&counters, LT_CNT_NESTED);
 		return 0;
 	}
-	if (bpf_map_update_elem(&inflight, &id, &in, BPF_ANY))
-		drop(LT_DROP_INFLIGHT_FULL);
+	drop(LT_DROP_INFLIGHT_FULL);
 	return 0;
 }
 
@@ -328,7 +335,6 @@ static __always_inline int alloc_exit(struct pt_regs *ctx, __u64 ret)
 	__u32 tgid = id >> 32;
 	struct lt_inflight *cur = bpf_map_lookup_elem(&inflight, &id);
 	struct lt_inflight in;
-	struct lt_proc *p;
 	__u64 addr = ret;
 
 	if (!cur)
@@ -339,9 +345,6 @@ static __always_inline int alloc_exit(struct pt_regs *ctx, __u64 ret)
 	}
 	in = *cur;
 	bpf_map_delete_elem(&inflight, &id);
-	p = bpf_map_lookup_elem(&procs, &tgid);
-	if (!p)
-		return 0;
 
 	switch (in.fn) {
 	case LT_FN_POSIX_MEMALIGN:
@@ -366,11 +369,12 @@ static __always_inline int alloc_exit(struct pt_regs *ctx, __u64 ret)
 		break;
 	}
 	if (!addr) {
-		if (in.size_bytes || in.fn != LT_FN_REALLOC)
+		/* realloc(p, 0) returning NULL is a free, not a failure. */
+		if (in.size_bytes || (in.fn != LT_FN_REALLOC && in.fn != LT_FN_REALLOCARRAY))
 			bump(&counters, LT_CNT_FAILED_ALLOCS);
 		return 0;
 	}
-	record(ctx, tgid, p->gen, addr, in.size_bytes);
+	record(ctx, tgid, in.gen, addr, in.size_bytes);
 	return 0;
 }
 
@@ -457,19 +461,18 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 SEC("uprobe")
 int BPF_KPROBE(free_enter, __u64 ptr)
 {
-	__u64 id;
+	__u32 tgid;
 
 	if (!ptr)
 		return 0;
-	id = bpf_get_current_pid_tgid();
-	/* A free inside realloc(p, 0) is accounted by realloc's return. */
-	if (bpf_map_lookup_elem(&inflight, &id)) {
-		bump(&counters, LT_CNT_NESTED);
-		return 0;
-	}
-	if (release(id >> 32, ptr))
+	/*
+	 * No nesting check: a free made inside realloc(p, 0) takes p off its site here and
+	 * realloc's return then finds nothing left to release, so p is freed exactly once.
+	 */
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (release(tgid, ptr))
 		bump(&counters, LT_CNT_EVENTS);
-	else if (bpf_map_lookup_elem(&procs, &(__u32){ id >> 32 }))
+	else if (bpf_map_lookup_elem(&procs, &tgid))
 		bump(&counters, LT_CNT_FREE_UNKNOWN);
 	return 0;
 }

@@ -124,6 +124,7 @@ struct lt_stack {
 struct lt_inflight {
 	__u64 size_bytes;		/* requested size (n*m for calloc/reallocarray) */
 	__u64 arg_ptr;			/* realloc's old pointer / posix_memalign's out-pointer */
+	__u64 gen;			/* image the call belongs to, looked up at entry */
 	__u32 fn;			/* enum lt_alloc_fn */
 	__u32 depth;			/* nested allocator calls currently inside this one */
 };
@@ -159,7 +160,7 @@ LT_ASSERT_SIZE(struct lt_site_val, 56);
 LT_ASSERT_SIZE(struct lt_alloc_key, 16);
 LT_ASSERT_SIZE(struct lt_alloc_val, 32);
 LT_ASSERT_SIZE(struct lt_stack, 8 + 8 * LT_MAX_STACK_DEPTH);
-LT_ASSERT_SIZE(struct lt_inflight, 24);
+LT_ASSERT_SIZE(struct lt_inflight, 32);
 LT_ASSERT_SIZE(struct lt_event, 40);
 
 #endif /* LEAKTOP_H */
