@@ -32,6 +32,7 @@
 #include "run.h"
 #include "snapshot.h"
 #include "symbolize.h"
+#include "../tui/tui.h"
 
 #define LIBC_RESCAN_NS		(10ULL * 1000000000ULL)
 #define ALLOC_SWEEP_NS		(5ULL * 1000000000ULL)
@@ -56,6 +57,7 @@ struct run {
 	struct sample sample;
 	struct launcher child;
 	bool have_child;
+	struct tui *tui;		/* NULL in batch mode */
 	uint64_t last_libc_scan_ns, last_sweep_ns, last_gc_ns;
 	struct dead_image *pending;	/* dead images whose live-block records await a sweep */
 	size_t n_pending;
@@ -310,13 +312,16 @@ static int emit(struct run *r)
 				  .top_procs = o->mode == MODE_SYSTEM ? 20 : 0 };
 	int err;
 
-	if (o->json_path && !strcmp(o->json_path, "-")) {
+	if (r->tui) {
+		tui__draw(r->tui, &r->model);
+	} else if (o->json_path && !strcmp(o->json_path, "-")) {
 		err = snapshot__write_line(stdout, &r->model);
 		if (err && err != -EPIPE)
 			err_line("cannot write the snapshot to stdout: %s", strerror(-err));
 		return err;
+	} else {
+		report__write(stdout, &r->model, &ro);
 	}
-	report__write(stdout, &r->model, &ro);
 	if (o->json_path) {
 		err = snapshot__write_file(o->json_path, &r->model);
 		if (err == -ELOOP) {
@@ -416,6 +421,10 @@ static int loop(struct run *r)
 			slice = slice > POLL_SLICE_MS ? POLL_SLICE_MS : slice < 1 ? 1 : slice;
 			err = loader__poll(r->ld, slice);
 			refresh_young_images(r);
+			if (r->tui && !tui__handle_keys(r->tui, &r->model)) {
+				last = true;
+				break;
+			}
 			if (err < 0 && err != -EINTR) {
 				err_line("cannot read lifecycle events: %s", strerror(-err));
 				return 1;
@@ -548,8 +557,12 @@ int run__main(const struct options *o)
 	}
 	if (err)
 		goto out;
+	if (!o->batch_set && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) &&
+	    !(o->json_path && !strcmp(o->json_path, "-")))
+		r.tui = tui__start();
 	status = loop(&r);
 out:
+	tui__stop(r.tui);
 	if (r.have_child && !r.child.reaped) {
 		if (r.child.go_fd > 0) {
 			launcher__abort(&r.child);
