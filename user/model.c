@@ -94,6 +94,14 @@ struct process *model__find(struct model *m, uint32_t pid, uint64_t gen)
 	return proc_search(m, pid, gen, &at) ? &m->procs[at] : NULL;
 }
 
+struct process *model__find_pid(struct model *m, uint32_t pid)
+{
+	for (size_t i = 0; i < m->n_procs; i++)
+		if (m->procs[i].pid == pid && !m->procs[i].exited)
+			return &m->procs[i];
+	return NULL;
+}
+
 struct process *model__process(struct model *m, uint32_t pid, uint64_t gen)
 {
 	struct process *p;

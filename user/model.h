@@ -79,6 +79,8 @@ void model__free(struct model *m);
 /* Find or add the process image (pid, gen). */
 struct process *model__process(struct model *m, uint32_t pid, uint64_t gen);
 struct process *model__find(struct model *m, uint32_t pid, uint64_t gen);
+/* Any live image of pid. */
+struct process *model__find_pid(struct model *m, uint32_t pid);
 /* Mark (pid, gen) exited: it stays for one more report. */
 void model__mark_exited(struct model *m, uint32_t pid, uint64_t gen);
 /* Note that a report showed the current state (exited images were in it). */

@@ -189,6 +189,21 @@ int procfs__start_ticks(int pid, uint64_t *ticks)
 	return procfs__parse_stat_starttime(buf, ticks);
 }
 
+int procfs__tgid(int tid, int *tgid)
+{
+	char path[64], buf[4096], *p;
+	long n;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	n = procfs__read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	p = strstr(buf, "\nTgid:");
+	if (!p || sscanf(p + 6, "%d", tgid) != 1)
+		return -EINVAL;
+	return 0;
+}
+
 int procfs__list_pids(int **pids, size_t *n)
 {
 	size_t cap = 256, cnt = 0;

@@ -223,9 +223,15 @@ static int setup_pids(struct run *r)
 	int err;
 
 	for (size_t i = 0; i < o->n_pids; i++) {
-		int pid = o->pids[i];
+		int pid = o->pids[i], tgid;
 		struct process *p;
 		uint64_t gen;
+
+		/* A thread id stands for its process: the probes see every thread anyway. */
+		if (!procfs__tgid(pid, &tgid))
+			pid = tgid;
+		if (model__find_pid(&r->model, pid))
+			continue;
 
 		err = attach_libcs_of(r, pid, pid, false);
 		if (err == -ESRCH) {
