@@ -63,10 +63,11 @@ struct {
 	__type(value, struct lt_stack);
 } stacks SEC(".maps");
 
+/* Per-thread allocator call state: lives and dies with the thread, no insert per call. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, LT_MAX_INFLIGHT);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct lt_inflight);
 } inflight SEC(".maps");
 
@@ -303,48 +304,66 @@ static __always_inline void record(struct pt_regs *ctx, __u32 tgid, __u64 gen, _
 	bump(&counters, LT_CNT_EVENTS);
 }
 
-static __always_inline int alloc_enter(__u32 fn, __u64 size, __u64 arg_ptr)
+static __always_inline struct lt_inflight *thread_state(void)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct lt_inflight in = { .size_bytes = size, .arg_ptr = arg_ptr, .fn = fn };
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return bpf_task_storage_get(&inflight, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u64 arg_ptr)
+{
+	__u64 sp = PT_REGS_SP(ctx);
 	struct lt_inflight *cur;
-	struct lt_proc *p = proc_of(id >> 32);
-	long err;
+	struct lt_proc *p;
+
+	/* Load it now: clang would otherwise keep ctx + offset, which the verifier refuses. */
+	barrier_var(sp);
+	p = proc_of(bpf_get_current_pid_tgid() >> 32);
 
 	if (!p)
 		return 0;
-	in.gen = p->gen;
-	err = bpf_map_update_elem(&inflight, &id, &in, BPF_NOEXIST);
-	if (!err)
-		return 0;
-	if (err == -EEXIST) {
-		/* Already inside an allocator call of this thread: count the outer one only. */
-		cur = bpf_map_lookup_elem(&inflight, &id);
-		if (cur)
-			cur->depth++;
-		bump(&counters, LT_CNT_NESTED);
+	cur = thread_state();
+	if (!cur) {
+		drop(LT_DROP_INFLIGHT_FULL);
 		return 0;
 	}
-	drop(LT_DROP_INFLIGHT_FULL);
+	if (cur->active) {
+		/* Inside an allocator call of this thread (deeper on its stack): count it once. */
+		if (sp < cur->entry_sp) {
+			cur->depth++;
+			bump(&counters, LT_CNT_NESTED);
+			return 0;
+		}
+		/* Not deeper: the outer call returned without its return probe running. */
+		drop(LT_DROP_LOST_RETURN);
+	}
+	cur->size_bytes = size;
+	cur->arg_ptr = arg_ptr;
+	cur->gen = p->gen;
+	cur->entry_sp = sp;
+	cur->fn = fn;
+	cur->depth = 0;
+	cur->active = 1;
 	return 0;
 }
 
 static __always_inline int alloc_exit(struct pt_regs *ctx, __u64 ret)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
-	struct lt_inflight *cur = bpf_map_lookup_elem(&inflight, &id);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct lt_inflight *cur = bpf_task_storage_get(&inflight, task, NULL, 0);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct lt_inflight in;
 	__u64 addr = ret;
 
-	if (!cur)
+	if (!cur || !cur->active)
 		return 0;
 	if (cur->depth) {
 		cur->depth--;
 		return 0;
 	}
 	in = *cur;
-	bpf_map_delete_elem(&inflight, &id);
+	cur->active = 0;
 
 	switch (in.fn) {
 	case LT_FN_POSIX_MEMALIGN:
@@ -396,55 +415,55 @@ static __always_inline __u64 mul_sat(__u64 n, __u64 m)
 SEC("uprobe")
 int BPF_KPROBE(malloc_enter, __u64 size)
 {
-	return alloc_enter(LT_FN_MALLOC, size, 0);
+	return alloc_enter(ctx, LT_FN_MALLOC, size, 0);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(calloc_enter, __u64 n, __u64 m)
 {
-	return alloc_enter(LT_FN_CALLOC, mul_sat(n, m), 0);
+	return alloc_enter(ctx, LT_FN_CALLOC, mul_sat(n, m), 0);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(realloc_enter, __u64 ptr, __u64 size)
 {
-	return alloc_enter(LT_FN_REALLOC, size, ptr);
+	return alloc_enter(ctx, LT_FN_REALLOC, size, ptr);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(reallocarray_enter, __u64 ptr, __u64 n, __u64 m)
 {
-	return alloc_enter(LT_FN_REALLOCARRAY, mul_sat(n, m), ptr);
+	return alloc_enter(ctx, LT_FN_REALLOCARRAY, mul_sat(n, m), ptr);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(posix_memalign_enter, __u64 memptr, __u64 align, __u64 size)
 {
-	return alloc_enter(LT_FN_POSIX_MEMALIGN, size, memptr);
+	return alloc_enter(ctx, LT_FN_POSIX_MEMALIGN, size, memptr);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(aligned_alloc_enter, __u64 align, __u64 size)
 {
-	return alloc_enter(LT_FN_ALIGNED_ALLOC, size, 0);
+	return alloc_enter(ctx, LT_FN_ALIGNED_ALLOC, size, 0);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(memalign_enter, __u64 align, __u64 size)
 {
-	return alloc_enter(LT_FN_MEMALIGN, size, 0);
+	return alloc_enter(ctx, LT_FN_MEMALIGN, size, 0);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(valloc_enter, __u64 size)
 {
-	return alloc_enter(LT_FN_VALLOC, size, 0);
+	return alloc_enter(ctx, LT_FN_VALLOC, size, 0);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(pvalloc_enter, __u64 size)
 {
-	return alloc_enter(LT_FN_PVALLOC, size, 0);
+	return alloc_enter(ctx, LT_FN_PVALLOC, size, 0);
 }
 
 /* One return program serves every allocator: the entry said which one it was. */
@@ -535,12 +554,10 @@ SEC("raw_tracepoint/sched_process_exit")
 int lt_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct lt_proc *p;
 	__u64 gen;
 
-	bpf_map_delete_elem(&inflight, &id);
 	/* The last thread out takes the process with it. */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;

@@ -24,7 +24,6 @@
 #define LT_MAX_SITES		(1u << 16)	/* (process image, stack) pairs */
 #define LT_MAX_STACKS		(1u << 16)	/* distinct user stacks */
 #define LT_MAX_PROCS		(1u << 15)	/* traced processes */
-#define LT_MAX_INFLIGHT		(1u << 15)	/* threads inside an allocator call */
 #define LT_RINGBUF_BYTES	(1u << 18)
 
 /* Allocator functions, one uprobe (and uretprobe where the result is needed) each. */
@@ -50,9 +49,10 @@ enum lt_drop {
 	LT_DROP_ALLOC_MAP_FULL,		/* live allocation not recorded: allocs map full */
 	LT_DROP_SITE_MAP_FULL,		/* allocation not counted: sites map full */
 	LT_DROP_STACK_MAP_FULL,		/* stack not stored: stacks map full (site keeps no frames) */
-	LT_DROP_INFLIGHT_FULL,		/* allocator call entered but the thread state map was full */
+	LT_DROP_INFLIGHT_FULL,		/* allocator call entered but no thread state could be made */
 	LT_DROP_PROC_MAP_FULL,		/* new process not traced: procs map full */
 	LT_DROP_RINGBUF_FULL,		/* lifecycle event lost */
+	LT_DROP_LOST_RETURN,		/* an allocator call whose return probe never ran */
 	LT_DROP_BPF_RECURSION,		/* a program the kernel skipped because another BPF program
 					 * was running on that CPU (filled in by the collector from
 					 * the programs' recursion_misses; BPF never writes it) */
@@ -120,13 +120,15 @@ struct lt_stack {
 	__u64 ips[LT_MAX_STACK_DEPTH];
 };
 
-/* inflight: pid_tgid -> the outer allocator call a thread is inside.  BPF only. */
+/* inflight (task storage): the outer allocator call a thread is inside.  BPF only. */
 struct lt_inflight {
 	__u64 size_bytes;		/* requested size (n*m for calloc/reallocarray) */
 	__u64 arg_ptr;			/* realloc's old pointer / posix_memalign's out-pointer */
 	__u64 gen;			/* image the call belongs to, looked up at entry */
+	__u64 entry_sp;			/* user %rsp at the outer call's entry */
 	__u32 fn;			/* enum lt_alloc_fn */
-	__u32 depth;			/* nested allocator calls currently inside this one */
+	__u16 depth;			/* nested allocator calls currently inside this one */
+	__u16 active;			/* 1 between the outer call's entry and return */
 };
 
 /* Ring buffer: lifecycle of traced processes, BPF -> userspace. */
@@ -160,7 +162,7 @@ LT_ASSERT_SIZE(struct lt_site_val, 56);
 LT_ASSERT_SIZE(struct lt_alloc_key, 16);
 LT_ASSERT_SIZE(struct lt_alloc_val, 32);
 LT_ASSERT_SIZE(struct lt_stack, 8 + 8 * LT_MAX_STACK_DEPTH);
-LT_ASSERT_SIZE(struct lt_inflight, 32);
+LT_ASSERT_SIZE(struct lt_inflight, 40);
 LT_ASSERT_SIZE(struct lt_event, 40);
 
 #endif /* LEAKTOP_H */

@@ -243,10 +243,21 @@ static long sweep(int fd, size_t key_size, size_t val_size,
 		for (__u32 i = 0; i < count; i++)
 			if (doomed(keys + i * key_size, vals + i * val_size, ctx))
 				memcpy(del + n_del++ * key_size, keys + i * key_size, key_size);
-		/* Deleting one by one keeps going past keys a racing free already removed. */
-		for (__u32 i = 0; i < n_del; i++)
-			if (!bpf_map_delete_elem(fd, del + i * key_size))
-				removed++;
+		/*
+		 * One syscall per batch.  A key a racing free already removed stops the batch
+		 * with ENOENT after `done` keys: skip it and go on with the rest.
+		 */
+		for (__u32 at = 0; at < n_del;) {
+			__u32 done = n_del - at;
+			int r = bpf_map_delete_batch(fd, del + at * key_size, &done, &opts);
+
+			removed += done;
+			at += done;
+			if (r && errno == ENOENT)
+				at++;
+			else if (r)
+				break;
+		}
 		if (ret)
 			break;
 		memcpy(in_batch, out_batch, sizeof(in_batch));

@@ -92,7 +92,6 @@ static const char *explain_load_error(int err)
 {
 	switch (-err) {
 	case EPERM:
-	case EACCES:
 		return "permission denied loading BPF programs; run as root or with CAP_BPF, "
 		       "CAP_PERFMON and CAP_SYS_PTRACE";
 	case ENOENT:
@@ -302,11 +301,12 @@ int loader__attach_libc(struct loader *ld, const char *path, uint64_t dev, uint6
 		if (ld->cfg.probes == PROBES_FLOOR_ENTRY)
 			at = p->entry_offset;
 		if (ld->cfg.verbose)
-			fprintf(stderr, "leaktop: %s: %s at +0x%llx (entry +0x%llx)%s: %s\n", path,
+			fprintf(stderr, "leaktop: %s: %s at +0x%llx (entry +0x%llx)%s%s%s\n", path,
 				p->name, (unsigned long long)at,
 				(unsigned long long)p->entry_offset,
 				at == p->probe_offset && p->entry_emulated ? " emulated" : "",
-				p->insn);
+				at == p->probe_offset ? ": " : "",
+				at == p->probe_offset ? p->insn : "");
 		err = attach_one(ld, entry_prog(ld, fn), false, pid, path, at);
 		if (!err && !entry_only)
 			err = attach_one(ld, ld->cfg.probes == PROBES_ACCOUNTING ?

@@ -21,6 +21,7 @@ const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_INFLIGHT_FULL] = "inflight_map_full",
 	[LT_DROP_PROC_MAP_FULL] = "proc_map_full",
 	[LT_DROP_RINGBUF_FULL] = "ringbuf_full",
+	[LT_DROP_LOST_RETURN] = "lost_return",
 	[LT_DROP_BPF_RECURSION] = "bpf_recursion",
 };
 

@@ -402,6 +402,15 @@ static int collect(struct run *r)
 	return 0;
 }
 
+/* Is any -p target still running? */
+static bool targets_alive(const struct run *r)
+{
+	for (size_t i = 0; i < r->model.n_procs; i++)
+		if (r->model.procs[i].target && !r->model.procs[i].exited)
+			return true;
+	return false;
+}
+
 static int loop(struct run *r)
 {
 	const struct options *o = r->o;
@@ -413,6 +422,9 @@ static int loop(struct run *r)
 	r->last_libc_scan_ns = r->last_sweep_ns = r->last_gc_ns = start;
 	while (!last) {
 		next += interval_ns;
+		/* After a stall (a large purge, a stopped terminal), skip the missed ticks. */
+		if (next < monotonic_ns())
+			next = monotonic_ns() + interval_ns;
 		for (;;) {
 			uint64_t now = monotonic_ns();
 			int slice;
@@ -452,6 +464,10 @@ static int loop(struct run *r)
 		}
 		if (o->mode == MODE_COMMAND)
 			follow_new_libcs(r);
+		if (o->mode == MODE_PIDS && !last && !targets_alive(r)) {
+			err_line("every traced process has exited");
+			last = true;
+		}
 	}
 	return 0;
 }
