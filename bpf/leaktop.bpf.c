@@ -329,13 +329,17 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size
 		return 0;
 	}
 	if (cur->active) {
-		/* Inside an allocator call of this thread (deeper on its stack): count it once. */
-		if (sp < cur->entry_sp) {
+		/*
+		 * Inside an allocator call of this thread: deeper on its stack, or at the same
+		 * depth for a tail call (glibc's realloc(NULL, n) jumps to malloc).  Count the
+		 * outer call only.
+		 */
+		if (sp <= cur->entry_sp) {
 			cur->depth++;
 			bump(&counters, LT_CNT_NESTED);
 			return 0;
 		}
-		/* Not deeper: the outer call returned without its return probe running. */
+		/* Shallower: the outer call returned without its return probe running. */
 		drop(LT_DROP_LOST_RETURN);
 	}
 	cur->size_bytes = size;
