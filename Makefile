@@ -53,13 +53,23 @@ $(OUT)/vmlinux.h:
 		echo "leaktop: $(VMLINUX_BTF) is missing: this kernel has no BTF; build on a kernel with CONFIG_DEBUG_INFO_BTF=y" >&2; exit 1; fi
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
 
-$(OUT)/%.bpf.o: bpf/%.bpf.c bpf/leaktop.h $(OUT)/vmlinux.h
+# proc.bpf.c defines the shared maps: it goes first so their definitions lead the link.
+BPF_SRCS  := bpf/proc.bpf.c $(filter-out bpf/proc.bpf.c,$(wildcard bpf/*.bpf.c))
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/leaktop.h bpf/common.bpf.h $(OUT)/vmlinux.h
 	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUT)/%.skel.h: $(OUT)/%.bpf.o
+# One BPF object from one file per concern; maps they share are linked by name.
+$(OUT)/leaktop.bpf.o: $(BPF_OBJS)
+	$(call msg,BPF-LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUT)/leaktop.skel.h: $(OUT)/leaktop.bpf.o
 	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+	$(Q)$(BPFTOOL) gen skeleton $< name leaktop_bpf > $@.tmp && mv $@.tmp $@
 
 $(OUT)/user/loader.o: $(OUT)/leaktop.skel.h
 

@@ -21,8 +21,8 @@
 
 /* Map sizes: userspace may raise them before load; these are the defaults. */
 #define LT_MAX_ALLOCS		(1u << 21)	/* live allocations, all processes */
-#define LT_MAX_SITES		(1u << 16)	/* (process image, stack) pairs */
-#define LT_MAX_STACKS		(1u << 16)	/* distinct user stacks */
+#define LT_MAX_SITES		(1u << 18)	/* (process image, stack) pairs */
+#define LT_MAX_STACKS		(1u << 18)	/* distinct user stacks */
 #define LT_MAX_PROCS		(1u << 15)	/* traced processes */
 #define LT_RINGBUF_BYTES	(1u << 18)
 
@@ -53,6 +53,7 @@ enum lt_drop {
 	LT_DROP_PROC_MAP_FULL,		/* new process not traced: procs map full */
 	LT_DROP_RINGBUF_FULL,		/* lifecycle event lost */
 	LT_DROP_LOST_RETURN,		/* an allocator call whose return probe never ran */
+	LT_DROP_FD_MAP_FULL,		/* new descriptor not recorded: fds map full */
 	LT_DROP_BPF_RECURSION,		/* a program the kernel skipped because another BPF program
 					 * was running on that CPU (filled in by the collector from
 					 * the programs' recursion_misses; BPF never writes it) */
@@ -65,6 +66,7 @@ enum lt_counter {
 	LT_CNT_FREE_UNKNOWN,		/* free() of a block leaktop did not see allocated */
 	LT_CNT_NESTED,			/* allocator calls made from inside another (counted once) */
 	LT_CNT_FAILED_ALLOCS,		/* allocations that returned NULL */
+	LT_CNT_FD_EVENTS,		/* descriptors created and closed, accounted */
 	LT_CNT__COUNT,
 };
 
@@ -79,15 +81,22 @@ struct lt_proc {
 	__u64 start_ns;			/* when leaktop started tracing this image */
 };
 
-/* sites: (tgid, gen, stack) -> aggregates.  Key written by BPF; userspace deletes dead ones. */
+enum lt_site_kind {
+	LT_KIND_HEAP = 0,
+	LT_KIND_FD = 1,
+};
+
+/* sites: (tgid, kind, gen, stack) -> aggregates.  Key written by BPF; userspace deletes
+ * dead ones. */
 struct lt_site_key {
 	__u32 tgid;
-	__u32 pad;
+	__u32 kind;			/* enum lt_site_kind */
 	__u64 gen;
 	__u64 stack_hash;		/* 0: stack unknown (see LT_DROP_STACK_MAP_FULL) */
 };
 
-/* Written by BPF with atomic adds; read (never written) by userspace. */
+/* Written by BPF with atomic adds; read (never written) by userspace.  For fd sites
+ * allocs/frees count opens/closes and the byte fields stay 0. */
 struct lt_site_val {
 	__s64 outstanding_bytes;
 	__s64 outstanding_count;
@@ -131,6 +140,46 @@ struct lt_inflight {
 	__u16 active;			/* 1 between the outer call's entry and return */
 };
 
+/* fds: (tgid, fd) -> the site that created an open descriptor.  Written by BPF; the
+ * collector removes records of descriptors /proc shows closed (repairs) and of dead images. */
+struct lt_fd_key {
+	__u32 tgid;
+	__s32 fd;
+};
+
+struct lt_fd_val {
+	__u64 gen;
+	__u64 stack_hash;
+	__u64 ts_ns;
+};
+
+/* How a syscall creates or closes descriptors (rodata table cfg_fd_class, indexed by nr). */
+enum lt_fd_class {
+	LT_FDC_NONE = 0,
+	LT_FDC_RET,			/* the return value is a new fd */
+	LT_FDC_PAIR_ARG0,		/* int[2] at arg 0: pipe, pipe2 */
+	LT_FDC_PAIR_ARG3,		/* int[2] at arg 3: socketpair */
+	LT_FDC_DUP2,			/* dup2/dup3: returns arg 1, closing what was open there */
+	LT_FDC_FCNTL,			/* fcntl: a new fd for F_DUPFD and F_DUPFD_CLOEXEC */
+	LT_FDC_SIGNALFD,		/* a new fd only when arg 0 is -1 */
+	LT_FDC_RECVMSG,			/* SCM_RIGHTS fds in the msghdr at arg 1 */
+	LT_FDC_RECVMMSG,		/* SCM_RIGHTS fds in each mmsghdr at arg 1 */
+	LT_FDC_CLOSE,			/* close(arg 0) */
+	LT_FDC_CLOSE_RANGE,		/* close_range(arg 0, arg 1, flags) */
+};
+
+#define LT_MAX_SYSCALL		512	/* size of cfg_fd_class */
+#define LT_MAX_FDS		(1u << 16)	/* open descriptors tracked, all processes */
+#define LT_MAX_SCM_FDS		16	/* fds taken from one SCM_RIGHTS message */
+
+/* sysargs (task storage): a traced thread's fd syscall between entry and exit.  BPF only. */
+struct lt_sysargs {
+	__u64 args[4];
+	__u64 gen;
+	__u32 nr;
+	__u32 active;
+};
+
 /* Ring buffer: lifecycle of traced processes, BPF -> userspace. */
 enum lt_event_type {
 	LT_EV_FORK = 1,
@@ -138,6 +187,8 @@ enum lt_event_type {
 	LT_EV_EXIT = 3,
 	LT_EV_FIRST = 4,		/* whole-system mode: first allocator call of a process */
 };
+
+#define LT_EXE_LEN 160
 
 struct lt_event {
 	__u32 type;			/* enum lt_event_type */
@@ -147,6 +198,11 @@ struct lt_event {
 	__u64 old_gen;			/* LT_EV_EXEC / LT_EV_EXIT: image whose records are dead */
 	__u64 new_gen;			/* LT_EV_FORK / LT_EV_EXEC: the new image */
 	__u64 ts_ns;
+	/* LT_EV_EXEC: the program's code range and file name, so its frames resolve even if
+	 * it exits before userspace can read its maps. */
+	__u64 start_code;
+	__u64 end_code;
+	char exe[LT_EXE_LEN];
 };
 
 /* Filter modes (rodata `cfg_filter`). */
@@ -163,6 +219,9 @@ LT_ASSERT_SIZE(struct lt_alloc_key, 16);
 LT_ASSERT_SIZE(struct lt_alloc_val, 32);
 LT_ASSERT_SIZE(struct lt_stack, 8 + 8 * LT_MAX_STACK_DEPTH);
 LT_ASSERT_SIZE(struct lt_inflight, 40);
-LT_ASSERT_SIZE(struct lt_event, 40);
+LT_ASSERT_SIZE(struct lt_event, 56 + LT_EXE_LEN);
+LT_ASSERT_SIZE(struct lt_fd_key, 8);
+LT_ASSERT_SIZE(struct lt_fd_val, 24);
+LT_ASSERT_SIZE(struct lt_sysargs, 48);
 
 #endif /* LEAKTOP_H */

@@ -15,7 +15,15 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
 #include "collector.h"
+#include "fdsys.h"
 
 #define BATCH 4096
 
@@ -71,6 +79,7 @@ void collector__free(struct collector *c)
 void sample__free(struct sample *s)
 {
 	free(s->sites);
+	free(s->fds);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -80,6 +89,8 @@ static int cmp_site_key(const void *a, const void *b)
 
 	if (x->tgid != y->tgid)
 		return x->tgid < y->tgid ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
 	if (x->gen != y->gen)
 		return x->gen < y->gen ? -1 : 1;
 	if (x->stack_hash != y->stack_hash)
@@ -101,59 +112,105 @@ static int sum_percpu(struct collector *c, int fd, uint32_t n, uint64_t *out)
 	return 0;
 }
 
-/* Batched read of the whole sites map into s->sites. */
-static int read_sites(struct collector *c, struct sample *s)
+/*
+ * Batched read of a whole hash map: *out gets n records of key_size + val_size bytes each
+ * (key then value), malloc'd.  0 or -errno.
+ */
+static int read_all(int fd, size_t key_size, size_t val_size, void **out, size_t *n_out)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	struct lt_site_key *keys = malloc(BATCH * sizeof(*keys));
-	struct lt_site_val *vals = malloc(BATCH * sizeof(*vals));
-	struct lt_site_key in_batch, out_batch;
-	size_t cap = 0, n = 0;
+	char *keys = malloc(BATCH * key_size), *vals = malloc(BATCH * val_size), *v = NULL;
+	char in_batch[32], out_batch[32];
+	size_t rec = key_size + val_size, cap = 0, n = 0;
 	bool first = true;
 	int err = 0;
 
-	free(s->sites);
-	s->sites = NULL;
 	if (!keys || !vals) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (;;) {
 		__u32 count = BATCH;
-		int ret = bpf_map_lookup_batch(c->fds.sites, first ? NULL : &in_batch, &out_batch,
-					       keys, vals, &count, &opts);
+		int ret = bpf_map_lookup_batch(fd, first ? NULL : in_batch, out_batch, keys, vals,
+					       &count, &opts);
 
 		if (ret && errno != ENOENT) {
 			err = -errno;
 			goto out;
 		}
 		if (n + count > cap) {
-			struct raw_site *v;
+			char *nv;
 
 			cap = (n + count) * 2;
-			v = realloc(s->sites, cap * sizeof(*v));
-			if (!v) {
+			nv = realloc(v, cap * rec);
+			if (!nv) {
 				err = -ENOMEM;
 				goto out;
 			}
-			s->sites = v;
+			v = nv;
 		}
-		for (__u32 i = 0; i < count; i++) {
-			s->sites[n].key = keys[i];
-			s->sites[n].val = vals[i];
-			n++;
+		for (__u32 i = 0; i < count; i++, n++) {
+			memcpy(v + n * rec, keys + i * key_size, key_size);
+			memcpy(v + n * rec + key_size, vals + i * val_size, val_size);
 		}
 		if (ret)	/* ENOENT: that was the last batch */
 			break;
-		in_batch = out_batch;
+		memcpy(in_batch, out_batch, sizeof(in_batch));
 		first = false;
 	}
-	qsort(s->sites, n, sizeof(*s->sites), cmp_site_key);
-	s->n_sites = n;
 out:
 	free(keys);
 	free(vals);
-	return err;
+	if (err) {
+		free(v);
+		return err;
+	}
+	*out = v;
+	*n_out = n;
+	return 0;
+}
+
+static int cmp_fd_key(const void *a, const void *b)
+{
+	const struct lt_fd_key *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->fd < y->fd ? -1 : x->fd > y->fd;
+}
+
+static int read_sites(struct collector *c, struct sample *s)
+{
+	void *v;
+	int err;
+
+	free(s->sites);
+	s->sites = NULL;
+	s->n_sites = 0;
+	err = read_all(c->fds.sites, sizeof(struct lt_site_key), sizeof(struct lt_site_val), &v,
+		       &s->n_sites);
+	if (err)
+		return err;
+	s->sites = v;
+	qsort(s->sites, s->n_sites, sizeof(*s->sites), cmp_site_key);
+	return 0;
+}
+
+static int read_fds(struct collector *c, struct sample *s)
+{
+	void *v;
+	int err;
+
+	free(s->fds);
+	s->fds = NULL;
+	s->n_fds = 0;
+	err = read_all(c->fds.fds, sizeof(struct lt_fd_key), sizeof(struct lt_fd_val), &v,
+		       &s->n_fds);
+	if (err)
+		return err;
+	s->fds = v;
+	qsort(s->fds, s->n_fds, sizeof(*s->fds), cmp_fd_key);
+	return 0;
 }
 
 /* Runs the kernel skipped (another BPF program was running on the CPU): lost events. */
@@ -176,8 +233,10 @@ int collector__read(struct collector *c, struct sample *s)
 	uint64_t t0 = monotonic_ns();
 	int err;
 
-	s->n_sites = 0;
 	err = read_sites(c, s);
+	if (err)
+		return err;
+	err = read_fds(c, s);
 	if (err)
 		return err;
 	err = sum_percpu(c, c->fds.drops, LT_DROP__COUNT, s->drops);
@@ -284,22 +343,69 @@ static bool alloc_is_dead(const void *key, const void *val, const void *ctx)
 	return is_dead(d->v, d->n, k->tgid, v->gen);
 }
 
-static bool site_is_dead(const void *key, const void *val, const void *ctx)
+static bool fd_is_dead(const void *key, const void *val, const void *ctx)
 {
-	const struct lt_site_key *k = key;
+	const struct lt_fd_key *k = key;
+	const struct lt_fd_val *v = val;
 	const struct dead_set *d = ctx;
 
-	return is_dead(d->v, d->n, k->tgid, k->gen);
+	return is_dead(d->v, d->n, k->tgid, v->gen);
 }
 
-long collector__purge_sites(struct collector *c, const struct dead_image *dead, size_t n)
+struct purge_ctx {
+	struct dead_set dead;
+	uint64_t *hashes;		/* stacks of the sites removed */
+	size_t n, cap;
+};
+
+static bool site_is_dead_note(const void *key, const void *val, const void *ctx)
 {
-	struct dead_set d = { dead, n };
+	const struct lt_site_key *k = key;
+	struct purge_ctx *pc = (struct purge_ctx *)ctx;
+
+	if (!is_dead(pc->dead.v, pc->dead.n, k->tgid, k->gen))
+		return false;
+	if (pc->n == pc->cap) {
+		size_t cap = pc->cap ? pc->cap * 2 : 64;
+		uint64_t *v = realloc(pc->hashes, cap * sizeof(*v));
+
+		if (!v)
+			return true;	/* the stack stays until a later sweep */
+		pc->hashes = v;
+		pc->cap = cap;
+	}
+	pc->hashes[pc->n++] = k->stack_hash;
+	return true;
+}
+
+static int cmp_u64(const void *a, const void *b);
+
+long collector__purge_sites(struct collector *c, const struct dead_image *dead, size_t n,
+			    const struct sample *live)
+{
+	struct purge_ctx pc = { .dead = { dead, n } };
+	uint64_t *keep = NULL;
+	size_t n_keep = 0;
+	long removed;
 
 	if (!n)
 		return 0;
-	return sweep(c->fds.sites, sizeof(struct lt_site_key), sizeof(struct lt_site_val),
-		     site_is_dead, &d);
+	removed = sweep(c->fds.sites, sizeof(struct lt_site_key), sizeof(struct lt_site_val),
+			site_is_dead_note, &pc);
+	/* Stacks are shared by every site with the same frames: keep the ones still used. */
+	keep = malloc((live->n_sites + 1) * sizeof(*keep));
+	if (keep) {
+		for (size_t i = 0; i < live->n_sites; i++)
+			if (!is_dead(dead, n, live->sites[i].key.tgid, live->sites[i].key.gen))
+				keep[n_keep++] = live->sites[i].key.stack_hash;
+		qsort(keep, n_keep, sizeof(*keep), cmp_u64);
+		for (size_t i = 0; i < pc.n; i++)
+			if (!bsearch(&pc.hashes[i], keep, n_keep, sizeof(*keep), cmp_u64))
+				bpf_map_delete_elem(c->fds.stacks, &pc.hashes[i]);
+	}
+	free(keep);
+	free(pc.hashes);
+	return removed;
 }
 
 long collector__purge_allocs(struct collector *c, const struct dead_image *dead, size_t n)
@@ -367,4 +473,182 @@ long collector__gc_stacks(struct collector *c, const struct sample *s)
 	c->gc_candidates = unref;
 	c->n_gc_candidates = n_unref;
 	return removed;
+}
+
+long collector__purge_fds(struct collector *c, const struct dead_image *dead, size_t n)
+{
+	struct dead_set d = { dead, n };
+
+	if (!n)
+		return 0;
+	return sweep(c->fds.fds, sizeof(struct lt_fd_key), sizeof(struct lt_fd_val), fd_is_dead,
+		     &d);
+}
+
+void fd_census__free(struct fd_census *fc)
+{
+	free(fc->open);
+	free(fc->repaired);
+	memset(fc, 0, sizeof(*fc));
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorted open descriptor numbers of pid. */
+static int open_fds(uint32_t pid, int **out, size_t *n)
+{
+	char path[64];
+	struct dirent *de;
+	size_t cap = 64, cnt = 0;
+	int *v = malloc(cap * sizeof(*v));
+	DIR *d;
+
+	if (!v)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%u/fd", pid);
+	d = opendir(path);
+	if (!d) {
+		free(v);
+		return errno == ENOENT ? -ESRCH : -errno;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		if (cnt == cap) {
+			int *nv = realloc(v, cap * 2 * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+			cap *= 2;
+		}
+		v[cnt++] = atoi(de->d_name);
+	}
+	closedir(d);
+	qsort(v, cnt, sizeof(*v), cmp_int);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+static const char *sock_family(int f)
+{
+	static const struct { int family; const char *name; } names[] = {
+		{ AF_UNIX, "unix" }, { AF_INET, "inet" }, { AF_INET6, "inet6" },
+		{ AF_NETLINK, "netlink" }, { AF_PACKET, "packet" },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].family == f)
+			return names[i].name;
+	return "other";
+}
+
+static const char *sock_type(int t)
+{
+	switch (t) {
+	case SOCK_STREAM: return "stream";
+	case SOCK_DGRAM: return "dgram";
+	case SOCK_SEQPACKET: return "seqpacket";
+	case SOCK_RAW: return "raw";
+	default: return "other";
+	}
+}
+
+/*
+ * Family and type of a socket of another process: a duplicate taken with pidfd_getfd (the
+ * target is not touched), asked with getsockopt, and closed.
+ */
+static void describe_socket(int pidfd, int fd, char *buf, size_t len)
+{
+	int dup, family = -1, type = -1;
+	socklen_t sl = sizeof(int);
+
+	if (pidfd < 0)
+		return;
+	dup = syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	if (dup < 0)
+		return;
+	if (!getsockopt(dup, SOL_SOCKET, SO_DOMAIN, &family, &sl)) {
+		sl = sizeof(int);
+		getsockopt(dup, SOL_SOCKET, SO_TYPE, &type, &sl);
+		snprintf(buf, len, "%s %s", sock_family(family), sock_type(type));
+	}
+	close(dup);
+}
+
+int collector__fd_census(struct collector *c, const struct sample *s, uint32_t pid,
+			 uint64_t gen, struct fd_census *out)
+{
+	size_t n_open = 0, lo = 0, hi = s->n_fds, tracked_open = 0;
+	int *open = NULL, pidfd = -1, err;
+
+	memset(out, 0, sizeof(*out));
+	err = open_fds(pid, &open, &n_open);
+	if (err)
+		return err;
+	/* First record of pid. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->fds[mid].key.tgid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < s->n_fds && s->fds[i].key.tgid == pid; i++) {
+		const struct raw_fd *r = &s->fds[i];
+		char link[128], target[96] = "";
+		struct fd_seen *f;
+		struct stat st;
+		ssize_t ln;
+
+		if (r->val.gen != gen)
+			continue;
+		if (!bsearch(&r->key.fd, open, n_open, sizeof(int), cmp_int)) {
+			/* Closed without a close we saw: only the one who deletes repairs it. */
+			uint64_t *v;
+
+			if (bpf_map_delete_elem(c->fds.fds, &r->key))
+				continue;
+			v = realloc(out->repaired, (out->n_repaired + 1) * sizeof(*v));
+			if (v) {
+				out->repaired = v;
+				v[out->n_repaired++] = r->val.stack_hash;
+			}
+			continue;
+		}
+		tracked_open++;
+		f = realloc(out->open, (out->n_open + 1) * sizeof(*f));
+		if (!f)
+			continue;
+		out->open = f;
+		f = &out->open[out->n_open++];
+		memset(f, 0, sizeof(*f));
+		f->stack_hash = r->val.stack_hash;
+		f->fd = r->key.fd;
+		snprintf(link, sizeof(link), "/proc/%u/fd/%d", pid, r->key.fd);
+		ln = readlink(link, target, sizeof(target) - 1);
+		target[ln > 0 ? ln : 0] = '\0';
+		f->type = fdsys__classify(target);
+		if (f->type == FD_FILE && !stat(link, &st) && S_ISDIR(st.st_mode))
+			f->type = FD_DIR;
+		snprintf(f->target, sizeof(f->target), "%s", target);
+		if (f->type == FD_SOCKET) {
+			if (pidfd < 0)
+				pidfd = syscall(SYS_pidfd_open, pid, 0);
+			describe_socket(pidfd, r->key.fd, f->target, sizeof(f->target));
+		}
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	out->untracked = n_open - tracked_open;
+	out->valid = true;
+	free(open);
+	return 0;
 }

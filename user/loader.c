@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "fdsys.h"
 #include "loader.h"
 #include "probes.h"
 #include "leaktop.skel.h"
@@ -42,6 +43,7 @@ struct loader {
 	loader_event_fn event_fn;
 	void *event_ctx;
 	uint64_t next_user_gen;
+	size_t n_tracepoints;		/* links that are tracepoints, not uprobes */
 };
 
 static bool verbose_libbpf;
@@ -146,6 +148,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	ld->skel->rodata->cfg_self_tgid = cfg->self_tgid;
 	ld->skel->rodata->cfg_follow_fork = cfg->follow_fork;
 	ld->skel->rodata->cfg_stack_depth = cfg->stack_depth;
+	fdsys__fill_class_table((uint8_t *)ld->skel->rodata->cfg_fd_class);
 	err = bpf_map__set_value_size(ld->skel->maps.stacks, 8 + 8 * cfg->stack_depth);
 	if (err)
 		goto fail_load;
@@ -161,6 +164,10 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 		bpf_program__set_autoload(ld->skel->progs.lt_exec, false);
 		bpf_program__set_autoload(ld->skel->progs.lt_exit, false);
 	}
+	if (cfg->probes != PROBES_ACCOUNTING || !cfg->track_fd) {
+		bpf_program__set_autoload(ld->skel->progs.lt_sys_enter, false);
+		bpf_program__set_autoload(ld->skel->progs.lt_sys_exit, false);
+	}
 	err = leaktop_bpf__load(ld->skel);
 	if (err)
 		goto fail_load;
@@ -171,6 +178,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	ld->fds.stacks = bpf_map__fd(ld->skel->maps.stacks);
 	ld->fds.drops = bpf_map__fd(ld->skel->maps.drops);
 	ld->fds.counters = bpf_map__fd(ld->skel->maps.counters);
+	ld->fds.fds = bpf_map__fd(ld->skel->maps.fds);
 	bpf_object__for_each_program(prog, ld->skel->obj) {
 		if (bpf_program__fd(prog) >= 0 && ld->fds.n_progs < LT_MAX_PROGS)
 			ld->fds.progs[ld->fds.n_progs++] = bpf_program__fd(prog);
@@ -181,9 +189,11 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 
 	if (cfg->probes == PROBES_ACCOUNTING) {
 		struct bpf_program *tps[] = { ld->skel->progs.lt_fork, ld->skel->progs.lt_exec,
-					      ld->skel->progs.lt_exit };
+					      ld->skel->progs.lt_exit, ld->skel->progs.lt_sys_enter,
+					      ld->skel->progs.lt_sys_exit };
+		size_t n_tps = cfg->track_fd ? 5 : 3;
 
-		for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
+		for (size_t i = 0; i < n_tps; i++) {
 			struct bpf_link *l = bpf_program__attach(tps[i]);
 
 			if (!l) {
@@ -197,6 +207,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 			if (err)
 				goto fail;
 		}
+		ld->n_tracepoints = n_tps;
 		ld->rb = ring_buffer__new(bpf_map__fd(ld->skel->maps.events), handle_event, ld,
 					  NULL);
 		if (!ld->rb) {
@@ -339,9 +350,7 @@ fail:
 
 size_t loader__probe_count(const struct loader *ld)
 {
-	/* The three lifecycle tracepoints are links too. */
-	return ld->n_links >= 3 && ld->cfg.probes == PROBES_ACCOUNTING ? ld->n_links - 3
-									 : ld->n_links;
+	return ld->n_links - ld->n_tracepoints;
 }
 
 uint64_t loader__seed_proc(struct loader *ld, int tgid)

@@ -27,6 +27,7 @@ struct loader_config {
 	unsigned int stack_depth;
 	int self_tgid;
 	bool verbose;
+	bool track_fd;		/* attach the fd syscall tracepoints */
 	enum probe_kind probes;
 };
 
@@ -34,7 +35,7 @@ struct loader_config {
 
 /* File descriptors of the maps (and programs, for their miss counts) the collector reads. */
 struct lt_map_fds {
-	int procs, sites, allocs, stacks, drops, counters;
+	int procs, sites, allocs, stacks, drops, counters, fds;
 	int progs[LT_MAX_PROGS];
 	int n_progs;
 };

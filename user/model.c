@@ -9,10 +9,12 @@
  * searched with bsearch; memory is bounded by the kernel maps' sizes.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
+#include "options.h"
 
 const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_ALLOC_MAP_FULL] = "alloc_map_full",
@@ -22,6 +24,7 @@ const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_PROC_MAP_FULL] = "proc_map_full",
 	[LT_DROP_RINGBUF_FULL] = "ringbuf_full",
 	[LT_DROP_LOST_RETURN] = "lost_return",
+	[LT_DROP_FD_MAP_FULL] = "fd_map_full",
 	[LT_DROP_BPF_RECURSION] = "bpf_recursion",
 };
 
@@ -133,8 +136,11 @@ void model__mark_exited(struct model *m, uint32_t pid, uint64_t gen)
 {
 	struct process *p = model__find(m, pid, gen);
 
-	if (p)
-		p->exited = true;
+	if (!p)
+		return;
+	p->exited = true;
+	/* Its last counters describe a process that no longer exists: unknown now. */
+	p->counters.valid = false;
 }
 
 void model__reported(struct model *m)
@@ -170,7 +176,36 @@ size_t model__reap(struct model *m, struct dead_image **dead)
 	return n;
 }
 
-static struct site *site_find_or_add(struct process *p, uint64_t hash, bool *added)
+static int cmp_site(const struct site *s, uint32_t kind, uint64_t hash)
+{
+	if (s->key.kind != kind)
+		return s->key.kind < kind ? -1 : 1;
+	if (s->key.stack_hash != hash)
+		return s->key.stack_hash < hash ? -1 : 1;
+	return 0;
+}
+
+/* The site (kind, hash) of p, or NULL. */
+static struct site *site_find(struct process *p, uint32_t kind, uint64_t hash)
+{
+	size_t lo = 0, hi = p->n_sites;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = cmp_site(&p->sites[mid], kind, hash);
+
+		if (!c)
+			return &p->sites[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static struct site *site_find_or_add(struct process *p, uint32_t kind, uint64_t hash,
+				     bool *added)
 {
 	size_t lo = 0, hi = p->n_sites;
 	struct site *s;
@@ -178,10 +213,11 @@ static struct site *site_find_or_add(struct process *p, uint64_t hash, bool *add
 	*added = false;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
+		int c = cmp_site(&p->sites[mid], kind, hash);
 
-		if (p->sites[mid].key.stack_hash == hash)
+		if (!c)
 			return &p->sites[mid];
-		if (p->sites[mid].key.stack_hash < hash)
+		if (c < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -199,8 +235,59 @@ static struct site *site_find_or_add(struct process *p, uint64_t hash, bool *add
 	p->n_sites++;
 	s = &p->sites[lo];
 	memset(s, 0, sizeof(*s));
+	s->key.kind = kind;
+	s->key.stack_hash = hash;
 	*added = true;
 	return s;
+}
+
+int64_t site__outstanding(const struct site *s)
+{
+	return s->val.outstanding_count - (int64_t)s->repaired;
+}
+
+uint64_t site__frees(const struct site *s)
+{
+	return s->val.frees + s->repaired;
+}
+
+/* Fold a reconciliation with /proc/PID/fd into p's fd sites. */
+static void apply_census(struct process *p, const struct fd_census *fc)
+{
+	for (size_t i = 0; i < p->n_sites; i++) {
+		struct site *s = &p->sites[i];
+
+		if (s->kind != LT_KIND_FD)
+			continue;
+		memset(s->fd_types, 0, sizeof(s->fd_types));
+		s->n_fd_samples = 0;
+	}
+	for (size_t i = 0; i < fc->n_repaired; i++) {
+		struct site *s = site_find(p, LT_KIND_FD, fc->repaired[i]);
+
+		if (s)
+			s->repaired++;
+		p->fd_repaired++;
+	}
+	for (size_t i = 0; i < fc->n_open; i++) {
+		const struct fd_seen *f = &fc->open[i];
+		struct site *s = site_find(p, LT_KIND_FD, f->stack_hash);
+
+		if (!s)
+			continue;
+		s->fd_types[f->type]++;
+		if (s->n_fd_samples < FD_SAMPLES && f->target[0]) {
+			bool dup = false;
+
+			for (uint32_t k = 0; k < s->n_fd_samples; k++)
+				dup |= !strcmp(s->fd_samples[k], f->target);
+			if (!dup)
+				snprintf(s->fd_samples[s->n_fd_samples++], sizeof(s->fd_samples[0]),
+					 "%s", f->target);
+		}
+	}
+	p->fd_untracked = fc->untracked;
+	p->fd_census_valid = fc->valid;
 }
 
 static void register_image(struct process *p, struct symbolizer *sym)
@@ -247,7 +334,8 @@ static void resolve_site(struct process *p, struct site *s, struct collector *c,
 static void push_history(struct site *s, uint64_t ts)
 {
 	s->hist_ts_ns[s->hist_pos] = ts;
-	s->hist_bytes[s->hist_pos] = s->val.outstanding_bytes;
+	s->hist_bytes[s->hist_pos] = s->kind == LT_KIND_FD ? site__outstanding(s)
+							    : s->val.outstanding_bytes;
 	s->hist_pos = (s->hist_pos + 1) % SITE_HISTORY;
 	if (s->hist_n < SITE_HISTORY)
 		s->hist_n++;
@@ -255,7 +343,7 @@ static void push_history(struct site *s, uint64_t ts)
 
 bool model__visible(const struct process *p)
 {
-	return p->heap_allocs > 0 || (p->target && !p->exited);
+	return p->heap_allocs > 0 || p->fd_opens > 0 || p->target;
 }
 
 void model__refresh_identity(struct process *p)
@@ -298,12 +386,12 @@ int model__update(struct model *m, const struct sample *s, struct collector *c,
 				return -ENOMEM;
 			register_image(p, sym);
 		}
-		site = site_find_or_add(p, r->key.stack_hash, &added);
+		site = site_find_or_add(p, r->key.kind, r->key.stack_hash, &added);
 		if (!site)
 			return -ENOMEM;
 		site->key = r->key;
 		site->val = r->val;
-		site->kind = SITE_HEAP;
+		site->kind = r->key.kind;
 		site->seen = true;
 		if (!site->resolved)
 			resolve_site(p, site, c, sym);
@@ -324,19 +412,38 @@ int model__update(struct model *m, const struct sample *s, struct collector *c,
 				site_free(st);
 				continue;
 			}
+			q->sites[keep++] = *st;
+		}
+		q->n_sites = keep;
+		if (!q->exited) {
+			struct fd_census fc;
+
+			register_image(q, sym);
+			model__refresh_identity(q);
+			if (procfs__counters(q->pid, &q->counters))
+				q->counters.valid = false;
+			if ((m->resources & RES_FD) &&
+			    !collector__fd_census(c, s, q->pid, q->gen, &fc)) {
+				apply_census(q, &fc);
+				fd_census__free(&fc);
+			}
+		}
+		q->fd_outstanding = 0;
+		q->fd_opens = q->fd_closes = 0;
+		for (size_t j = 0; j < q->n_sites; j++) {
+			struct site *st = &q->sites[j];
+
+			if (st->kind == LT_KIND_FD) {
+				q->fd_outstanding += site__outstanding(st);
+				q->fd_opens += st->val.allocs;
+				q->fd_closes += site__frees(st);
+				continue;
+			}
 			q->heap_outstanding_bytes += st->val.outstanding_bytes;
 			q->heap_outstanding_count += st->val.outstanding_count;
 			q->heap_allocs += st->val.allocs;
 			q->heap_frees += st->val.frees;
-			q->sites[keep++] = *st;
 		}
-		q->n_sites = keep;
-		if (q->exited)
-			continue;
-		register_image(q, sym);
-		model__refresh_identity(q);
-		if (procfs__counters(q->pid, &q->counters))
-			q->counters.valid = false;
 	}
 	m->collect_ms = s->read_ms + (monotonic_ns() - t0) / 1e6;
 	return 0;
@@ -376,10 +483,14 @@ static int cmp_site_outstanding(const void *a, const void *b)
 {
 	const struct site *x = *(struct site *const *)a, *y = *(struct site *const *)b;
 
+	if (site__outstanding(x) > 0 && site__outstanding(y) <= 0)
+		return -1;
+	if (site__outstanding(y) > 0 && site__outstanding(x) <= 0)
+		return 1;
 	if (x->val.outstanding_bytes != y->val.outstanding_bytes)
 		return x->val.outstanding_bytes > y->val.outstanding_bytes ? -1 : 1;
-	if (x->val.outstanding_count != y->val.outstanding_count)
-		return x->val.outstanding_count > y->val.outstanding_count ? -1 : 1;
+	if (site__outstanding(x) != site__outstanding(y))
+		return site__outstanding(x) > site__outstanding(y) ? -1 : 1;
 	if (x->val.allocs != y->val.allocs)
 		return x->val.allocs > y->val.allocs ? -1 : 1;
 	return x->key.stack_hash < y->key.stack_hash ? -1 : 1;

@@ -13,20 +13,22 @@
 
 #include "../bpf/leaktop.h"
 #include "collector.h"
+#include "fdsys.h"
 #include "procfs.h"
 #include "symbolize.h"
 
 #define SITE_HISTORY 32		/* samples kept per site for the growth estimate */
-
-enum site_kind {
-	SITE_HEAP,
-	SITE_FD,
-};
+#define FD_SAMPLES 3		/* example targets kept per fd site */
 
 struct site {
 	struct lt_site_key key;
-	struct lt_site_val val;
-	enum site_kind kind;
+	struct lt_site_val val;		/* as the kernel counts it */
+	enum lt_site_kind kind;
+	/* fd sites: descriptors /proc showed closed without a close leaktop saw. */
+	uint64_t repaired;
+	uint32_t fd_types[FD_TYPE__COUNT];	/* kinds of the outstanding descriptors */
+	char fd_samples[FD_SAMPLES][96];
+	uint32_t n_fd_samples;
 	struct sym_frame *frames;	/* innermost first; allocator frames never captured */
 	uint32_t n_frames;
 	bool resolved;
@@ -52,6 +54,10 @@ struct process {
 	/* Sums over sites. */
 	int64_t heap_outstanding_bytes, heap_outstanding_count;
 	uint64_t heap_allocs, heap_frees;
+	int64_t fd_outstanding;
+	uint64_t fd_opens, fd_closes, fd_repaired;
+	uint32_t fd_untracked;
+	bool fd_census_valid;
 	bool target;			/* named by -p or started by --: shown without sites */
 	bool exited;			/* exited or exec'd: in this report, gone from the next */
 	bool exit_reported;		/* exited and already in a report: reaped next update */
@@ -103,6 +109,10 @@ double model__elapsed_s(const struct model *m);
 extern const char *const drop_names[LT_DROP__COUNT];
 
 
+
+/* Outstanding count and frees of a site, with the repairs applied. */
+int64_t site__outstanding(const struct site *s);
+uint64_t site__frees(const struct site *s);
 
 /* Shown in reports: has heap activity, or is a live target of -p / --. */
 bool model__visible(const struct process *p);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "options.h"
 #include "report.h"
 
 const char *report__bytes(char *buf, size_t len, double bytes)
@@ -77,6 +78,13 @@ static void write_process(FILE *out, const struct model *m, const struct process
 		", frees %" PRIu64 ")\n",
 		report__bytes(b3, sizeof(b3), p->heap_outstanding_bytes),
 		p->heap_outstanding_count, p->heap_allocs, p->heap_frees);
+	if (m->resources & RES_FD) {
+		fprintf(out, "  fds: %" PRId64 " outstanding (opens %" PRIu64 ", closes %" PRIu64,
+			p->fd_outstanding, p->fd_opens, p->fd_closes);
+		if (p->fd_census_valid)
+			fprintf(out, ", untracked %u", p->fd_untracked);
+		fputs(")\n", out);
+	}
 	sites = model__sites_by_outstanding(p);
 	if (!sites)
 		return;
@@ -84,15 +92,24 @@ static void write_process(FILE *out, const struct model *m, const struct process
 		const struct site *s = sites[i];
 		unsigned int frames = s->n_frames;
 
-		if (!s->val.outstanding_count && shown)
-			break;
+		if (site__outstanding(s) <= 0 && shown)
+			continue;
 		shown++;
-		fprintf(out, "    %s in %" PRId64 " blocks (allocs %" PRIu64 ", frees %" PRIu64
-			", %+.0f B/s)  ",
-			report__bytes(b1, sizeof(b1), s->val.outstanding_bytes),
-			(int64_t)s->val.outstanding_count, (uint64_t)s->val.allocs,
-			(uint64_t)s->val.frees, s->growth_per_s);
+		if (s->kind == LT_KIND_FD) {
+			fprintf(out, "    %" PRId64 " fds open (opens %" PRIu64 ", closes %" PRIu64
+				", %+.1f/s)  ", site__outstanding(s), (uint64_t)s->val.allocs,
+				site__frees(s), s->growth_per_s);
+		} else {
+			fprintf(out, "    %s in %" PRId64 " blocks (allocs %" PRIu64 ", frees %"
+				PRIu64 ", %+.0f B/s)  ",
+				report__bytes(b1, sizeof(b1), s->val.outstanding_bytes),
+				(int64_t)s->val.outstanding_count, (uint64_t)s->val.allocs,
+				(uint64_t)s->val.frees, s->growth_per_s);
+		}
 		write_site_title(out, s);
+		for (int t = 0; s->kind == LT_KIND_FD && t < FD_TYPE__COUNT; t++)
+			if (s->fd_types[t])
+				fprintf(out, "  %s:%u", fd_type_names[t], s->fd_types[t]);
 		fputc('\n', out);
 		if (o->max_frames && frames > o->max_frames)
 			frames = o->max_frames;

@@ -96,13 +96,45 @@ int run__check_privileges(void)
 }
 
 /* Hand a live image's maps to the symbolizer and note who it is, while it still exists. */
-static void note_image(struct run *r, struct process *p)
+static int note_image(struct run *r, struct process *p)
 {
-	if (!symbolizer__add_image(r->sym, p->gen, p->pid)) {
+	int err = symbolizer__add_image(r->sym, p->gen, p->pid);
+
+	if (!err) {
 		p->image_registered = true;
 		p->maps_read_ns = monotonic_ns();
 	}
 	model__refresh_identity(p);
+	return err;
+}
+
+/*
+ * A process may be gone before leaktop reads its maps.  A forked child's memory was its
+ * parent's, so the parent's image stands in; an exec'd program's main executable is found
+ * from what the exec event carried.
+ */
+static void note_short_lived(struct run *r, struct process *p, const struct lt_event *ev)
+{
+	struct process *parent;
+	char exe[LT_EXE_LEN + 1];
+
+	if (ev->type == LT_EV_FORK) {
+		parent = model__find_pid(&r->model, ev->ppid);
+		if (parent && !symbolizer__clone_image(r->sym, p->gen, parent->gen))
+			p->image_registered = true;
+		if (parent && !p->comm[0])
+			memcpy(p->comm, parent->comm, sizeof(p->comm));
+	} else if (ev->type == LT_EV_EXEC) {
+		memcpy(exe, ev->exe, LT_EXE_LEN);
+		exe[LT_EXE_LEN] = '\0';
+		if (!symbolizer__add_exe_image(r->sym, p->gen, exe, ev->start_code, ev->end_code))
+			p->image_registered = true;
+		if (!p->comm[0]) {
+			const char *base = strrchr(exe, '/');
+
+			snprintf(p->comm, sizeof(p->comm), "%.15s", base ? base + 1 : exe);
+		}
+	}
 }
 
 /*
@@ -138,20 +170,25 @@ static void on_event(void *ctx, const struct lt_event *ev)
 		if (!p)
 			return;
 		p->target = ev->type == LT_EV_FORK && r->o->mode == MODE_COMMAND;
-		note_image(r, p);
+		if (note_image(r, p))
+			note_short_lived(r, p, ev);
 		break;
 	case LT_EV_EXEC:
 		old = model__find(&r->model, ev->tgid, ev->old_gen);
 		if (old) {
 			target = old->target;
-			old->exited = true;
+			/* An image that did nothing (the `--` child before its exec) is no news. */
+			if (!old->n_sites)
+				old->target = false;
 		}
+		model__mark_exited(&r->model, ev->tgid, ev->old_gen);
 		p = model__process(&r->model, ev->tgid, ev->new_gen);
 		if (!p)
 			return;
 		p->target = target;
 		/* Only the program and ld.so are mapped yet: refresh_young_images() follows up. */
-		note_image(r, p);
+		if (note_image(r, p))
+			note_short_lived(r, p, ev);
 		break;
 	case LT_EV_EXIT:
 		model__mark_exited(&r->model, ev->tgid, ev->old_gen);
@@ -165,8 +202,11 @@ static int attach_libcs_of(struct run *r, int pid, int filter_pid, bool quiet)
 	struct libc_ref refs[4];
 	char msg[512];
 	size_t n;
-	int err = libcs__of_pid(pid, refs, 4, &n);
+	int err;
 
+	if (!(r->o->resources & RES_HEAP))
+		return procfs__exists(pid) ? 0 : -ESRCH;
+	err = libcs__of_pid(pid, refs, 4, &n);
 	if (err)
 		return err;
 	if (!n)
@@ -187,8 +227,11 @@ static int attach_system(struct run *r, bool quiet)
 	struct libc_ref *refs;
 	char msg[512];
 	size_t n;
-	int err = libcs__scan_system(&refs, &n), attached = 0;
+	int err, attached = 0;
 
+	if (!(r->o->resources & RES_HEAP))
+		return 0;
+	err = libcs__scan_system(&refs, &n);
 	if (err) {
 		if (!quiet)
 			err_line("cannot list processes in /proc: %s", strerror(-err));
@@ -359,7 +402,8 @@ static void upkeep(struct run *r)
 	if (n) {
 		struct dead_image *v = realloc(r->pending, (r->n_pending + n) * sizeof(*v));
 
-		collector__purge_sites(r->col, dead, n);
+		collector__purge_sites(r->col, dead, n, &r->sample);
+		collector__purge_fds(r->col, dead, n);
 		if (v) {
 			memcpy(v + r->n_pending, dead, n * sizeof(*v));
 			r->pending = v;
@@ -474,6 +518,7 @@ static int loop(struct run *r)
 
 static int check_json_path(const char *path)
 {
+	char dir[4096], *slash;
 	struct stat st;
 
 	if (!path || !strcmp(path, "-"))
@@ -487,6 +532,20 @@ static int check_json_path(const char *path)
 		err_line("cannot write %s: not a regular file; choose another path", path);
 		return -EISDIR;
 	}
+	/* The snapshot is written beside its final name: that directory must take files. */
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (access(dir, W_OK | X_OK)) {
+		err_line("cannot write %s: directory %s: %s; create it or choose another path",
+			 path, dir, strerror(errno));
+		return -errno;
+	}
 	return 0;
 }
 
@@ -496,6 +555,7 @@ int run__main(const struct options *o)
 		.stack_depth = o->stack_depth,
 		.self_tgid = getpid(),
 		.verbose = o->verbose,
+		.track_fd = o->resources & RES_FD,
 		.probes = o->probe_floor == 1 ? PROBES_FLOOR_ENTRY :
 			  o->probe_floor == 2 ? PROBES_FLOOR_PLANNED : PROBES_ACCOUNTING,
 	};
@@ -528,10 +588,6 @@ int run__main(const struct options *o)
 				 err == -ENOENT ? "command not found" : strerror(-err));
 			return 1;
 		}
-	}
-	if (!(o->resources & RES_HEAP)) {
-		err_line("fd tracking is not available in this version; use -r heap");
-		return 2;
 	}
 
 	sigemptyset(&sa.sa_mask);

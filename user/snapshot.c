@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "atomic_file.h"
+#include "options.h"
 #include "snapshot.h"
 
 /* A JSON string of s (bytes that are not UTF-8 become U+FFFD), or null when s is NULL. */
@@ -58,29 +59,53 @@ static json_t *frame_json(const struct sym_frame *f)
 			 "line", f->line > 0 ? json_integer(f->line) : json_null());
 }
 
+static json_t *fd_types_json(const struct site *s)
+{
+	json_t *types = json_object();
+
+	for (int t = 0; t < FD_TYPE__COUNT; t++)
+		if (s->fd_types[t])
+			json_object_set_new(types, fd_type_names[t], json_integer(s->fd_types[t]));
+	return types;
+}
+
 static json_t *site_json(const struct model *m, const struct site *s)
 {
-	json_t *stack = json_array();
+	json_t *stack = json_array(), *obj;
+	int64_t outstanding = site__outstanding(s);
 	char id[24];
 	double age = -1;
 
 	for (uint32_t i = 0; i < s->n_frames; i++)
 		json_array_append_new(stack, frame_json(&s->frames[i]));
-	if (s->val.outstanding_count > 0 && s->val.live_since_ns && s->val.live_since_ns <= m->now_ns)
+	if (outstanding > 0 && s->val.live_since_ns && s->val.live_since_ns <= m->now_ns)
 		age = (m->now_ns - s->val.live_since_ns) / 1e9;
 	snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t)s->key.stack_hash);
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:f, s:b, s:o, s:s, s:o}",
-			 "kind", s->kind == SITE_FD ? "fd" : "heap",
-			 "outstanding_bytes", (json_int_t)s->val.outstanding_bytes,
-			 "outstanding_count", (json_int_t)s->val.outstanding_count,
-			 "allocs", (json_int_t)s->val.allocs,
-			 "frees", (json_int_t)s->val.frees,
-			 "alloc_bytes", (json_int_t)s->val.alloc_bytes,
-			 "growth_per_s", s->growth_per_s,
-			 "flagged", s->flagged,
-			 "oldest_age_s", age >= 0 ? json_real(age) : json_null(),
-			 "stack_id", id,
-			 "stack", stack);
+	obj = json_pack("{s:s, s:I, s:I, s:I, s:I, s:f, s:b, s:o, s:s, s:o}",
+			"kind", s->kind == LT_KIND_FD ? "fd" : "heap",
+			"outstanding_bytes", (json_int_t)s->val.outstanding_bytes,
+			"outstanding_count", (json_int_t)outstanding,
+			"allocs", (json_int_t)s->val.allocs,
+			"frees", (json_int_t)site__frees(s),
+			"growth_per_s", s->growth_per_s,
+			"flagged", s->flagged,
+			"oldest_age_s", age >= 0 ? json_real(age) : json_null(),
+			"stack_id", id,
+			"stack", stack);
+	if (!obj)
+		return NULL;
+	if (s->kind == LT_KIND_FD) {
+		json_t *samples = json_array();
+
+		for (uint32_t i = 0; i < s->n_fd_samples; i++)
+			json_array_append_new(samples, str_or_null(s->fd_samples[i]));
+		json_object_set_new(obj, "fd_types", fd_types_json(s));
+		json_object_set_new(obj, "fd_samples", samples);
+		json_object_set_new(obj, "repaired", json_integer(s->repaired));
+	} else {
+		json_object_set_new(obj, "alloc_bytes", json_integer(s->val.alloc_bytes));
+	}
+	return obj;
 }
 
 static json_t *counters_json(const struct proc_counters *c)
@@ -103,7 +128,7 @@ static json_t *process_json(const struct model *m, const struct process *p)
 	free(sites);
 	obj = json_pack("{s:I, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I}, s:[], s:b, s:o}",
 			"pid", (json_int_t)p->pid,
-			"comm", str_or_null(p->comm),
+			"comm", str_or_null(p->comm[0] ? p->comm : NULL),
 			"cmdline", str_or_null(p->cmdline),
 			"counters", counters_json(&p->counters),
 			"heap",
@@ -116,6 +141,14 @@ static json_t *process_json(const struct model *m, const struct process *p)
 			"sites", arr);
 	if (obj && p->start_ticks)
 		json_object_set_new(obj, "start_ticks", json_integer(p->start_ticks));
+	if (obj && (m->resources & RES_FD))
+		json_object_set_new(obj, "fd", json_pack("{s:I, s:I, s:I, s:I, s:o}",
+			"outstanding_count", (json_int_t)p->fd_outstanding,
+			"opens", (json_int_t)p->fd_opens,
+			"closes", (json_int_t)p->fd_closes,
+			"repaired", (json_int_t)p->fd_repaired,
+			"untracked", p->fd_census_valid ? json_integer(p->fd_untracked)
+							: json_null()));
 	return obj;
 }
 
@@ -143,7 +176,7 @@ static json_t *model_json(const struct model *m)
 	}
 	free(procs);
 	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, "
-			 "s:{s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:f}, s:o}",
+			 "s:{s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:f}, s:o}",
 			 "schema", SNAPSHOT_SCHEMA,
 			 "leaktop_version", LEAKTOP_VERSION,
 			 "host", u.nodename,
@@ -158,6 +191,7 @@ static json_t *model_json(const struct model *m)
 			 "free_unknown", (json_int_t)m->counters[LT_CNT_FREE_UNKNOWN],
 			 "nested", (json_int_t)m->counters[LT_CNT_NESTED],
 			 "failed_allocs", (json_int_t)m->counters[LT_CNT_FAILED_ALLOCS],
+			 "fd_events", (json_int_t)m->counters[LT_CNT_FD_EVENTS],
 			 "probes", (json_int_t)m->probes_attached,
 			 "collect_ms", m->collect_ms,
 			 "processes", arr);

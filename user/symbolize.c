@@ -41,6 +41,7 @@ struct sym_segment {			/* one PT_LOAD */
 	uint64_t offset;
 	uint64_t filesz;
 	uint64_t vaddr;
+	bool exec;			/* PF_X */
 };
 
 struct sym_module {
@@ -89,20 +90,24 @@ static void module_free(struct sym_module *m)
 	free(m);
 }
 
-/* Opens the file of mapping `map` of process `pid`.  fd, or -errno. */
+/* Opens the file of mapping `map` of process `pid` (0: by its path).  fd, or -errno. */
 static int module_open_file(int pid, const struct proc_map *map)
 {
 	char path[4096];
 	struct stat st;
 	int fd, n;
 
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
-		 (unsigned long long)map->start, (unsigned long long)map->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-
-	n = snprintf(path, sizeof(path), "/proc/%d/root%s", pid, map->path);
+	if (pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
+			 (unsigned long long)map->start, (unsigned long long)map->end);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+		n = snprintf(path, sizeof(path), "/proc/%d/root%s", pid, map->path);
+	} else {
+		/* No process to look through (it is gone): the path as leaktop sees it. */
+		n = snprintf(path, sizeof(path), "%s", map->path);
+	}
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -180,6 +185,7 @@ static int module_new(int pid, const struct proc_map *map, struct sym_module **o
 		m->segs[m->nsegs].offset = ph->p_offset;
 		m->segs[m->nsegs].filesz = ph->p_filesz;
 		m->segs[m->nsegs].vaddr = ph->p_vaddr;
+		m->segs[m->nsegs].exec = ph->p_flags & PF_X;
 		m->nsegs++;
 	}
 	err = m->nsegs ? 0 : -ENOEXEC;
@@ -437,6 +443,120 @@ int symbolizer__add_image(struct symbolizer *sym, uint64_t image_id, int pid)
 out:
 	image_release(&new);
 	procmaps__free(&all);
+	return err;
+}
+
+/* Insert a fully built image under its id (replacing any).  0 or -ENOMEM. */
+static int image_insert(struct symbolizer *sym, struct sym_image *new)
+{
+	struct sym_image **pp = image_slot(sym, new->id), *img;
+
+	if (!*pp && sym->nimages >= SYM_MAX_IMAGES) {
+		image_evict_oldest(sym);
+		pp = image_slot(sym, new->id);
+	}
+	img = *pp;
+	if (img) {
+		image_release(img);
+	} else {
+		img = calloc(1, sizeof(*img));
+		if (!img)
+			return -ENOMEM;
+		*pp = img;
+		sym->nimages++;
+	}
+	new->next = img->next;
+	new->last_use = ++sym->tick;
+	*img = *new;
+	memset(new, 0, sizeof(*new));
+	return 0;
+}
+
+int symbolizer__clone_image(struct symbolizer *sym, uint64_t image_id, uint64_t from_id)
+{
+	struct sym_image *src = *image_slot(sym, from_id), new = { .id = image_id };
+	size_t i, n;
+	int err = 0;
+
+	if (!src)
+		return -ENOENT;
+	n = src->maps.n;
+	new.maps.v = calloc(n ?: 1, sizeof(*new.maps.v));
+	new.map_mod = calloc(n ?: 1, sizeof(*new.map_mod));
+	new.mods = calloc(src->nmods ?: 1, sizeof(*new.mods));
+	if (!new.maps.v || !new.map_mod || !new.mods) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		new.maps.v[i] = src->maps.v[i];
+		new.maps.v[i].path = src->maps.v[i].path ? strdup(src->maps.v[i].path) : NULL;
+		new.maps.n++;
+		new.map_mod[i] = src->map_mod[i];
+	}
+	for (i = 0; i < src->nmods; i++) {
+		new.mods[new.nmods++] = src->mods[i];
+		src->mods[i]->refs++;
+	}
+	err = image_insert(sym, &new);
+out:
+	image_release(&new);
+	return err;
+}
+
+int symbolizer__add_exe_image(struct symbolizer *sym, uint64_t image_id, const char *path,
+			      uint64_t start_code, uint64_t end_code)
+{
+	struct sym_image new = { .id = image_id };
+	struct proc_map map = { .start = start_code, .end = end_code, .executable = true,
+				.readable = true };
+	struct sym_module *m = NULL;
+	struct stat st;
+	int err = 0;
+	size_t i;
+
+	if (!path || path[0] != '/' || stat(path, &st) || start_code >= end_code)
+		return -ENOENT;
+	map.dev = st.st_dev;
+	map.ino = st.st_ino;
+	map.path = strdup(path);
+	if (!map.path)
+		return -ENOMEM;
+	err = module_get(sym, 0, &map, &m);
+	if (err)
+		goto out;
+	/*
+	 * The kernel's start_code is the executable PT_LOAD's address plus the load bias:
+	 * find that segment (the lowest one whose file range the code can come from) and
+	 * make the mapping start there.
+	 */
+	map.file_offset = UINT64_MAX;
+	for (i = 0; i < m->nsegs; i++)
+		if (m->segs[i].exec)
+			map.file_offset = m->segs[i].offset;
+	if (map.file_offset == UINT64_MAX) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	new.maps.v = calloc(1, sizeof(*new.maps.v));
+	new.map_mod = calloc(1, sizeof(*new.map_mod));
+	new.mods = calloc(1, sizeof(*new.mods));
+	if (!new.maps.v || !new.map_mod || !new.mods) {
+		err = -ENOMEM;
+		goto out;
+	}
+	new.maps.v[0] = map;
+	map.path = NULL;
+	new.maps.n = 1;
+	new.map_mod[0] = m;
+	new.mods[new.nmods++] = m;
+	m = NULL;
+	err = image_insert(sym, &new);
+out:
+	if (m)
+		m->refs--;
+	free(map.path);
+	image_release(&new);
 	return err;
 }
 

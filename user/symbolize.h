@@ -33,6 +33,14 @@ void symbolizer__free(struct symbolizer *sym);
  * /proc/PID/root, so other mount namespaces work).  Returns 0, -ESRCH if pid is gone.
  */
 int symbolizer__add_image(struct symbolizer *sym, uint64_t image_id, int pid);
+/* A forked child's image: a copy of its parent's (the child may be gone already). */
+int symbolizer__clone_image(struct symbolizer *sym, uint64_t image_id, uint64_t from_id);
+/*
+ * The image of a program whose process is gone before its maps could be read: its main
+ * executable only, from the code range the kernel reported at exec (start_code, end_code).
+ */
+int symbolizer__add_exe_image(struct symbolizer *sym, uint64_t image_id, const char *path,
+			      uint64_t start_code, uint64_t end_code);
 bool symbolizer__has_image(struct symbolizer *sym, uint64_t image_id);
 /* Forget an image (its modules stay cached while other images use them). */
 void symbolizer__drop_image(struct symbolizer *sym, uint64_t image_id);

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * fd.bpf.c - file descriptors (Windows' handles) per creating call site, in the kernel.
+ *
+ * Two raw tracepoints (no tracefs needed): sys_enter keeps the arguments of the fd syscalls
+ * of traced threads (task storage), sys_exit sees the result.  A table in rodata, filled by
+ * the loader from user/fdsys.c, says how each syscall creates or closes descriptors, so other
+ * syscalls cost one array read.  Created descriptors are recorded in `fds` (tgid, fd) with
+ * the site that made them; close, close_range and dup2/dup3 onto an open fd take them off.
+ * Descriptors closed behind our back (exec's close-on-exec, a close we missed) are repaired by
+ * the collector against /proc/PID/fd.
+ *
+ * The user stack at a syscall starts inside a libc wrapper that usually keeps no frame
+ * pointer, so the caller of the wrapper is not on the frame-pointer chain.  It is found by
+ * scanning the top of the stack for the first word that is a return address (the bytes
+ * before it encode a call), the way unwinders scan stacks; the chain goes on from the
+ * caller's frame pointer.
+ */
+#include "common.bpf.h"
+
+#define F_DUPFD			0
+#define F_DUPFD_CLOEXEC		1030
+#define SOL_SOCKET		1
+#define SCM_RIGHTS		1
+#define SCAN_WORDS		32
+#define MAX_CMSGS		4
+#define MAX_MMSGS		8
+#define FD_SALT			0x66645f7369746573ULL	/* fd stacks never share a heap hash */
+
+const volatile __u8 cfg_fd_class[LT_MAX_SYSCALL];
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, LT_MAX_FDS);
+	__type(key, struct lt_fd_key);
+	__type(value, struct lt_fd_val);
+} fds SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct lt_sysargs);
+} sysargs SEC(".maps");
+
+struct scan_buf {
+	__u64 words[SCAN_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scan_buf);
+} scan_scratch SEC(".maps");
+
+/* Does the code before `ret` end in a call instruction (so `ret` is a return address)? */
+static __always_inline bool is_return_address(__u64 ret)
+{
+	__u8 b[8];
+
+	if (ret < 4096 || ret >= 0x800000000000ULL)
+		return false;
+	if (bpf_probe_read_user(b, sizeof(b), (void *)(ret - 8)))
+		return false;
+	if (b[3] == 0xe8)				/* call rel32 */
+		return true;
+	if (b[2] == 0xff && b[3] == 0x15)		/* call *disp32(%rip) */
+		return true;
+	if (b[6] == 0xff && (b[7] & 0xf8) == 0xd0)	/* call *%reg */
+		return true;
+	if (b[5] == 0xff && (b[6] & 0xf8) == 0x50)	/* call *disp8(%reg) */
+		return true;
+	return false;
+}
+
+/*
+ * The user stack at a syscall: the wrapper's caller first (found by scanning), then the
+ * caller's frame-pointer chain; the wrapper itself when no return address is found.
+ */
+static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs)
+{
+	__u32 zero = 0;
+	struct scan_buf *scan = bpf_map_lookup_elem(&scan_scratch, &zero);
+	struct lt_stack *st = stack_buf();
+	__u64 ip = BPF_CORE_READ(regs, ip), sp = BPF_CORE_READ(regs, sp);
+	__u64 bp = BPF_CORE_READ(regs, bp), ra = 0, ra_at = 0;
+	__u32 depth = stack_depth();
+
+	if (!st || !scan)
+		return 0;
+	if (!bpf_probe_read_user(scan->words, sizeof(scan->words), (void *)sp)) {
+		for (__u32 i = 0; i < SCAN_WORDS; i++) {
+			if (is_return_address(scan->words[i])) {
+				ra = scan->words[i];
+				ra_at = sp + 8 * i;
+				break;
+			}
+		}
+	}
+	if (!ra) {
+		st->nr = walk_user_stack(ip, bp, st, depth);
+		return intern_stack(st, FD_SALT);
+	}
+	/*
+	 * The caller's frame pointer: still in %rbp if the wrapper left it alone, else saved
+	 * just below the return address by the wrapper's first `push %rbp`.
+	 */
+	if (bp <= ra_at || bp - ra_at > (1 << 20)) {
+		bp = 0;
+		if (ra_at >= 8)
+			bpf_probe_read_user(&bp, sizeof(bp), (void *)(ra_at - 8));
+		if (bp <= ra_at || bp - ra_at > (1 << 20))
+			bp = 0;
+	}
+	st->nr = walk_user_stack(ra, bp, st, depth);
+	return intern_stack(st, FD_SALT);
+}
+
+/* Take (tgid, fd) off its site.  True if it was tracked. */
+static __always_inline bool fd_release(__u32 tgid, __s32 fd)
+{
+	struct lt_fd_key k = { .tgid = tgid, .fd = fd };
+	struct lt_fd_val *v = bpf_map_lookup_elem(&fds, &k);
+	struct lt_fd_val old;
+
+	if (!v)
+		return false;
+	old = *v;
+	if (bpf_map_delete_elem(&fds, &k))
+		return false;
+	site_sub(tgid, old.gen, old.stack_hash, LT_KIND_FD, 0);
+	bump(&counters, LT_CNT_FD_EVENTS);
+	return true;
+}
+
+/* Record a new descriptor at the site `hash` of image gen. */
+static __always_inline void fd_record(__u32 tgid, __u64 gen, __u64 hash, __s32 fd, __u64 now)
+{
+	struct lt_fd_key k = { .tgid = tgid, .fd = fd };
+	struct lt_fd_val v = { .gen = gen, .stack_hash = hash, .ts_ns = now };
+	struct lt_site_val *s;
+	long err;
+
+	if (fd < 0)
+		return;
+	s = site_get(tgid, gen, hash, LT_KIND_FD);
+	if (!s)
+		return;
+	err = bpf_map_update_elem(&fds, &k, &v, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		/* The number is open again without a close we saw: retire the old record. */
+		fd_release(tgid, fd);
+		err = bpf_map_update_elem(&fds, &k, &v, BPF_ANY);
+	}
+	if (err) {
+		drop(LT_DROP_FD_MAP_FULL);
+		return;
+	}
+	site_add(s, 0, now);
+	bump(&counters, LT_CNT_FD_EVENTS);
+}
+
+#define RANGE_MAX 32	/* descriptors one close_range() releases here; /proc repairs more */
+
+/* On the stack: bpf_for_each_map_elem wants its context there. */
+struct range_buf {
+	__s32 fd[RANGE_MAX];
+	__u32 n;
+	__u32 tgid;
+	__u32 first;
+	__u32 last;
+};
+
+/* bpf_for_each_map_elem callback: collect this process's descriptors in the range. */
+static long collect_in_range(struct bpf_map *map, struct lt_fd_key *k, struct lt_fd_val *v,
+			     struct range_buf *rb)
+{
+	__u32 n = rb->n;
+
+	if (k->tgid != rb->tgid || (__u32)k->fd < rb->first || (__u32)k->fd > rb->last)
+		return 0;
+	if (n >= RANGE_MAX)
+		return 1;
+	rb->fd[n] = k->fd;
+	rb->n = n + 1;
+	return 0;
+}
+
+/* close_range(first, last): release the tracked descriptors in [first, last]. */
+static __always_inline void release_range(__u32 tgid, __u32 first, __u32 last)
+{
+	struct range_buf rb = { .tgid = tgid, .first = first, .last = last };
+
+	bpf_for_each_map_elem(&fds, collect_in_range, &rb, 0);
+	for (__u32 i = 0; i < RANGE_MAX; i++) {
+		if (i >= rb.n)
+			break;
+		fd_release(tgid, rb.fd[i]);
+	}
+}
+
+/* Descriptors passed with SCM_RIGHTS in the msghdr at user address msg. */
+static __always_inline void record_scm_rights(__u32 tgid, __u64 gen, __u64 hash, __u64 msg,
+					      __u64 now)
+{
+	struct user_msghdr mh;
+	__u64 at, end;
+
+	if (bpf_probe_read_user(&mh, sizeof(mh), (void *)msg) || !mh.msg_control)
+		return;
+	at = (__u64)mh.msg_control;
+	end = at + mh.msg_controllen;
+	for (int c = 0; c < MAX_CMSGS; c++) {
+		struct cmsghdr ch;
+		__u32 n;
+
+		if (at + sizeof(ch) > end)
+			break;
+		if (bpf_probe_read_user(&ch, sizeof(ch), (void *)at) || ch.cmsg_len < sizeof(ch))
+			break;
+		if (ch.cmsg_level == SOL_SOCKET && ch.cmsg_type == SCM_RIGHTS) {
+			n = (ch.cmsg_len - sizeof(ch)) / sizeof(int);
+			for (__u32 i = 0; i < LT_MAX_SCM_FDS; i++) {
+				int fd;
+
+				if (i >= n)
+					break;
+				if (bpf_probe_read_user(&fd, sizeof(fd),
+							(void *)(at + sizeof(ch) + i * sizeof(int))))
+					break;
+				fd_record(tgid, gen, hash, fd, now);
+			}
+		}
+		at += (ch.cmsg_len + 7) & ~7ULL;
+	}
+}
+
+SEC("raw_tracepoint/sys_enter")
+int lt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	__u64 nr = ctx->args[1];
+	struct lt_sysargs *sa;
+	struct lt_proc *p;
+
+	if (nr >= LT_MAX_SYSCALL || cfg_fd_class[nr] == LT_FDC_NONE)
+		return 0;
+	p = proc_of(bpf_get_current_pid_tgid() >> 32);
+	if (!p)
+		return 0;
+	sa = bpf_task_storage_get(&sysargs, bpf_get_current_task_btf(), NULL,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!sa) {
+		drop(LT_DROP_INFLIGHT_FULL);
+		return 0;
+	}
+	sa->nr = nr;
+	sa->gen = p->gen;
+	sa->args[0] = BPF_CORE_READ(regs, di);
+	sa->args[1] = BPF_CORE_READ(regs, si);
+	sa->args[2] = BPF_CORE_READ(regs, dx);
+	sa->args[3] = BPF_CORE_READ(regs, r10);
+	sa->active = 1;
+	return 0;
+}
+
+SEC("raw_tracepoint/sys_exit")
+int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	long ret = ctx->args[1];
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct lt_sysargs *sa;
+	struct lt_sysargs a;
+	__u64 now, hash;
+	__u8 cls;
+	int pair[2];
+
+	sa = bpf_task_storage_get(&sysargs, bpf_get_current_task_btf(), NULL, 0);
+	if (!sa || !sa->active)
+		return 0;
+	a = *sa;
+	sa->active = 0;
+	if (ret < 0 || a.nr >= LT_MAX_SYSCALL)
+		return 0;
+	cls = cfg_fd_class[a.nr];
+	now = bpf_ktime_get_ns();
+
+	switch (cls) {
+	case LT_FDC_CLOSE:
+		if (ret == 0)
+			fd_release(tgid, (__s32)a.args[0]);
+		return 0;
+	case LT_FDC_CLOSE_RANGE:
+		/* CLOSE_RANGE_CLOEXEC only marks them: exec will close them (a new image). */
+		if (ret == 0 && !(a.args[2] & 4))
+			release_range(tgid, a.args[0], a.args[1]);
+		return 0;
+	case LT_FDC_FCNTL:
+		if (a.args[1] != F_DUPFD && a.args[1] != F_DUPFD_CLOEXEC)
+			return 0;
+		break;
+	case LT_FDC_SIGNALFD:
+		if ((int)a.args[0] != -1)
+			return 0;
+		break;
+	case LT_FDC_DUP2:
+		if (a.args[0] == a.args[1])
+			return 0;
+		/* dup2 onto an open descriptor closes it first. */
+		fd_release(tgid, (__s32)a.args[1]);
+		break;
+	case LT_FDC_RECVMMSG:
+	case LT_FDC_RECVMSG:
+		if (ret == 0 && cls == LT_FDC_RECVMMSG)
+			return 0;
+		break;
+	default:
+		break;
+	}
+
+	hash = capture_syscall_stack(regs);
+	switch (cls) {
+	case LT_FDC_PAIR_ARG0:
+	case LT_FDC_PAIR_ARG3:
+		if (bpf_probe_read_user(pair, sizeof(pair),
+					(void *)a.args[cls == LT_FDC_PAIR_ARG0 ? 0 : 3]))
+			return 0;
+		fd_record(tgid, a.gen, hash, pair[0], now);
+		fd_record(tgid, a.gen, hash, pair[1], now);
+		break;
+	case LT_FDC_RECVMSG:
+		record_scm_rights(tgid, a.gen, hash, a.args[1], now);
+		break;
+	case LT_FDC_RECVMMSG:
+		for (int i = 0; i < MAX_MMSGS; i++) {
+			if (i >= ret)
+				break;
+			/* struct mmsghdr: a user_msghdr then an unsigned int, padded to 64 bytes. */
+			record_scm_rights(tgid, a.gen, hash,
+					  a.args[1] + i * (sizeof(struct user_msghdr) + 8), now);
+		}
+		break;
+	default:
+		fd_record(tgid, a.gen, hash, (__s32)ret, now);
+		break;
+	}
+	return 0;
+}

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * heap.bpf.c - the allocator probes: outstanding heap blocks per call site, in the kernel.
+ *
+ * Counting happens here, per call site, so userspace reads O(sites) each interval whatever
+ * the number of live blocks:
+ *   - entry probes remember the request of a thread's outermost allocator call in its task
+ *     storage (nested calls, e.g. realloc(NULL, n) tail-calling malloc, only bump a depth);
+ *   - return probes capture the user stack (at the return the registers are the caller's, so
+ *     the first frame is the allocating call site), record the block in `allocs` and add it
+ *     to its site;
+ *   - free's probe removes the block and subtracts it from the site it was charged to.
+ * Every loss increments a `drops` slot; nothing is lost silently.
+ */
+#include "common.bpf.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, LT_MAX_ALLOCS);
+	__type(key, struct lt_alloc_key);
+	__type(value, struct lt_alloc_val);
+} allocs SEC(".maps");
+
+/* Per-thread allocator call state: lives and dies with the thread, no insert per call. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct lt_inflight);
+} inflight SEC(".maps");
+
+/* Take the live block (tgid, addr) off its site.  Returns true if leaktop knew it. */
+static __always_inline bool release(__u32 tgid, __u64 addr)
+{
+	struct lt_alloc_key ak = { .tgid = tgid, .addr = addr };
+	struct lt_alloc_val *a = bpf_map_lookup_elem(&allocs, &ak);
+	struct lt_alloc_val v;
+
+	if (!a)
+		return false;
+	v = *a;
+	/* Only the deleter accounts the free, so racing frees of one block count once. */
+	if (bpf_map_delete_elem(&allocs, &ak))
+		return false;
+	site_sub(tgid, v.gen, v.stack_hash, LT_KIND_HEAP, v.size_bytes);
+	return true;
+}
+
+/* Record a new live block at the current call site. */
+static __always_inline void record(struct pt_regs *ctx, __u32 tgid, __u64 gen, __u64 addr,
+				   __u64 size)
+{
+	struct lt_alloc_key ak = { .tgid = tgid, .addr = addr };
+	struct lt_alloc_val av = { .size_bytes = size, .gen = gen };
+	struct lt_site_val *s;
+	__u64 now = bpf_ktime_get_ns();
+	long err;
+
+	av.stack_hash = capture_stack(ctx);
+	s = site_get(tgid, gen, av.stack_hash, LT_KIND_HEAP);
+	if (!s)
+		return;
+	av.ts_ns = now;
+	err = bpf_map_update_elem(&allocs, &ak, &av, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		/* The address is live again without a free we saw: retire the old record. */
+		release(tgid, addr);
+		err = bpf_map_update_elem(&allocs, &ak, &av, BPF_ANY);
+	}
+	if (err) {
+		drop(LT_DROP_ALLOC_MAP_FULL);
+		return;
+	}
+	site_add(s, size, now);
+	bump(&counters, LT_CNT_EVENTS);
+}
+
+static __always_inline struct lt_inflight *thread_state(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return bpf_task_storage_get(&inflight, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u64 arg_ptr)
+{
+	__u64 sp = PT_REGS_SP(ctx);
+	struct lt_inflight *cur;
+	struct lt_proc *p;
+
+	/* Load it now: clang would otherwise keep ctx + offset, which the verifier refuses. */
+	barrier_var(sp);
+	p = proc_of(bpf_get_current_pid_tgid() >> 32);
+
+	if (!p)
+		return 0;
+	cur = thread_state();
+	if (!cur) {
+		drop(LT_DROP_INFLIGHT_FULL);
+		return 0;
+	}
+	if (cur->active) {
+		/*
+		 * Inside an allocator call of this thread: deeper on its stack, or at the same
+		 * depth for a tail call (glibc's realloc(NULL, n) jumps to malloc).  Count the
+		 * outer call only.
+		 */
+		if (sp <= cur->entry_sp) {
+			cur->depth++;
+			bump(&counters, LT_CNT_NESTED);
+			return 0;
+		}
+		/* Shallower: the outer call returned without its return probe running. */
+		drop(LT_DROP_LOST_RETURN);
+	}
+	cur->size_bytes = size;
+	cur->arg_ptr = arg_ptr;
+	cur->gen = p->gen;
+	cur->entry_sp = sp;
+	cur->fn = fn;
+	cur->depth = 0;
+	cur->active = 1;
+	return 0;
+}
+
+static __always_inline int alloc_exit(struct pt_regs *ctx, __u64 ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct lt_inflight *cur = bpf_task_storage_get(&inflight, task, NULL, 0);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct lt_inflight in;
+	__u64 addr = ret;
+
+	if (!cur || !cur->active)
+		return 0;
+	if (cur->depth) {
+		cur->depth--;
+		return 0;
+	}
+	in = *cur;
+	cur->active = 0;
+
+	switch (in.fn) {
+	case LT_FN_POSIX_MEMALIGN:
+		/* Returns 0 on success; the block comes back through the out-pointer. */
+		addr = 0;
+		if (ret == 0 && in.arg_ptr)
+			bpf_probe_read_user(&addr, sizeof(addr), (void *)in.arg_ptr);
+		break;
+	case LT_FN_REALLOC:
+	case LT_FN_REALLOCARRAY:
+		/*
+		 * realloc(p, n) frees p whenever it succeeds (moved or not) and, as glibc
+		 * defines realloc(p, 0), when n is 0 (it frees p and returns NULL).  A failed
+		 * realloc leaves p alive.
+		 */
+		if (in.arg_ptr && (ret || in.size_bytes == 0)) {
+			if (release(tgid, in.arg_ptr))
+				bump(&counters, LT_CNT_EVENTS);
+		}
+		break;
+	default:
+		break;
+	}
+	if (!addr) {
+		/* realloc(p, 0) returning NULL is a free, not a failure. */
+		if (in.size_bytes || (in.fn != LT_FN_REALLOC && in.fn != LT_FN_REALLOCARRAY))
+			bump(&counters, LT_CNT_FAILED_ALLOCS);
+		return 0;
+	}
+	record(ctx, tgid, in.gen, addr, in.size_bytes);
+	return 0;
+}
+
+/* n * m, saturated so an overflowing request is never mistaken for a 0-byte one. */
+static __always_inline __u64 mul_sat(__u64 n, __u64 m)
+{
+	__u64 limit;
+
+	if (!m)
+		return 0;
+	limit = ~0ULL / m;
+	/* Keep clang from folding this into a 128-bit multiply the BPF target lacks. */
+	asm volatile("" : "+r"(limit));
+	if (n > limit)
+		return ~0ULL;
+	return n * m;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(malloc_enter, __u64 size)
+{
+	return alloc_enter(ctx, LT_FN_MALLOC, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(calloc_enter, __u64 n, __u64 m)
+{
+	return alloc_enter(ctx, LT_FN_CALLOC, mul_sat(n, m), 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(realloc_enter, __u64 ptr, __u64 size)
+{
+	return alloc_enter(ctx, LT_FN_REALLOC, size, ptr);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(reallocarray_enter, __u64 ptr, __u64 n, __u64 m)
+{
+	return alloc_enter(ctx, LT_FN_REALLOCARRAY, mul_sat(n, m), ptr);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(posix_memalign_enter, __u64 memptr, __u64 align, __u64 size)
+{
+	return alloc_enter(ctx, LT_FN_POSIX_MEMALIGN, size, memptr);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(aligned_alloc_enter, __u64 align, __u64 size)
+{
+	return alloc_enter(ctx, LT_FN_ALIGNED_ALLOC, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(memalign_enter, __u64 align, __u64 size)
+{
+	return alloc_enter(ctx, LT_FN_MEMALIGN, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(valloc_enter, __u64 size)
+{
+	return alloc_enter(ctx, LT_FN_VALLOC, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(pvalloc_enter, __u64 size)
+{
+	return alloc_enter(ctx, LT_FN_PVALLOC, size, 0);
+}
+
+/* One return program serves every allocator: the entry said which one it was. */
+SEC("uretprobe")
+int BPF_KRETPROBE(alloc_return, __u64 ret)
+{
+	return alloc_exit(ctx, ret);
+}
+
+/*
+ * free's probe may sit a few instructions past the entry (see user/probes.c); the planner
+ * guarantees %rdi still holds the argument there.
+ */
+SEC("uprobe")
+int BPF_KPROBE(free_enter, __u64 ptr)
+{
+	__u32 tgid;
+
+	if (!ptr)
+		return 0;
+	/*
+	 * No nesting check: a free made inside realloc(p, 0) takes p off its site here and
+	 * realloc's return then finds nothing left to release, so p is freed exactly once.
+	 */
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (release(tgid, ptr))
+		bump(&counters, LT_CNT_EVENTS);
+	else if (bpf_map_lookup_elem(&procs, &tgid))
+		bump(&counters, LT_CNT_FREE_UNKNOWN);
+	return 0;
+}
+
+/* Empty programs, attached at the same places by `make bench` to measure the trap floor. */
+SEC("uprobe")
+int floor_enter(void *ctx)
+{
+	return 0;
+}
+
+SEC("uretprobe")
+int floor_return(void *ctx)
+{
+	return 0;
+}
+
