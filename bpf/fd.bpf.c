@@ -13,8 +13,9 @@
  * The user stack at a syscall starts inside a libc wrapper that usually keeps no frame
  * pointer, so the caller of the wrapper is not on the frame-pointer chain.  It is found by
  * scanning the top of the stack for the first word that is a return address (the bytes
- * before it encode a call), the way unwinders scan stacks; the chain goes on from the
- * caller's frame pointer.
+ * before it encode a call) of a call into the function holding the syscall (directly, or
+ * through a PLT stub or a GOT slot), the way unwinders scan stacks; the chain goes on from
+ * the caller's frame pointer.
  */
 #include "common.bpf.h"
 
@@ -55,24 +56,80 @@ struct {
 	__type(value, struct scan_buf);
 } scan_scratch SEC(".maps");
 
-/* Does the code before `ret` end in a call instruction (so `ret` is a return address)? */
-static __always_inline bool is_return_address(__u64 ret)
+#define CALL_UNKNOWN_TARGET 1	/* an indirect call through a register */
+
+/* Where a PLT stub at t jumps to (its GOT entry), or t itself when it is not a stub. */
+static __always_inline __u64 through_plt(__u64 t)
+{
+	__u8 b[11];
+	__s32 disp;
+	__u64 slot, dest = 0;
+
+	if (bpf_probe_read_user(b, sizeof(b), (void *)t))
+		return t;
+	if (b[0] == 0xff && b[1] == 0x25) {			/* jmp *disp32(%rip) */
+		__builtin_memcpy(&disp, &b[2], 4);
+		slot = t + 6 + disp;
+	} else if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa &&
+		   b[4] == 0xf2 && b[5] == 0xff && b[6] == 0x25) {	/* endbr64; bnd jmp */
+		__builtin_memcpy(&disp, &b[7], 4);
+		slot = t + 11 + disp;
+	} else if (b[0] == 0xf2 && b[1] == 0xff && b[2] == 0x25) {	/* bnd jmp */
+		__builtin_memcpy(&disp, &b[3], 4);
+		slot = t + 7 + disp;
+	} else {
+		return t;
+	}
+	if (bpf_probe_read_user(&dest, sizeof(dest), (void *)slot))
+		return t;
+	return dest;
+}
+
+/*
+ * If `ret` is a return address (the bytes before it encode a call), the address that call
+ * went to (CALL_UNKNOWN_TARGET for a call through a register), else 0.
+ */
+static __always_inline __u64 call_target(__u64 ret)
 {
 	__u8 b[8];
+	__s32 disp;
+	__u64 dest = 0;
 
 	if (ret < 4096 || ret >= 0x800000000000ULL)
-		return false;
+		return 0;
 	if (bpf_probe_read_user(b, sizeof(b), (void *)(ret - 8)))
-		return false;
-	if (b[3] == 0xe8)				/* call rel32 */
-		return true;
-	if (b[2] == 0xff && b[3] == 0x15)		/* call *disp32(%rip) */
-		return true;
-	if (b[6] == 0xff && (b[7] & 0xf8) == 0xd0)	/* call *%reg */
-		return true;
-	if (b[5] == 0xff && (b[6] & 0xf8) == 0x50)	/* call *disp8(%reg) */
-		return true;
-	return false;
+		return 0;
+	if (b[3] == 0xe8) {					/* call rel32 */
+		__builtin_memcpy(&disp, &b[4], 4);
+		return through_plt(ret + disp);
+	}
+	if (b[2] == 0xff && b[3] == 0x15) {			/* call *disp32(%rip) */
+		__builtin_memcpy(&disp, &b[4], 4);
+		if (bpf_probe_read_user(&dest, sizeof(dest), (void *)(ret + disp)))
+			return 0;
+		return dest;
+	}
+	if (b[6] == 0xff && (b[7] & 0xf8) == 0xd0)		/* call *%reg */
+		return CALL_UNKNOWN_TARGET;
+	if (b[5] == 0xff && (b[6] & 0xf8) == 0x50)		/* call *disp8(%reg) */
+		return CALL_UNKNOWN_TARGET;
+	return 0;
+}
+
+/*
+ * Is `ret` the return address of the call into the function that made the syscall at ip?
+ * Its call must have gone to a function starting at most WRAPPER_SPAN bytes before ip:
+ * stale return addresses of earlier, unrelated calls left in the wrapper's uninitialised
+ * stack slots fail this test.
+ */
+#define WRAPPER_SPAN 8192
+
+static __always_inline bool returns_from(__u64 ret, __u64 ip)
+{
+	__u64 t = call_target(ret);
+
+	/* A call through a register cannot be checked: the vDSO's leave stale ones behind. */
+	return t && t != CALL_UNKNOWN_TARGET && t <= ip && ip - t < WRAPPER_SPAN;
 }
 
 /*
@@ -92,7 +149,7 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs)
 		return 0;
 	if (!bpf_probe_read_user(scan->words, sizeof(scan->words), (void *)sp)) {
 		for (__u32 i = 0; i < SCAN_WORDS; i++) {
-			if (is_return_address(scan->words[i])) {
+			if (returns_from(scan->words[i], ip)) {
 				ra = scan->words[i];
 				ra_at = sp + 8 * i;
 				break;

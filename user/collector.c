@@ -24,6 +24,7 @@
 
 #include "collector.h"
 #include "fdsys.h"
+#include "procfs.h"
 
 #define BATCH 4096
 
@@ -582,11 +583,24 @@ static void describe_socket(int pidfd, int fd, char *buf, size_t len)
 	close(dup);
 }
 
+/*
+ * Is pid on its way out?  The kernel drops a process's memory (statm reads zeros) before it
+ * closes its files, so a listing of /proc/PID/fd taken before this check and missing fds
+ * is only trusted if the memory is still there.
+ */
+static bool process_exiting(uint32_t pid)
+{
+	struct proc_counters pc;
+
+	return procfs__counters(pid, &pc) || pc.vm_bytes == 0;
+}
+
 int collector__fd_census(struct collector *c, const struct sample *s, uint32_t pid,
 			 uint64_t gen, struct fd_census *out)
 {
 	size_t n_open = 0, lo = 0, hi = s->n_fds, tracked_open = 0;
 	int *open = NULL, pidfd = -1, err;
+	bool exiting_checked = false, exiting = false;
 
 	memset(out, 0, sizeof(*out));
 	err = open_fds(pid, &open, &n_open);
@@ -606,14 +620,20 @@ int collector__fd_census(struct collector *c, const struct sample *s, uint32_t p
 		char link[128], target[96] = "";
 		struct fd_seen *f;
 		struct stat st;
+		uint64_t *v;
 		ssize_t ln;
 
 		if (r->val.gen != gen)
 			continue;
 		if (!bsearch(&r->key.fd, open, n_open, sizeof(int), cmp_int)) {
+			if (!exiting_checked) {
+				exiting_checked = true;
+				exiting = process_exiting(pid);
+			}
+			/* An exiting process closes everything: that is not a missed close. */
+			if (exiting)
+				continue;
 			/* Closed without a close we saw: only the one who deletes repairs it. */
-			uint64_t *v;
-
 			if (bpf_map_delete_elem(c->fds.fds, &r->key))
 				continue;
 			v = realloc(out->repaired, (out->n_repaired + 1) * sizeof(*v));
@@ -647,8 +667,13 @@ int collector__fd_census(struct collector *c, const struct sample *s, uint32_t p
 	}
 	if (pidfd >= 0)
 		close(pidfd);
+	free(open);
+	/* A listing taken while the process closed everything on its way out says nothing. */
+	if (exiting || (!exiting_checked && process_exiting(pid))) {
+		fd_census__free(out);
+		return -ESRCH;
+	}
 	out->untracked = n_open - tracked_open;
 	out->valid = true;
-	free(open);
 	return 0;
 }

@@ -28,10 +28,15 @@ const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_BPF_RECURSION] = "bpf_recursion",
 };
 
-void model__init(struct model *m, double interval_s, unsigned int resources)
+const char *const process_flag_names[4] = {
+	"heap_growth", "fd_growth", "rss_growth", "rss_growth_unexplained",
+};
+
+void model__init(struct model *m, double interval_s, unsigned int resources, uint32_t window)
 {
 	memset(m, 0, sizeof(*m));
 	m->interval_s = interval_s;
+	m->window = window;
 	m->resources = resources;
 	m->start_ns = monotonic_ns();
 	m->now_ns = m->start_ns;
@@ -39,6 +44,7 @@ void model__init(struct model *m, double interval_s, unsigned int resources)
 
 static void site_free(struct site *s)
 {
+	series__free(&s->hist);
 	for (uint32_t i = 0; i < s->n_frames; i++)
 		sym_frame__clear(&s->frames[i]);
 	free(s->frames);
@@ -46,6 +52,12 @@ static void site_free(struct site *s)
 
 static void process_free(struct process *p)
 {
+	series__free(&p->hist_heap);
+	series__free(&p->hist_fds);
+	series__free(&p->hist_rss);
+	series__free(&p->hist_vm);
+	series__free(&p->hist_fd_count);
+	series__free(&p->hist_threads);
 	for (size_t i = 0; i < p->n_sites; i++)
 		site_free(&p->sites[i]);
 	free(p->sites);
@@ -129,6 +141,15 @@ struct process *model__process(struct model *m, uint32_t pid, uint64_t gen)
 	p->pid = pid;
 	p->gen = gen;
 	p->first_seen_ns = monotonic_ns();
+	if (series__init(&p->hist_heap, m->window) || series__init(&p->hist_fds, m->window) ||
+	    series__init(&p->hist_rss, m->window) || series__init(&p->hist_vm, m->window) ||
+	    series__init(&p->hist_fd_count, m->window) ||
+	    series__init(&p->hist_threads, m->window)) {
+		process_free(p);
+		memmove(&m->procs[at], &m->procs[at + 1], (m->n_procs - at - 1) * sizeof(*p));
+		m->n_procs--;
+		return NULL;
+	}
 	return p;
 }
 
@@ -205,7 +226,7 @@ static struct site *site_find(struct process *p, uint32_t kind, uint64_t hash)
 }
 
 static struct site *site_find_or_add(struct process *p, uint32_t kind, uint64_t hash,
-				     bool *added)
+				     uint32_t window, bool *added)
 {
 	size_t lo = 0, hi = p->n_sites;
 	struct site *s;
@@ -237,6 +258,11 @@ static struct site *site_find_or_add(struct process *p, uint32_t kind, uint64_t 
 	memset(s, 0, sizeof(*s));
 	s->key.kind = kind;
 	s->key.stack_hash = hash;
+	if (series__init(&s->hist, window)) {
+		memmove(&p->sites[lo], &p->sites[lo + 1], (p->n_sites - lo - 1) * sizeof(*s));
+		p->n_sites--;
+		return NULL;
+	}
 	*added = true;
 	return s;
 }
@@ -333,12 +359,21 @@ static void resolve_site(struct process *p, struct site *s, struct collector *c,
 
 static void push_history(struct site *s, uint64_t ts)
 {
-	s->hist_ts_ns[s->hist_pos] = ts;
-	s->hist_bytes[s->hist_pos] = s->kind == LT_KIND_FD ? site__outstanding(s)
-							    : s->val.outstanding_bytes;
-	s->hist_pos = (s->hist_pos + 1) % SITE_HISTORY;
-	if (s->hist_n < SITE_HISTORY)
-		s->hist_n++;
+	series__push(&s->hist, ts, s->kind == LT_KIND_FD ? site__outstanding(s)
+							  : s->val.outstanding_bytes);
+}
+
+/* The process's own series, once its totals and counters are known. */
+static void push_process_history(struct process *p, uint64_t ts)
+{
+	series__push(&p->hist_heap, ts, p->heap_outstanding_bytes);
+	series__push(&p->hist_fds, ts, p->fd_outstanding);
+	if (!p->counters.valid)
+		return;
+	series__push(&p->hist_rss, ts, p->counters.rss_bytes);
+	series__push(&p->hist_vm, ts, p->counters.vm_bytes);
+	series__push(&p->hist_fd_count, ts, p->counters.fd_count);
+	series__push(&p->hist_threads, ts, p->counters.threads);
 }
 
 bool model__visible(const struct process *p)
@@ -386,7 +421,7 @@ int model__update(struct model *m, const struct sample *s, struct collector *c,
 				return -ENOMEM;
 			register_image(p, sym);
 		}
-		site = site_find_or_add(p, r->key.kind, r->key.stack_hash, &added);
+		site = site_find_or_add(p, r->key.kind, r->key.stack_hash, m->window, &added);
 		if (!site)
 			return -ENOMEM;
 		site->key = r->key;
@@ -444,6 +479,8 @@ int model__update(struct model *m, const struct sample *s, struct collector *c,
 			q->heap_allocs += st->val.allocs;
 			q->heap_frees += st->val.frees;
 		}
+		if (!q->exited)
+			push_process_history(q, s->ts_ns);
 	}
 	m->collect_ms = s->read_ms + (monotonic_ns() - t0) / 1e6;
 	return 0;
@@ -472,6 +509,8 @@ static int cmp_proc_outstanding(const void *a, const void *b)
 {
 	const struct process *x = *(struct process *const *)a, *y = *(struct process *const *)b;
 
+	if (!!x->flags != !!y->flags)
+		return x->flags ? -1 : 1;
 	if (x->heap_outstanding_bytes != y->heap_outstanding_bytes)
 		return x->heap_outstanding_bytes > y->heap_outstanding_bytes ? -1 : 1;
 	if (x->pid != y->pid)
@@ -483,6 +522,10 @@ static int cmp_site_outstanding(const void *a, const void *b)
 {
 	const struct site *x = *(struct site *const *)a, *y = *(struct site *const *)b;
 
+	if (x->flagged != y->flagged)
+		return x->flagged ? -1 : 1;
+	if (x->flagged && x->trend_z != y->trend_z)
+		return x->trend_z > y->trend_z ? -1 : 1;
 	if (site__outstanding(x) > 0 && site__outstanding(y) <= 0)
 		return -1;
 	if (site__outstanding(y) > 0 && site__outstanding(x) <= 0)

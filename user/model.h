@@ -15,9 +15,10 @@
 #include "collector.h"
 #include "fdsys.h"
 #include "procfs.h"
+#include "series.h"
 #include "symbolize.h"
 
-#define SITE_HISTORY 32		/* samples kept per site for the growth estimate */
+#define DEFAULT_WINDOW 40	/* samples of history per series (--window) */
 #define FD_SAMPLES 3		/* example targets kept per fd site */
 
 struct site {
@@ -33,14 +34,23 @@ struct site {
 	uint32_t n_frames;
 	bool resolved;
 	bool seen;			/* present in the latest sample */
-	/* History of outstanding bytes, a ring: oldest at (hist_pos - hist_n) mod SITE_HISTORY. */
-	uint64_t hist_ts_ns[SITE_HISTORY];
-	int64_t hist_bytes[SITE_HISTORY];
-	uint32_t hist_n, hist_pos;
+	/* Outstanding bytes (heap) or descriptors (fd) over the analysis window. */
+	struct series hist;
 	/* Written by analysis. */
 	double growth_per_s;
+	double trend_z;
 	bool flagged;
 };
+
+/* Process flags (the contract's "flags"). */
+enum process_flag {
+	PROC_HEAP_GROWTH = 1 << 0,
+	PROC_FD_GROWTH = 1 << 1,
+	PROC_RSS_GROWTH = 1 << 2,
+	PROC_RSS_UNEXPLAINED = 1 << 3,
+};
+
+extern const char *const process_flag_names[4];
 
 struct process {
 	uint32_t pid;
@@ -58,6 +68,10 @@ struct process {
 	uint64_t fd_opens, fd_closes, fd_repaired;
 	uint32_t fd_untracked;
 	bool fd_census_valid;
+	/* Histories over the analysis window, and what analysis made of them. */
+	struct series hist_heap, hist_fds, hist_rss, hist_vm, hist_fd_count, hist_threads;
+	unsigned int flags;		/* enum process_flag */
+	double heap_growth_per_s;
 	bool target;			/* named by -p or started by --: shown without sites */
 	bool exited;			/* exited or exec'd: in this report, gone from the next */
 	bool exit_reported;		/* exited and already in a report: reaped next update */
@@ -72,6 +86,7 @@ struct model {
 	size_t n_procs, cap_procs;
 	uint64_t start_ns, now_ns;
 	double interval_s;
+	uint32_t window;		/* samples per history */
 	uint64_t drops[LT_DROP__COUNT];
 	uint64_t counters[LT_CNT__COUNT];
 	size_t probes_attached;
@@ -79,7 +94,7 @@ struct model {
 	unsigned int resources;
 };
 
-void model__init(struct model *m, double interval_s, unsigned int resources);
+void model__init(struct model *m, double interval_s, unsigned int resources, uint32_t window);
 void model__free(struct model *m);
 
 /* Find or add the process image (pid, gen). */
@@ -119,7 +134,8 @@ bool model__visible(const struct process *p);
 /* Read comm, cmdline and start time of a live process (kept once known). */
 void model__refresh_identity(struct process *p);
 
-/* Display order, shared by every view: most outstanding bytes first.  Caller frees. */
+/* Display order, shared by every view: the clearest leaks first, then most outstanding
+ * bytes.  Caller frees. */
 struct process **model__procs_by_outstanding(const struct model *m, size_t *n);
 struct site **model__sites_by_outstanding(const struct process *p);
 

@@ -33,6 +33,7 @@ static const char usage_text[] =
 "  -r, --resources LIST    what to track: heap, fd (default: all)\n"
 "      --stack-depth N     user stack frames kept per call site (1-127, default 32)\n"
 "  -n, --top N             call sites shown per process in the text report (default 10)\n"
+"      --window N          samples of history the growth verdicts use (8-3600, default 40)\n"
 "  -v, --verbose           show libbpf's messages and probe placement\n"
 "      --probe-floor WHERE for benchmarks: attach empty programs instead, at every\n"
 "                          function's entry ('entry') or where leaktop's go ('planned')\n"
@@ -137,7 +138,7 @@ static int parse_resources(const char *list, unsigned int *out, char *err, size_
 	return 0;
 }
 
-enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR };
+enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR, OPT_WINDOW };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -149,6 +150,7 @@ static const struct option long_opts[] = {
 	{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
 	{ "top", required_argument, NULL, 'n' },
 	{ "probe-floor", required_argument, NULL, OPT_PROBE_FLOOR },
+	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -165,6 +167,7 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 	o->resources = RES_ALL;
 	o->stack_depth = LT_DEFAULT_STACK_DEPTH;
 	o->top_sites = 10;
+	o->window = 40;
 	err[0] = '\0';
 
 	/* "+": stop at the first non-option so CMD's own options are left alone. */
@@ -212,6 +215,12 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 				return fail(err, len, "invalid --top '%s': expected a positive number",
 					    optarg);
 			o->top_sites = n;
+			break;
+		case OPT_WINDOW:
+			if (parse_uint(optarg, 8, 3600, &n))
+				return fail(err, len, "invalid --window '%s': expected 8 to 3600 samples",
+					    optarg);
+			o->window = n;
 			break;
 		case OPT_PROBE_FLOOR:
 			if (!strcmp(optarg, "entry"))

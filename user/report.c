@@ -66,6 +66,9 @@ static void write_process(FILE *out, const struct model *m, const struct process
 
 	fprintf(out, "\nPID %u %s%s", p->pid, p->comm[0] ? p->comm : "?",
 		p->exited ? " (exited)" : "");
+	for (int f = 0; f < 4; f++)
+		if (p->flags & (1u << f))
+			fprintf(out, " [%s]", process_flag_names[f]);
 	if (p->cmdline && *p->cmdline)
 		fprintf(out, "  [%s]", p->cmdline);
 	fputc('\n', out);
@@ -95,12 +98,13 @@ static void write_process(FILE *out, const struct model *m, const struct process
 		if (site__outstanding(s) <= 0 && shown)
 			continue;
 		shown++;
+		fputs(s->flagged ? "  LEAK" : "      ", out);
 		if (s->kind == LT_KIND_FD) {
-			fprintf(out, "    %" PRId64 " fds open (opens %" PRIu64 ", closes %" PRIu64
+			fprintf(out, " %" PRId64 " fds open (opens %" PRIu64 ", closes %" PRIu64
 				", %+.1f/s)  ", site__outstanding(s), (uint64_t)s->val.allocs,
 				site__frees(s), s->growth_per_s);
 		} else {
-			fprintf(out, "    %s in %" PRId64 " blocks (allocs %" PRIu64 ", frees %"
+			fprintf(out, " %s in %" PRId64 " blocks (allocs %" PRIu64 ", frees %"
 				PRIu64 ", %+.0f B/s)  ",
 				report__bytes(b1, sizeof(b1), s->val.outstanding_bytes),
 				(int64_t)s->val.outstanding_count, (uint64_t)s->val.allocs,

@@ -596,7 +596,7 @@ int run__main(const struct options *o)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	model__init(&r.model, o->interval_s, o->resources);
+	model__init(&r.model, o->interval_s, o->resources, o->window);
 	r.sym = symbolizer__new();
 	if (!r.sym) {
 		err_line("out of memory");

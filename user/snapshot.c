@@ -94,6 +94,7 @@ static json_t *site_json(const struct model *m, const struct site *s)
 			"stack", stack);
 	if (!obj)
 		return NULL;
+	json_object_set_new(obj, "trend_z", json_real(s->trend_z));
 	if (s->kind == LT_KIND_FD) {
 		json_t *samples = json_array();
 
@@ -121,12 +122,16 @@ static json_t *counters_json(const struct proc_counters *c)
 static json_t *process_json(const struct model *m, const struct process *p)
 {
 	struct site **sites = model__sites_by_outstanding(p);
-	json_t *arr = json_array(), *obj;
+	json_t *arr = json_array(), *obj, *flags;
 
 	for (size_t i = 0; sites && i < p->n_sites; i++)
 		json_array_append_new(arr, site_json(m, sites[i]));
 	free(sites);
-	obj = json_pack("{s:I, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I}, s:[], s:b, s:o}",
+	flags = json_array();
+	for (int f = 0; f < 4; f++)
+		if (p->flags & (1u << f))
+			json_array_append_new(flags, json_string(process_flag_names[f]));
+	obj = json_pack("{s:I, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I}, s:o, s:b, s:o}",
 			"pid", (json_int_t)p->pid,
 			"comm", str_or_null(p->comm[0] ? p->comm : NULL),
 			"cmdline", str_or_null(p->cmdline),
@@ -136,7 +141,7 @@ static json_t *process_json(const struct model *m, const struct process *p)
 			"outstanding_count", (json_int_t)p->heap_outstanding_count,
 			"allocs", (json_int_t)p->heap_allocs,
 			"frees", (json_int_t)p->heap_frees,
-			"flags",
+			"flags", flags,
 			"exited", p->exited,
 			"sites", arr);
 	if (obj && p->start_ticks)

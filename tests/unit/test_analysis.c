@@ -1,53 +1,254 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * test_analysis.c - growth estimates on synthetic series.
+ * test_analysis.c - growth verdicts on synthetic series: what must be flagged (steady leak,
+ * slow leak in noise) and what must not (plateaued cache, churn, sawtooth, one-off step),
+ * with gaps, resets and restarts.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "analysis.h"
 #include "check.h"
+#include "series.h"
 
 #define S 1000000000ULL
+#define N 40
+
+/* Deterministic noise in [-1, 1]. */
+static double noise(unsigned int *state)
+{
+	*state = *state * 1103515245u + 12345u;
+	return ((*state >> 8) % 20001) / 10000.0 - 1.0;
+}
+
+static void times(uint64_t *ts, size_t n, double interval_s)
+{
+	for (size_t i = 0; i < n; i++)
+		ts[i] = (uint64_t)(i * interval_s * S);
+}
+
+/* Run the verdict the way leaktop does, sample by sample, with hysteresis. */
+static bool verdict_over_time(const uint64_t *ts, const double *v, size_t n, size_t *first_flag)
+{
+	struct trend t = {};
+	bool was = false;
+
+	*first_flag = 0;
+	for (size_t k = 1; k <= n; k++) {
+		size_t from = k > N ? k - N : 0;
+
+		analysis__trend(ts + from, v + from, k - from, was, &t);
+		if (t.growing && !was && !*first_flag)
+			*first_flag = k;
+		was = t.growing;
+	}
+	return was;
+}
 
 static void test_theil_sen_steady_leak_slope(void)
 {
 	uint64_t ts[10];
-	int64_t ys[10];
+	double v[10];
 
-	for (int i = 0; i < 10; i++) {
-		ts[i] = i * S;
-		ys[i] = 12800 * i;
-	}
-	CHECK(fabs(analysis__theil_sen_per_s(ts, ys, 10) - 12800) < 1e-6);
+	times(ts, 10, 1);
+	for (int i = 0; i < 10; i++)
+		v[i] = 12800.0 * i;
+	CHECK(fabs(analysis__theil_sen_per_s(ts, v, 10) - 12800) < 1e-6);
 }
 
 static void test_theil_sen_ignores_one_outlier(void)
 {
 	uint64_t ts[9];
-	int64_t ys[9];
+	double v[9];
 
-	for (int i = 0; i < 9; i++) {
-		ts[i] = i * S / 2;
-		ys[i] = 100 * i;
-	}
-	ys[4] = 1000000;
-	CHECK(fabs(analysis__theil_sen_per_s(ts, ys, 9) - 200) < 1e-6);
+	times(ts, 9, 0.5);
+	for (int i = 0; i < 9; i++)
+		v[i] = 100.0 * i;
+	v[4] = 1e6;
+	CHECK(fabs(analysis__theil_sen_per_s(ts, v, 9) - 200) < 1e-6);
 }
 
-static void test_theil_sen_flat_series_is_zero(void)
+static void test_mann_kendall_flat_series_is_zero(void)
 {
-	uint64_t ts[5] = { 0, S, 2 * S, 3 * S, 4 * S };
-	int64_t ys[5] = { 4096, 4096, 4096, 4096, 4096 };
+	double v[12];
 
-	CHECK(analysis__theil_sen_per_s(ts, ys, 5) == 0);
-	CHECK(analysis__theil_sen_per_s(ts, ys, 1) == 0);
-	CHECK(analysis__theil_sen_per_s(ts, ys, 0) == 0);
+	for (int i = 0; i < 12; i++)
+		v[i] = 4096;
+	CHECK(analysis__mann_kendall_z(v, 12) == 0);
+	CHECK(analysis__mann_kendall_z(v, 2) == 0);
+}
+
+static void test_trend_flags_steady_leak(void)
+{
+	uint64_t ts[20];
+	double v[20];
+	size_t first;
+
+	times(ts, 20, 0.5);
+	for (int i = 0; i < 20; i++)
+		v[i] = 256.0 * 25 * i;	/* 256 B every 20 ms, sampled every 0.5 s */
+	CHECK(verdict_over_time(ts, v, 20, &first));
+	CHECK(first > 0 && first <= TREND_MIN_POINTS + 1);
+}
+
+static void test_trend_needs_minimum_history(void)
+{
+	uint64_t ts[TREND_MIN_POINTS];
+	double v[TREND_MIN_POINTS];
+	struct trend t;
+
+	times(ts, TREND_MIN_POINTS, 1);
+	for (int i = 0; i < TREND_MIN_POINTS; i++)
+		v[i] = 1000.0 * i;
+	analysis__trend(ts, v, TREND_MIN_POINTS - 1, false, &t);
+	CHECK(!t.enough && !t.growing);
+	analysis__trend(ts, v, TREND_MIN_POINTS, false, &t);
+	CHECK(t.enough && t.growing);
+}
+
+static void test_trend_ignores_bounded_cache_once_plateaued(void)
+{
+	uint64_t ts[60];
+	double v[60];
+	size_t first;
+
+	times(ts, 60, 0.5);
+	/* Fills 2000 entries of 64 B over 3 s, then evicts as it inserts: flat. */
+	for (int i = 0; i < 60; i++)
+		v[i] = 64.0 * (i < 6 ? 2000.0 * i / 6 : 2000);
+	CHECK(!verdict_over_time(ts, v, 60, &first));
+	CHECK_EQ_INT(first, 0);
+}
+
+static void test_trend_clears_flag_when_growth_stops(void)
+{
+	uint64_t ts[80];
+	double v[80];
+	size_t first;
+
+	times(ts, 80, 0.5);
+	/* Grows for 15 s (flagged, rightly), then plateaus: the flag must go. */
+	for (int i = 0; i < 80; i++)
+		v[i] = 1000.0 * (i < 30 ? i : 30);
+	CHECK(!verdict_over_time(ts, v, 80, &first));
+	CHECK(first > 0);
+}
+
+static void test_trend_ignores_churn(void)
+{
+	uint64_t ts[60];
+	double v[60];
+	unsigned int st = 7;
+	size_t first;
+
+	times(ts, 60, 0.5);
+	for (int i = 0; i < 60; i++)
+		v[i] = 4096 * (1 + noise(&st));	/* bursts of alloc/free: random level */
+	CHECK(!verdict_over_time(ts, v, 60, &first));
+}
+
+static void test_trend_ignores_sawtooth(void)
+{
+	uint64_t ts[60];
+	double v[60];
+	size_t first;
+
+	times(ts, 60, 0.5);
+	/* Fills a buffer, frees it all, again: every 3 s, faster than TREND_MIN_POINTS. */
+	for (int i = 0; i < 60; i++)
+		v[i] = 10000.0 * (i % 6);
+	CHECK(!verdict_over_time(ts, v, 60, &first));
+	CHECK_EQ_INT(first, 0);
+}
+
+static void test_trend_ignores_one_off_step(void)
+{
+	uint64_t ts[60];
+	double v[60];
+	size_t first;
+
+	times(ts, 60, 0.5);
+	for (int i = 0; i < 60; i++)
+		v[i] = i < 12 ? 1000 : 500000;	/* start-up allocation */
+	CHECK(!verdict_over_time(ts, v, 60, &first));
+	CHECK_EQ_INT(first, 0);
+}
+
+static void test_trend_flags_slow_leak_hidden_in_noise(void)
+{
+	uint64_t ts[120];
+	double v[120];
+	unsigned int st = 42;
+	size_t first;
+
+	times(ts, 120, 0.5);
+	/* 100 B/s under +-2000 B of churn noise. */
+	for (int i = 0; i < 120; i++)
+		v[i] = 50.0 * i + 2000 * noise(&st) + 10000;
+	CHECK(verdict_over_time(ts, v, 120, &first));
+	CHECK(first > TREND_MIN_POINTS);	/* not at once: the evidence builds up */
+}
+
+static void test_trend_handles_gap_in_samples(void)
+{
+	uint64_t ts[20];
+	double v[20];
+	struct trend t;
+
+	for (int i = 0; i < 20; i++) {
+		ts[i] = (uint64_t)(i < 10 ? i : i + 5) * S;	/* five intervals missed */
+		v[i] = 1000.0 * (ts[i] / S);
+	}
+	analysis__trend(ts, v, 20, false, &t);
+	CHECK(t.growing);
+	CHECK(fabs(t.slope_per_s - 1000) < 1e-6);
+}
+
+static void test_trend_counter_reset_is_not_a_leak(void)
+{
+	uint64_t ts[40];
+	double v[40];
+	size_t first;
+
+	times(ts, 40, 0.5);
+	/* A level that is reset to zero and comes back to the same level. */
+	for (int i = 0; i < 40; i++)
+		v[i] = i >= 20 && i < 24 ? 0 : 8000;
+	CHECK(!verdict_over_time(ts, v, 40, &first));
+	CHECK_EQ_INT(first, 0);
+}
+
+static void test_series_ring_keeps_latest_in_order(void)
+{
+	struct series s;
+	uint64_t ts[4];
+	double v[4];
+
+	CHECK_EQ_INT(series__init(&s, 4), 0);
+	for (int i = 0; i < 6; i++)
+		series__push(&s, i * S, i * 10.0);
+	CHECK_EQ_INT(series__copy(&s, ts, v), 4);
+	CHECK(v[0] == 20 && v[3] == 50);
+	CHECK(ts[0] == 2 * S);
+	CHECK(series__last(&s) == 50);
+	series__free(&s);
 }
 
 int main(void)
 {
 	RUN(test_theil_sen_steady_leak_slope);
 	RUN(test_theil_sen_ignores_one_outlier);
-	RUN(test_theil_sen_flat_series_is_zero);
+	RUN(test_mann_kendall_flat_series_is_zero);
+	RUN(test_trend_flags_steady_leak);
+	RUN(test_trend_needs_minimum_history);
+	RUN(test_trend_ignores_bounded_cache_once_plateaued);
+	RUN(test_trend_clears_flag_when_growth_stops);
+	RUN(test_trend_ignores_churn);
+	RUN(test_trend_ignores_sawtooth);
+	RUN(test_trend_ignores_one_off_step);
+	RUN(test_trend_flags_slow_leak_hidden_in_noise);
+	RUN(test_trend_handles_gap_in_samples);
+	RUN(test_trend_counter_reset_is_not_a_leak);
+	RUN(test_series_ring_keeps_latest_in_order);
 	CHECK_EXIT();
 }
