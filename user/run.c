@@ -644,8 +644,11 @@ out:
 	if (r.have_child && !r.child.reaped) {
 		if (r.child.go_fd > 0) {
 			launcher__abort(&r.child);
-		} else if (stop_signal) {
-			/* Pass the signal on, as a shell would; the child decides. */
+		} else {
+			/*
+			 * Tracing stops with CMD (Ctrl-C, SIGTERM, -d, q): pass the signal on,
+			 * as a shell would, and let CMD decide.
+			 */
 			kill(r.child.pid, stop_signal == SIGHUP ? SIGHUP : SIGTERM);
 		}
 	}
