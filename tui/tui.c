@@ -95,8 +95,8 @@ static void draw_procs(struct tui *t, const struct model *m)
 	int idx = 0;
 
 	attron(A_REVERSE);
-	mvprintw(1, 0, "%7s %-16s %10s %5s %12s %9s %s", "PID", "COMMAND", "RSS", "FDS", "HEAP",
-		 "BLOCKS", "CMDLINE");
+	mvprintw(1, 0, "%7s %-16s %10s %5s %12s %9s %-5s %s", "PID", "COMMAND", "RSS", "FDS",
+		 "HEAP", "BLOCKS", "LEAK", "CMDLINE");
 	clrtoeol();
 	attroff(A_REVERSE);
 	procs = model__procs_by_outstanding(m, &n);
@@ -110,13 +110,15 @@ static void draw_procs(struct tui *t, const struct model *m)
 			t->pid = p->pid;
 			t->gen = p->gen;
 		}
-		snprintf(line, sizeof(line), "%7u %-16.16s %10s %5s %12s %9" PRId64 " %s",
+		snprintf(line, sizeof(line), "%7u %-16.16s %10s %5s %12s %9" PRId64 " %-5s %s",
 			 p->pid, p->comm,
 			 p->counters.valid ? report__bytes(rss, sizeof(rss), p->counters.rss_bytes)
 					   : "-",
 			 p->counters.valid ? "" : "-",
 			 report__bytes(heap, sizeof(heap), p->heap_outstanding_bytes),
-			 p->heap_outstanding_count, p->cmdline ? p->cmdline : "");
+			 p->heap_outstanding_count,
+			 (p->flags & (PROC_HEAP_GROWTH | PROC_FD_GROWTH)) ? "yes" :
+			 p->flags ? "rss" : "", p->cmdline ? p->cmdline : "");
 		if (p->counters.valid) {
 			char fds[16];
 
@@ -146,8 +148,8 @@ static void draw_sites(struct tui *t, const struct model *m)
 	int row = 2;
 
 	attron(A_REVERSE);
-	mvprintw(1, 0, "%12s %9s %9s %9s %11s  %s", "OUTSTANDING", "BLOCKS", "ALLOCS", "FREES",
-		 "GROWTH/s", p ? p->comm : "(process gone)");
+	mvprintw(1, 0, "%4s %4s %12s %9s %9s %9s %11s  %s", "LEAK", "KIND", "OUTSTANDING", "COUNT",
+		 "ALLOCS", "FREES", "GROWTH/s", p ? p->comm : "(process gone)");
 	clrtoeol();
 	attroff(A_REVERSE);
 	sites = p ? model__sites_by_outstanding(p) : NULL;
@@ -163,10 +165,12 @@ static void draw_sites(struct tui *t, const struct model *m)
 			snprintf(where, sizeof(where), "%s", f && f->symbol ? f->symbol : "(unknown)");
 		if ((int)i == t->sel)
 			attron(A_REVERSE);
-		snprintf(line, sizeof(line), "%12s %9" PRId64 " %9" PRIu64 " %9" PRIu64 " %11.0f  %s",
+		snprintf(line, sizeof(line), "%4s %4s %12s %9" PRId64 " %9" PRIu64 " %9" PRIu64
+			 " %11.1f  %s", s->flagged ? "*" : "", s->kind == LT_KIND_FD ? "fd" : "heap",
+			 s->kind == LT_KIND_FD ? "-" :
 			 report__bytes(b1, sizeof(b1), s->val.outstanding_bytes),
-			 (int64_t)s->val.outstanding_count, (uint64_t)s->val.allocs,
-			 (uint64_t)s->val.frees, s->growth_per_s, where);
+			 site__outstanding(s), (uint64_t)s->val.allocs, site__frees(s),
+			 s->growth_per_s, where);
 		mvaddnstr(row++, 0, line, COLS);
 		clrtoeol();
 		attroff(A_REVERSE);
