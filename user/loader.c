@@ -168,6 +168,10 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 		bpf_program__set_autoload(ld->skel->progs.lt_sys_enter, false);
 		bpf_program__set_autoload(ld->skel->progs.lt_sys_exit, false);
 	}
+	if (cfg->probes == PROBES_ACCOUNTING || !cfg->track_fd) {
+		bpf_program__set_autoload(ld->skel->progs.floor_sys_enter, false);
+		bpf_program__set_autoload(ld->skel->progs.floor_sys_exit, false);
+	}
 	err = leaktop_bpf__load(ld->skel);
 	if (err)
 		goto fail_load;
@@ -187,6 +191,26 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	if (err)
 		goto fail_load;
 
+	if (cfg->probes != PROBES_ACCOUNTING && cfg->track_fd) {
+		/* The bench's floor: empty programs on the syscall tracepoints. */
+		struct bpf_program *floors[] = { ld->skel->progs.floor_sys_enter,
+						 ld->skel->progs.floor_sys_exit };
+
+		for (size_t i = 0; i < 2; i++) {
+			struct bpf_link *l = bpf_program__attach(floors[i]);
+
+			if (!l) {
+				err = -errno;
+				set_msg(msg, msg_len, "cannot attach %s: %s",
+					bpf_program__name(floors[i]), strerror(-err));
+				goto fail;
+			}
+			err = push_link(ld, l);
+			if (err)
+				goto fail;
+			ld->n_tracepoints++;
+		}
+	}
 	if (cfg->probes == PROBES_ACCOUNTING) {
 		struct bpf_program *tps[] = { ld->skel->progs.lt_fork, ld->skel->progs.lt_exec,
 					      ld->skel->progs.lt_exit, ld->skel->progs.lt_sys_enter,
