@@ -2,39 +2,69 @@
 /*
  * tui.c - a top-style curses view of the model.
  *
- * Two views: the process list (most outstanding heap first) and the call sites of the
- * selected process (each with its allocating frame).  Keys come from a table; the footer
- * lists them.  curses only redraws the cells that changed (no flicker), the view is redrawn
- * on resize, and the terminal is restored on exit (the run loop turns SIGINT/SIGTERM into a
- * normal exit, so tui__stop always runs).
+ * Three views, entered with Enter and left with Esc: the processes (clearest leaks first),
+ * the call sites of one process, the stack of one site.  Keys come from one table, which
+ * also writes the footer and the `?` help.  curses sends only the cells that changed (no
+ * flicker); a resize redraws; leaking rows are red unless NO_COLOR is set or the terminal
+ * has no colours.  The run loop turns Ctrl-C and SIGTERM into a normal exit, so tui__stop
+ * always gives the terminal back.
  */
+#include <ctype.h>
 #include <inttypes.h>
+#include <langinfo.h>
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 #include <curses.h>
 
 #include "tui.h"
+#include "../user/options.h"
 #include "../user/report.h"
 
 enum view {
 	VIEW_PROCS,
 	VIEW_SITES,
+	VIEW_STACK,
+};
+
+enum sort_key {
+	SORT_EVIDENCE,
+	SORT_HEAP,
+	SORT_GROWTH,
+	SORT_RSS,
+	SORT_FDS,
+	SORT_PID,
+	SORT__COUNT,
+};
+
+static const char *const sort_names[SORT__COUNT] = {
+	"leak evidence", "heap", "growth", "rss", "fds", "pid",
 };
 
 struct tui {
 	enum view view;
-	int sel;			/* selected row in the current view */
-	uint32_t pid;			/* process shown in VIEW_SITES */
+	int sel;			/* selected row of the current list */
+	int top;			/* first row shown */
+	int rows;			/* rows in the current list, for paging */
+	uint32_t pid;			/* the process of VIEW_SITES / VIEW_STACK */
 	uint64_t gen;
-	bool quit;
+	uint32_t site_kind;		/* the site of VIEW_STACK */
+	uint64_t site_hash;
+	enum sort_key sort;
+	char filter[64];
+	bool editing;			/* typing a filter */
+	char edit[64];
+	bool paused;
+	bool help;
+	bool color;
+	bool utf8;
 	bool active;
+	bool quit;
+	bool write;
+	char msg[200];
 };
 
-static bool visible_proc(const struct process *p)
-{
-	return model__visible(p);
-}
+#define PAIR_LEAK 1
 
 struct tui *tui__start(void)
 {
@@ -43,6 +73,7 @@ struct tui *tui__start(void)
 	if (!t)
 		return NULL;
 	setlocale(LC_ALL, "");
+	t->utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
 	if (!newterm(NULL, stdout, stdin)) {
 		free(t);
 		return NULL;
@@ -53,6 +84,12 @@ struct tui *tui__start(void)
 	set_escdelay(25);
 	nodelay(stdscr, TRUE);
 	curs_set(0);
+	if (has_colors() && !getenv("NO_COLOR")) {
+		start_color();
+		use_default_colors();
+		init_pair(PAIR_LEAK, COLOR_RED, -1);
+		t->color = true;
+	}
 	t->active = true;
 	return t;
 }
@@ -63,202 +100,576 @@ void tui__stop(struct tui *t)
 		return;
 	if (t->active)
 		endwin();
-	t->active = false;
 	free(t);
 }
 
-static void draw_header(const struct model *m)
-{
-	char line[256];
-	int n = 0;
 
-	for (size_t i = 0; i < m->n_procs; i++)
-		n += visible_proc(&m->procs[i]);
-	snprintf(line, sizeof(line), "leaktop %s  elapsed %.0fs  interval %.2gs  processes %d  "
-		 "probes %zu  events %" PRIu64 "  ", LEAKTOP_VERSION, model__elapsed_s(m),
-		 m->interval_s, n, m->probes_attached, model__events(m));
-	mvaddnstr(0, 0, line, COLS);
-	if (model__dropped(m))
-		attron(A_BOLD | A_REVERSE);
-	snprintf(line, sizeof(line), "dropped %" PRIu64, model__dropped(m));
-	addnstr(line, COLS - getcurx(stdscr));
-	attroff(A_BOLD | A_REVERSE);
-	clrtoeol();
+/* ------------------------------------------------------------------ drawing helpers */
+
+/* A sparkline of the last `width` values of s into buf (UTF-8 blocks or ASCII). */
+static void sparkline(const struct tui *t, const struct series *s, int width, char *buf,
+		      size_t len)
+{
+	static const char *const blocks[8] = { "\u2581", "\u2582", "\u2583", "\u2584",
+					       "\u2585", "\u2586", "\u2587", "\u2588" };
+	static const char ascii[8] = { '_', '.', ',', ':', '-', '=', '+', '#' };
+	uint32_t n = s->n < (uint32_t)width ? s->n : (uint32_t)width;
+	double lo = 0, hi = 0, v;
+	size_t w = 0;
+
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < n; i++) {
+		v = s->v[(s->pos + s->cap - n + i) % s->cap];
+		if (!i || v < lo)
+			lo = v;
+		if (!i || v > hi)
+			hi = v;
+	}
+	for (int i = 0; i < width - (int)n && w + 1 < len; i++)
+		buf[w++] = ' ';
+	for (uint32_t i = 0; i < n; i++) {
+		int level;
+
+		v = s->v[(s->pos + s->cap - n + i) % s->cap];
+		level = hi > lo ? (int)((v - lo) / (hi - lo) * 7.999) : 0;
+		if (t->utf8) {
+			if (w + 4 >= len)
+				break;
+			memcpy(buf + w, blocks[level], 3);
+			w += 3;
+		} else if (w + 1 < len) {
+			buf[w++] = ascii[level];
+		}
+	}
+	buf[w] = '\0';
 }
 
-static void draw_procs(struct tui *t, const struct model *m)
+/* Bytes of UTF-8 text that fill at most `cols` screen columns. */
+static int bytes_for_cols(const char *text, int cols)
 {
-	struct process **procs;
+	int bytes = 0;
+
+	for (int c = 0; text[bytes] && c < cols; c++) {
+		bytes++;
+		while ((text[bytes] & 0xc0) == 0x80)
+			bytes++;
+	}
+	return bytes;
+}
+
+static void put_line(int row, const char *text, bool selected, bool leak, const struct tui *t)
+{
+	attr_t a = selected ? A_REVERSE : 0;
+
+	if (leak)
+		a |= t->color ? COLOR_PAIR(PAIR_LEAK) | A_BOLD : A_BOLD;
+	attron(a);
+	mvaddnstr(row, 0, text, bytes_for_cols(text, COLS));
+	clrtoeol();
+	attroff(a);
+}
+
+static const char *flags_short(unsigned int f, char *buf)
+{
+	int n = 0;
+
+	if (f & PROC_HEAP_GROWTH)
+		buf[n++] = 'H';
+	if (f & PROC_FD_GROWTH)
+		buf[n++] = 'F';
+	if (f & PROC_RSS_GROWTH)
+		buf[n++] = 'R';
+	if (f & PROC_RSS_UNEXPLAINED)
+		buf[n++] = 'U';
+	buf[n] = '\0';
+	return buf;
+}
+
+/* ------------------------------------------------------------------ process list */
+
+static const struct tui *sort_tui;
+
+static int cmp_procs(const void *a, const void *b)
+{
+	const struct process *x = *(struct process *const *)a, *y = *(struct process *const *)b;
+	double dx = 0, dy = 0;
+
+	switch (sort_tui->sort) {
+	case SORT_HEAP:
+		dx = x->heap_outstanding_bytes, dy = y->heap_outstanding_bytes;
+		break;
+	case SORT_GROWTH:
+		dx = x->heap_growth_per_s, dy = y->heap_growth_per_s;
+		break;
+	case SORT_RSS:
+		dx = x->counters.rss_bytes, dy = y->counters.rss_bytes;
+		break;
+	case SORT_FDS:
+		dx = x->counters.fd_count, dy = y->counters.fd_count;
+		break;
+	case SORT_PID:
+		return x->pid < y->pid ? -1 : x->pid > y->pid;
+	default:
+		return 0;
+	}
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static bool matches_filter(const struct tui *t, const struct process *p)
+{
+	char pid[16];
+
+	if (!t->filter[0])
+		return true;
+	snprintf(pid, sizeof(pid), "%u", p->pid);
+	return !strcmp(pid, t->filter) || strstr(p->comm, t->filter) ||
+	       (p->cmdline && strstr(p->cmdline, t->filter));
+}
+
+/* Visible processes in display order; *n set.  Caller frees. */
+static struct process **process_rows(const struct tui *t, const struct model *m, size_t *n)
+{
+	struct process **v = model__procs_by_outstanding(m, n);
+	size_t k = 0;
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < *n; i++)
+		if (model__visible(v[i]) && matches_filter(t, v[i]))
+			v[k++] = v[i];
+	*n = k;
+	if (t->sort != SORT_EVIDENCE) {
+		sort_tui = t;
+		qsort(v, k, sizeof(*v), cmp_procs);
+	}
+	return v;
+}
+
+/* Keep the selection inside the list and on screen. */
+static void clamp(struct tui *t, int rows, int height)
+{
+	t->rows = rows;
+	if (t->sel >= rows)
+		t->sel = rows - 1;
+	if (t->sel < 0)
+		t->sel = 0;
+	if (t->sel < t->top)
+		t->top = t->sel;
+	if (height > 0 && t->sel >= t->top + height)
+		t->top = t->sel - height + 1;
+	if (t->top < 0)
+		t->top = 0;
+}
+
+static void draw_procs(struct tui *t, const struct model *m, int y0, int height)
+{
+	char rss[16], heap[16], rs[64], fs[64], fl[8], fds[16], line[512];
+	struct process **rows;
 	size_t n;
-	int row = 2;
-	char rss[32], heap[32], line[512];
-	int idx = 0;
 
 	attron(A_REVERSE);
-	mvprintw(1, 0, "%7s %-16s %10s %5s %12s %9s %-5s %s", "PID", "COMMAND", "RSS", "FDS",
-		 "HEAP", "BLOCKS", "LEAK", "CMDLINE");
+	mvprintw(y0, 0, "%7s %-10s %9s %-6s %5s %-6s %10s %10s %-5s %s", "PID", "COMMAND", "RSS",
+		 "rss", "FDS", "fds", "HEAP", "HEAP/s", "FLAGS", "CMDLINE");
 	clrtoeol();
 	attroff(A_REVERSE);
-	procs = model__procs_by_outstanding(m, &n);
-	for (size_t i = 0; procs && i < n && row < LINES - 1; i++) {
-		const struct process *p = procs[i];
+	rows = process_rows(t, m, &n);
+	clamp(t, (int)n, height);
+	for (int r = 0; r < height; r++) {
+		size_t i = t->top + r;
+		const struct process *p;
 
-		if (!visible_proc(p))
+		if (!rows || i >= n) {
+			move(y0 + 1 + r, 0);
+			clrtoeol();
 			continue;
-		if (idx == t->sel) {
-			attron(A_REVERSE);
+		}
+		p = rows[i];
+		if ((int)i == t->sel) {
 			t->pid = p->pid;
 			t->gen = p->gen;
 		}
-		snprintf(line, sizeof(line), "%7u %-16.16s %10s %5s %12s %9" PRId64 " %-5s %s",
-			 p->pid, p->comm,
-			 p->counters.valid ? report__bytes(rss, sizeof(rss), p->counters.rss_bytes)
-					   : "-",
-			 p->counters.valid ? "" : "-",
-			 report__bytes(heap, sizeof(heap), p->heap_outstanding_bytes),
-			 p->heap_outstanding_count,
-			 (p->flags & (PROC_HEAP_GROWTH | PROC_FD_GROWTH)) ? "yes" :
-			 p->flags ? "rss" : "", p->cmdline ? p->cmdline : "");
+		sparkline(t, &p->hist_rss, 6, rs, sizeof(rs));
+		sparkline(t, &p->hist_fd_count, 6, fs, sizeof(fs));
 		if (p->counters.valid) {
-			char fds[16];
-
-			snprintf(fds, sizeof(fds), "%5u", p->counters.fd_count);
-			memcpy(line + 7 + 1 + 16 + 1 + 10 + 1, fds, 5);
+			report__bytes(rss, sizeof(rss), p->counters.rss_bytes);
+			snprintf(fds, sizeof(fds), "%u", p->counters.fd_count);
+		} else {
+			strcpy(rss, "-");
+			strcpy(fds, "-");
 		}
-		mvaddnstr(row, 0, line, COLS);
-		clrtoeol();
-		attroff(A_REVERSE);
-		row++;
-		idx++;
+		snprintf(line, sizeof(line), "%7u %-10.10s %9s %s %5s %s %10s %10.0f %-5s %s", p->pid,
+			 p->comm[0] ? p->comm : "?", rss, rs, fds, fs,
+			 report__bytes(heap, sizeof(heap), p->heap_outstanding_bytes),
+			 p->heap_growth_per_s, flags_short(p->flags, fl),
+			 p->cmdline ? p->cmdline : "");
+		put_line(y0 + 1 + r, line, (int)i == t->sel, p->flags != 0, t);
 	}
-	if (t->sel >= idx)
-		t->sel = idx ? idx - 1 : 0;
-	free(procs);
-	for (; row < LINES - 1; row++) {
-		move(row, 0);
-		clrtoeol();
-	}
+	free(rows);
 }
 
-static void draw_sites(struct tui *t, const struct model *m)
+/* ------------------------------------------------------------------ sites and stack */
+
+static struct process *current_process(const struct tui *t, const struct model *m)
 {
-	const struct process *p = model__find((struct model *)m, t->pid, t->gen);
-	struct site **sites;
-	char b1[32], line[512];
-	int row = 2;
+	return model__find((struct model *)m, t->pid, t->gen);
+}
+
+static void site_where(const struct site *s, char *buf, size_t len)
+{
+	const struct sym_frame *f = s->n_frames ? &s->frames[0] : NULL;
+
+	if (f && f->file)
+		snprintf(buf, len, "%s %s:%d", f->symbol ? f->symbol : "?", f->file, f->line);
+	else
+		snprintf(buf, len, "%s", f && f->symbol ? f->symbol : "(unknown)");
+}
+
+static double site_age_s(const struct model *m, const struct site *s)
+{
+	if (site__outstanding(s) <= 0 || !s->val.live_since_ns || s->val.live_since_ns > m->now_ns)
+		return -1;
+	return (m->now_ns - s->val.live_since_ns) / 1e9;
+}
+
+static void draw_sites(struct tui *t, const struct model *m, int y0, int height)
+{
+	const struct process *p = current_process(t, m);
+	struct site **sites = p ? model__sites_by_outstanding(p) : NULL;
+	char b1[16], where[256], spark[64], age[16], line[512];
+	int n = p ? (int)p->n_sites : 0;
 
 	attron(A_REVERSE);
-	mvprintw(1, 0, "%4s %4s %12s %9s %9s %9s %11s  %s", "LEAK", "KIND", "OUTSTANDING", "COUNT",
-		 "ALLOCS", "FREES", "GROWTH/s", p ? p->comm : "(process gone)");
+	mvprintw(y0, 0, "%-4s %-4s %10s %7s %9s %7s %-6s %s (pid %u)", "LEAK", "KIND", "OUTSTAND",
+		 "COUNT", "GROWTH/s", "AGE", "trend", p ? p->comm : "(gone)", t->pid);
 	clrtoeol();
 	attroff(A_REVERSE);
-	sites = p ? model__sites_by_outstanding(p) : NULL;
-	for (size_t i = 0; sites && i < p->n_sites && row < LINES - 1; i++) {
-		const struct site *s = sites[i];
-		const struct sym_frame *f = s->n_frames ? &s->frames[0] : NULL;
-		char where[256];
+	clamp(t, n, height);
+	for (int r = 0; r < height; r++) {
+		int i = t->top + r;
+		const struct site *s;
+		double a;
 
-		if (f && f->file)
-			snprintf(where, sizeof(where), "%s %s:%d", f->symbol ? f->symbol : "?",
-				 f->file, f->line);
+		if (!sites || i >= n) {
+			move(y0 + 1 + r, 0);
+			clrtoeol();
+			continue;
+		}
+		s = sites[i];
+		if (i == t->sel) {
+			t->site_kind = s->kind;
+			t->site_hash = s->key.stack_hash;
+		}
+		site_where(s, where, sizeof(where));
+		sparkline(t, &s->hist, 6, spark, sizeof(spark));
+		a = site_age_s(m, s);
+		if (a >= 0)
+			snprintf(age, sizeof(age), "%.0fs", a);
 		else
-			snprintf(where, sizeof(where), "%s", f && f->symbol ? f->symbol : "(unknown)");
-		if ((int)i == t->sel)
-			attron(A_REVERSE);
-		snprintf(line, sizeof(line), "%4s %4s %12s %9" PRId64 " %9" PRIu64 " %9" PRIu64
-			 " %11.1f  %s", s->flagged ? "*" : "", s->kind == LT_KIND_FD ? "fd" : "heap",
+			strcpy(age, "-");
+		snprintf(line, sizeof(line), "%-4s %-4s %10s %7" PRId64 " %9.1f %7s %s %s",
+			 s->flagged ? "LEAK" : "", s->kind == LT_KIND_FD ? "fd" : "heap",
 			 s->kind == LT_KIND_FD ? "-" :
 			 report__bytes(b1, sizeof(b1), s->val.outstanding_bytes),
-			 site__outstanding(s), (uint64_t)s->val.allocs, site__frees(s),
-			 s->growth_per_s, where);
+			 site__outstanding(s), s->growth_per_s, age, spark, where);
+		put_line(y0 + 1 + r, line, i == t->sel, s->flagged, t);
+	}
+	free(sites);
+}
+
+static void draw_stack(struct tui *t, const struct model *m, int y0, int height)
+{
+	const struct process *p = current_process(t, m);
+	const struct site *s = NULL;
+	char line[512], b1[16], b2[16];
+	int row = y0, first;
+
+	for (size_t i = 0; p && i < p->n_sites; i++)
+		if (p->sites[i].kind == t->site_kind && p->sites[i].key.stack_hash == t->site_hash)
+			s = &p->sites[i];
+	attron(A_REVERSE);
+	mvprintw(row++, 0, "%s site of %s (pid %u)%s", s && s->kind == LT_KIND_FD ? "fd" : "heap",
+		 p ? p->comm : "(gone)", t->pid, s && s->flagged ? "  LEAK" : "");
+	clrtoeol();
+	attroff(A_REVERSE);
+	if (!s) {
+		mvaddstr(row++, 0, "this site is gone (its process exited)");
+		clrtoeol();
+	} else {
+		if (s->kind == LT_KIND_FD)
+			snprintf(line, sizeof(line), "open %" PRId64 "  opens %" PRIu64 "  closes %"
+				 PRIu64 "  repaired %" PRIu64 "  growth %.1f/s", site__outstanding(s),
+				 (uint64_t)s->val.allocs, site__frees(s), s->repaired,
+				 s->growth_per_s);
+		else
+			snprintf(line, sizeof(line), "outstanding %s in %" PRId64 " blocks  allocs %"
+				 PRIu64 "  frees %" PRIu64 "  allocated %s  growth %.0f B/s",
+				 report__bytes(b1, sizeof(b1), s->val.outstanding_bytes),
+				 (int64_t)s->val.outstanding_count, (uint64_t)s->val.allocs,
+				 (uint64_t)s->val.frees,
+				 report__bytes(b2, sizeof(b2), s->val.alloc_bytes), s->growth_per_s);
 		mvaddnstr(row++, 0, line, COLS);
 		clrtoeol();
-		attroff(A_REVERSE);
+		if (s->kind == LT_KIND_FD) {
+			int w = snprintf(line, sizeof(line), "types:");
+
+			for (int k = 0; k < FD_TYPE__COUNT && w < (int)sizeof(line); k++)
+				if (s->fd_types[k])
+					w += snprintf(line + w, sizeof(line) - w, " %s %u",
+						      fd_type_names[k], s->fd_types[k]);
+			for (uint32_t k = 0; k < s->n_fd_samples && w < (int)sizeof(line); k++)
+				w += snprintf(line + w, sizeof(line) - w, "%s%s", k ? ", " : "  e.g. ",
+					      s->fd_samples[k]);
+			mvaddnstr(row++, 0, line, COLS);
+			clrtoeol();
+		}
 	}
-	if (sites && t->sel >= (int)p->n_sites)
-		t->sel = p->n_sites ? p->n_sites - 1 : 0;
-	free(sites);
+	first = row;
+	clamp(t, s ? (int)s->n_frames : 0, height - (first - y0));
+	for (; row < y0 + 1 + height; row++) {
+		int i = t->top + (row - first);
+		const struct sym_frame *f;
+		int w;
+
+		if (!s || i >= (int)s->n_frames) {
+			move(row, 0);
+			clrtoeol();
+			continue;
+		}
+		f = &s->frames[i];
+		w = snprintf(line, sizeof(line), "#%-2d %s", i, f->symbol ? f->symbol : "(unknown)");
+		if (f->symbol)
+			w += snprintf(line + w, sizeof(line) - w, "+0x%" PRIx64, f->offset);
+		if (f->file)
+			w += snprintf(line + w, sizeof(line) - w, "  %s:%d", f->file, f->line);
+		snprintf(line + w, sizeof(line) - w, "  [%s]", f->module ? f->module : "?");
+		put_line(row, line, i == t->sel, false, t);
+	}
+}
+
+/* ------------------------------------------------------------------ keys */
+
+static void key_up(struct tui *t) { t->sel--; }
+static void key_down(struct tui *t) { t->sel++; }
+static void key_page_up(struct tui *t) { t->sel -= LINES - 4; }
+static void key_page_down(struct tui *t) { t->sel += LINES - 4; }
+static void key_home(struct tui *t) { t->sel = 0; }
+static void key_end(struct tui *t) { t->sel = t->rows - 1; }
+static void key_quit(struct tui *t) { t->quit = true; }
+static void key_help(struct tui *t) { t->help = !t->help; }
+static void key_write(struct tui *t) { t->write = true; }
+
+static void key_enter(struct tui *t)
+{
+	if (t->view == VIEW_STACK || !t->rows)
+		return;
+	t->view = t->view == VIEW_PROCS ? VIEW_SITES : VIEW_STACK;
+	t->sel = t->top = 0;
+}
+
+static void key_back(struct tui *t)
+{
+	if (t->help) {
+		t->help = false;
+		return;
+	}
+	if (t->view == VIEW_PROCS)
+		return;
+	t->view = t->view == VIEW_STACK ? VIEW_SITES : VIEW_PROCS;
+	t->sel = t->top = 0;
+}
+
+static void key_sort_next(struct tui *t)
+{
+	t->sort = (t->sort + 1) % SORT__COUNT;
+	snprintf(t->msg, sizeof(t->msg), "sorted by %s", sort_names[t->sort]);
+}
+
+static void key_sort_prev(struct tui *t)
+{
+	t->sort = (t->sort + SORT__COUNT - 1) % SORT__COUNT;
+	snprintf(t->msg, sizeof(t->msg), "sorted by %s", sort_names[t->sort]);
+}
+
+static void key_pause(struct tui *t)
+{
+	t->paused = !t->paused;
+	snprintf(t->msg, sizeof(t->msg), "%s", t->paused ? "paused: the view is frozen, "
+		 "tracing goes on (p resumes)" : "resumed");
+}
+
+static void key_filter(struct tui *t)
+{
+	t->editing = true;
+	t->edit[0] = '\0';
+}
+
+static const struct key_binding {
+	int key;
+	const char *name;	/* NULL: an alias, not listed again */
+	const char *help;
+	void (*fn)(struct tui *t);
+} keys[] = {
+	{ KEY_UP, "Up/Down", "move the selection", key_up },
+	{ 'k', NULL, NULL, key_up },
+	{ KEY_DOWN, NULL, NULL, key_down },
+	{ 'j', NULL, NULL, key_down },
+	{ KEY_PPAGE, "PgUp/PgDn", "move a page", key_page_up },
+	{ KEY_NPAGE, NULL, NULL, key_page_down },
+	{ KEY_HOME, "Home/End", "first / last row", key_home },
+	{ KEY_END, NULL, NULL, key_end },
+	{ '\n', "Enter", "open: process -> its call sites -> a site's stack", key_enter },
+	{ KEY_ENTER, NULL, NULL, key_enter },
+	{ KEY_RIGHT, NULL, NULL, key_enter },
+	{ 27, "Esc/Bksp", "back", key_back },
+	{ KEY_BACKSPACE, NULL, NULL, key_back },
+	{ 127, NULL, NULL, key_back },
+	{ KEY_LEFT, NULL, NULL, key_back },
+	{ 's', "s, >, <", "change the sort of the process list", key_sort_next },
+	{ '>', NULL, NULL, key_sort_next },
+	{ '<', NULL, NULL, key_sort_prev },
+	{ '/', "/", "filter processes by name or PID (empty: all)", key_filter },
+	{ 'p', "p", "pause the view (tracing goes on)", key_pause },
+	{ 'w', "w", "write a JSON snapshot now", key_write },
+	{ '?', "?", "this help", key_help },
+	{ 'h', NULL, NULL, key_help },
+	{ 'q', "q", "quit", key_quit },
+};
+
+static const char footer_keys[] = "Enter:open Esc:back s:sort /:filter p:pause w:write ?:help q:quit";
+
+static void draw_help(int y0)
+{
+	int row = y0;
+
+	attron(A_REVERSE);
+	mvaddstr(row++, 0, "Keys (any key closes this help)");
+	clrtoeol();
+	attroff(A_REVERSE);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && row < LINES - 1; i++) {
+		if (!keys[i].name)
+			continue;
+		mvprintw(row++, 0, "  %-10s %s", keys[i].name, keys[i].help);
+		clrtoeol();
+	}
+	mvaddstr(row++, 0, "  Flags: H heap grows, F fds grow, R rss grows, U rss growth unexplained");
+	clrtoeol();
 	for (; row < LINES - 1; row++) {
 		move(row, 0);
 		clrtoeol();
 	}
 }
 
-static const char footer[] = "Up/Down select  Enter sites  Esc back  q quit";
-
-void tui__draw(struct tui *t, const struct model *m)
+static void draw(struct tui *t, const struct model *m)
 {
+	char line[256];
+	int n = 0, height = LINES - 3;
+	double elapsed = model__elapsed_s(m);
+
 	if (!t->active)
 		return;
-	draw_header(m);
-	if (t->view == VIEW_PROCS)
-		draw_procs(t, m);
+	for (size_t i = 0; i < m->n_procs; i++)
+		n += model__visible(&m->procs[i]);
+	snprintf(line, sizeof(line), "leaktop %s  %.0fs  every %.2gs  procs %d  probes %zu  "
+		 "events/s %.0f  ", LEAKTOP_VERSION, elapsed, m->interval_s, n,
+		 m->probes_attached, elapsed > 0 ? model__events(m) / elapsed : 0);
+	mvaddnstr(0, 0, line, bytes_for_cols(line, COLS));
+	if (model__dropped(m))
+		attron(A_BOLD | A_REVERSE);
+	snprintf(line, sizeof(line), "dropped %" PRIu64, model__dropped(m));
+	addnstr(line, COLS - getcurx(stdscr) > 0 ? COLS - getcurx(stdscr) : 0);
+	attroff(A_BOLD | A_REVERSE);
+	snprintf(line, sizeof(line), "  sort:%s%s%s%s", sort_names[t->sort],
+		 t->filter[0] ? " filter:" : "", t->filter, t->paused ? "  PAUSED" : "");
+	if (COLS - getcurx(stdscr) > 0)
+		addnstr(line, COLS - getcurx(stdscr));
+	clrtoeol();
+	if (t->help)
+		draw_help(1);
+	else if (t->view == VIEW_PROCS)
+		draw_procs(t, m, 1, height);
+	else if (t->view == VIEW_SITES)
+		draw_sites(t, m, 1, height);
 	else
-		draw_sites(t, m);
+		draw_stack(t, m, 1, height);
 	attron(A_REVERSE);
-	mvaddnstr(LINES - 1, 0, footer, COLS);
+	if (t->editing)
+		snprintf(line, sizeof(line), "filter (name or PID, Enter to apply, Esc to cancel): %s",
+			 t->edit);
+	mvaddnstr(LINES - 1, 0, t->editing ? line : t->msg[0] ? t->msg : footer_keys, COLS);
 	clrtoeol();
 	attroff(A_REVERSE);
 	refresh();
 }
 
-static void key_up(struct tui *t)
+void tui__message(struct tui *t, const struct model *m, const char *msg)
 {
-	if (t->sel > 0)
-		t->sel--;
+	if (!t)
+		return;
+	snprintf(t->msg, sizeof(t->msg), "%s", msg);
+	draw(t, m);
 }
 
-static void key_down(struct tui *t)
+void tui__update(struct tui *t, const struct model *m)
 {
-	t->sel++;
+	if (t && !t->paused)
+		draw(t, m);
 }
 
-static void key_enter(struct tui *t)
+/* A key typed while editing the filter. */
+static void edit_key(struct tui *t, int ch)
 {
-	if (t->view == VIEW_PROCS) {
-		t->view = VIEW_SITES;
-		t->sel = 0;
-	}
-}
+	size_t len = strlen(t->edit);
 
-static void key_back(struct tui *t)
-{
-	if (t->view == VIEW_SITES) {
+	if (ch == '\n' || ch == KEY_ENTER) {
+		snprintf(t->filter, sizeof(t->filter), "%s", t->edit);
+		t->editing = false;
+		t->sel = t->top = 0;
 		t->view = VIEW_PROCS;
-		t->sel = 0;
+	} else if (ch == 27) {
+		t->editing = false;
+	} else if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && len) {
+		t->edit[len - 1] = '\0';
+	} else if (ch < 256 && isprint(ch) && len + 1 < sizeof(t->edit)) {
+		t->edit[len] = ch;
+		t->edit[len + 1] = '\0';
 	}
 }
 
-static void key_quit(struct tui *t)
+enum tui_request tui__handle_keys(struct tui *t, const struct model *m)
 {
-	t->quit = true;
-}
-
-static const struct {
-	int key;
-	void (*fn)(struct tui *t);
-} keys[] = {
-	{ KEY_UP, key_up }, { 'k', key_up },
-	{ KEY_DOWN, key_down }, { 'j', key_down },
-	{ '\n', key_enter }, { KEY_ENTER, key_enter }, { KEY_RIGHT, key_enter },
-	{ 27, key_back }, { KEY_BACKSPACE, key_back }, { 127, key_back }, { KEY_LEFT, key_back },
-	{ 'q', key_quit }, { 'Q', key_quit },
-};
-
-bool tui__handle_keys(struct tui *t, const struct model *m)
-{
-	int ch;
 	bool changed = false;
+	int ch;
 
-	if (!t->active)
-		return true;
+	if (!t || !t->active)
+		return TUI_NONE;
 	while ((ch = getch()) != ERR) {
 		changed = true;
+		if (ch == KEY_RESIZE) {
+			clearok(stdscr, TRUE);
+			continue;
+		}
+		if (t->editing) {
+			edit_key(t, ch);
+			continue;
+		}
+		t->msg[0] = '\0';
+		if (t->help && ch != '?' && ch != 'h' && ch != 'q') {
+			t->help = false;
+			continue;
+		}
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 			if (keys[i].key == ch)
 				keys[i].fn(t);
 	}
-	if (changed && !t->quit)
-		tui__draw(t, m);
-	return !t->quit;
+	if (t->quit)
+		return TUI_QUIT;
+	if (t->write) {
+		t->write = false;
+		return TUI_WRITE_SNAPSHOT;
+	}
+	if (changed)
+		draw(t, m);
+	return TUI_NONE;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * tui.h - the interactive curses view: a process list and, for the chosen process, its call
- * sites with the innermost frames.  The only module that touches curses.  It reads the model
- * and never changes it.
+ * tui.h - the interactive curses view, a top for leaks: processes, a process's call sites,
+ * a site's stack.  The only module that touches curses.  It reads the model and never
+ * changes it; what it cannot do itself (write a snapshot, quit) it asks of the run loop.
  */
 #ifndef LEAKTOP_TUI_H
 #define LEAKTOP_TUI_H
@@ -13,12 +13,21 @@
 
 struct tui;
 
-/* Take over the terminal.  NULL if it cannot (then fall back to batch mode). */
+enum tui_request {
+	TUI_NONE,
+	TUI_QUIT,
+	TUI_WRITE_SNAPSHOT,	/* the run loop writes one and reports with tui__message */
+};
+
+/* Take over the terminal.  NULL if it cannot (the run loop then falls back to batch). */
 struct tui *tui__start(void);
-/* Give the terminal back exactly as it was.  Safe to call twice. */
+/* Give the terminal back as it was.  Safe with NULL. */
 void tui__stop(struct tui *t);
-void tui__draw(struct tui *t, const struct model *m);
-/* Read pending keys (never blocks).  Returns false when the user asked to quit. */
-bool tui__handle_keys(struct tui *t, const struct model *m);
+/* A new sample arrived: redraw, unless the view is paused. */
+void tui__update(struct tui *t, const struct model *m);
+/* Read pending keys (never blocks), redraw what they changed, say what the loop must do. */
+enum tui_request tui__handle_keys(struct tui *t, const struct model *m);
+/* Show a one-line message in the footer (e.g. the snapshot file written) now. */
+void tui__message(struct tui *t, const struct model *m, const char *msg);
 
 #endif

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "analysis.h"
@@ -362,7 +363,7 @@ static int emit(struct run *r)
 	int err;
 
 	if (r->tui) {
-		tui__draw(r->tui, &r->model);
+		tui__update(r->tui, &r->model);
 	} else if (o->json_path && !strcmp(o->json_path, "-")) {
 		err = snapshot__write_line(stdout, &r->model);
 		if (err && err != -EPIPE)
@@ -371,7 +372,7 @@ static int emit(struct run *r)
 	} else {
 		report__write(stdout, &r->model, &ro);
 	}
-	if (o->json_path) {
+	if (o->json_path && strcmp(o->json_path, "-")) {
 		err = snapshot__write_file(o->json_path, &r->model);
 		if (err == -ELOOP) {
 			err_line("refusing to write %s: it is a symbolic link; remove it or choose "
@@ -446,6 +447,43 @@ static int collect(struct run *r)
 	return 0;
 }
 
+/* The TUI's `w`: a snapshot now, to the -j file or a new time-stamped one here. */
+static void write_snapshot_now(struct run *r)
+{
+	char name[64], msg[320];
+	const char *path = r->o->json_path;
+	time_t now = time(NULL);
+	struct tm tm;
+	int err;
+
+	if (!path || !strcmp(path, "-")) {
+		localtime_r(&now, &tm);
+		strftime(name, sizeof(name), "leaktop-%Y%m%d-%H%M%S.json", &tm);
+		path = name;
+	}
+	err = snapshot__write_file(path, &r->model);
+	if (err)
+		snprintf(msg, sizeof(msg), "cannot write %s: %s", path,
+			 err == -ELOOP ? "it is a symbolic link" : strerror(-err));
+	else
+		snprintf(msg, sizeof(msg), "wrote %s", path);
+	tui__message(r->tui, &r->model, msg);
+}
+
+/* Keys typed in the TUI; true when the user asked to quit. */
+static bool handle_tui(struct run *r)
+{
+	switch (tui__handle_keys(r->tui, &r->model)) {
+	case TUI_QUIT:
+		return true;
+	case TUI_WRITE_SNAPSHOT:
+		write_snapshot_now(r);
+		return false;
+	default:
+		return false;
+	}
+}
+
 /* Is any -p target still running? */
 static bool targets_alive(const struct run *r)
 {
@@ -483,7 +521,7 @@ static int loop(struct run *r)
 			slice = slice > POLL_SLICE_MS ? POLL_SLICE_MS : slice < 1 ? 1 : slice;
 			err = loader__poll(r->ld, slice);
 			refresh_young_images(r);
-			if (r->tui && !tui__handle_keys(r->tui, &r->model)) {
+			if (r->tui && handle_tui(r)) {
 				last = true;
 				break;
 			}
