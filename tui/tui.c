@@ -38,7 +38,7 @@ enum sort_key {
 };
 
 static const char *const sort_names[SORT__COUNT] = {
-	"leak evidence", "heap", "growth", "rss", "fds", "pid",
+	"leak", "heap", "growth", "rss", "fds", "pid",
 };
 
 struct tui {
@@ -62,6 +62,7 @@ struct tui {
 	bool quit;
 	bool write;
 	char msg[200];
+	int msg_updates;		/* samples the message stays for */
 };
 
 #define PAIR_LEAK 1
@@ -484,12 +485,14 @@ static void key_sort_next(struct tui *t)
 {
 	t->sort = (t->sort + 1) % SORT__COUNT;
 	snprintf(t->msg, sizeof(t->msg), "sorted by %s", sort_names[t->sort]);
+	t->msg_updates = 3;
 }
 
 static void key_sort_prev(struct tui *t)
 {
 	t->sort = (t->sort + SORT__COUNT - 1) % SORT__COUNT;
 	snprintf(t->msg, sizeof(t->msg), "sorted by %s", sort_names[t->sort]);
+	t->msg_updates = 3;
 }
 
 static void key_pause(struct tui *t)
@@ -497,6 +500,7 @@ static void key_pause(struct tui *t)
 	t->paused = !t->paused;
 	snprintf(t->msg, sizeof(t->msg), "%s", t->paused ? "paused: the view is frozen, "
 		 "tracing goes on (p resumes)" : "resumed");
+	t->msg_updates = 3;
 }
 
 static void key_filter(struct tui *t)
@@ -571,17 +575,18 @@ static void draw(struct tui *t, const struct model *m)
 		return;
 	for (size_t i = 0; i < m->n_procs; i++)
 		n += model__visible(&m->procs[i]);
-	snprintf(line, sizeof(line), "leaktop %s  %.0fs  every %.2gs  procs %d  probes %zu  "
-		 "events/s %.0f  ", LEAKTOP_VERSION, elapsed, m->interval_s, n,
-		 m->probes_attached, elapsed > 0 ? model__events(m) / elapsed : 0);
+	/* Most important first: a narrow terminal cuts the end. */
+	snprintf(line, sizeof(line), "leaktop %.0fs @%.2gs  procs %d  probes %zu  ", elapsed,
+		 m->interval_s, n, m->probes_attached);
 	mvaddnstr(0, 0, line, bytes_for_cols(line, COLS));
 	if (model__dropped(m))
 		attron(A_BOLD | A_REVERSE);
 	snprintf(line, sizeof(line), "dropped %" PRIu64, model__dropped(m));
 	addnstr(line, COLS - getcurx(stdscr) > 0 ? COLS - getcurx(stdscr) : 0);
 	attroff(A_BOLD | A_REVERSE);
-	snprintf(line, sizeof(line), "  sort:%s%s%s%s", sort_names[t->sort],
-		 t->filter[0] ? " filter:" : "", t->filter, t->paused ? "  PAUSED" : "");
+	snprintf(line, sizeof(line), "  sort:%s%s%s%s  ev/s %.0f", sort_names[t->sort],
+		 t->filter[0] ? " filter:" : "", t->filter, t->paused ? " PAUSED" : "",
+		 elapsed > 0 ? model__events(m) / elapsed : 0);
 	if (COLS - getcurx(stdscr) > 0)
 		addnstr(line, COLS - getcurx(stdscr));
 	clrtoeol();
@@ -608,13 +613,18 @@ void tui__message(struct tui *t, const struct model *m, const char *msg)
 	if (!t)
 		return;
 	snprintf(t->msg, sizeof(t->msg), "%s", msg);
+	t->msg_updates = 3;
 	draw(t, m);
 }
 
 void tui__update(struct tui *t, const struct model *m)
 {
-	if (t && !t->paused)
-		draw(t, m);
+	if (!t || t->paused)
+		return;
+	/* A message stays for a few samples, then the key hints come back. */
+	if (t->msg[0] && --t->msg_updates <= 0)
+		t->msg[0] = '\0';
+	draw(t, m);
 }
 
 /* A key typed while editing the filter. */

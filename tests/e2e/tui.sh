@@ -1,0 +1,116 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+#
+# tui.sh - the curses view, driven for real in tmux (send-keys, capture-pane): the leaking
+# process and its flagged site appear, Enter/Esc navigate, / filters, w writes a valid
+# snapshot, the layout holds at 80x24 and after a resize, q gives the terminal back.
+# Only the screen text is checked, never timings.
+source "$(dirname "$0")/lib.sh"
+
+require_root
+require_built growth_mix
+command -v tmux >/dev/null || { echo "FAIL tui.sh: tmux is not installed"; exit 1; }
+
+SOCK=$E2E_TMP/tmux.sock
+TUI=$E2E_TMP/tui
+mkdir -p "$TUI"
+
+tm() { tmux -S "$SOCK" "$@"; }
+screen() { tm capture-pane -t lt -p; }
+screen_has() { screen | grep -qE -- "$1"; }
+wait_screen() { wait_until "screen to show /$1/" screen_has "$1"; }
+keys() { tm send-keys -t lt "$@"; }
+
+start_tui() {
+	tm kill-server 2>/dev/null
+	# The pane's command says how leaktop ended, then stays for the checks.
+	tm new-session -d -s lt -x 80 -y 24 \
+		"cd '$TUI' && '$LEAKTOP' -i 0.5 -- '$PROGS/growth_mix' 120; echo LEAKTOP_EXIT=\$?; sleep 120"
+	wait_screen "growth_mix"
+}
+
+test_tui_lists_leaking_process_with_flags() {
+	start_tui || return 1
+	wait_screen "growth_mix .* HF" || return 1
+	screen_has "^leaktop .*dropped 0" || fail_because "header: $(screen | head -1)"
+}
+
+test_tui_enter_shows_flagged_site_with_function() {
+	keys Enter
+	wait_screen "^LEAK heap .* leak_heap_alloc" || return 1
+	wait_screen "^LEAK fd .* leak_fd_open" || return 1
+	screen_has "^ +heap .* cache_insert" || fail_because "cache site not shown unflagged"
+}
+
+test_tui_enter_on_site_shows_stack_with_file_line() {
+	keys Enter
+	wait_screen "^#0  leak_heap_alloc\+0x[0-9a-f]+  .*growth_mix\.c:[0-9]+" || return 1
+	wait_screen "^#1  leak_heap\+" || return 1
+}
+
+test_tui_escape_goes_back_twice() {
+	keys Escape
+	wait_screen "^LEAK +KIND +OUTSTAND" || return 1
+	keys Escape
+	wait_screen "^ +PID COMMAND" || return 1
+}
+
+test_tui_filter_hides_and_shows_processes() {
+	keys / n o m a t c h Enter
+	wait_screen "filter:nomatch" || return 1
+	! screen_has "growth_mix +[0-9.]+ " || fail_because "a process still shown: $(screen)" || return 1
+	keys / Enter
+	wait_screen "growth_mix"
+}
+
+test_tui_w_writes_a_valid_snapshot_and_names_it() {
+	local file
+	keys w
+	wait_screen "^wrote leaktop-[0-9-]+\.json" || return 1
+	file=$(screen | grep -oE "leaktop-[0-9-]+\.json" | head -1)
+	[ -s "$TUI/$file" ] || fail_because "$TUI/$file missing" || return 1
+	expect_eq "schema of $file" '"leaktop.snapshot/1"' "$(jq .schema "$TUI/$file")" || return 1
+	# The message gives way to the key hints again.
+	wait_until "the footer's key hints" sh -c \
+		"tmux -S '$SOCK' capture-pane -t lt -p | tail -1 | grep -q q:quit"
+}
+
+test_tui_layout_fits_80x24() {
+	local s lines longest
+	s=$(screen)
+	lines=$(printf '%s\n' "$s" | wc -l)
+	expect_eq "lines on screen" 24 "$lines" || return 1
+	longest=$(printf '%s\n' "$s" | awk '{ if (length($0) > m) m = length($0) } END { print m }')
+	[ "$longest" -le 80 ] || fail_because "a line is $longest columns wide" || return 1
+	printf '%s\n' "$s" | head -1 | grep -q "^leaktop" || fail_because "no header" || return 1
+	printf '%s\n' "$s" | tail -1 | grep -q "q:quit" || fail_because "no footer: $(printf '%s\n' "$s" | tail -1)"
+}
+
+test_tui_redraws_after_resize() {
+	tm resize-window -t lt -x 100 -y 30
+	wait_until "a 30-line screen with the footer last" \
+		sh -c "tmux -S '$SOCK' capture-pane -t lt -p | tail -1 | grep -q q:quit && \
+		       [ \$(tmux -S '$SOCK' capture-pane -t lt -p | wc -l) = 30 ]" || return 1
+	screen_has "^leaktop .*sort:leak" || fail_because "header after resize: $(screen | head -1)"
+}
+
+test_tui_help_screen_lists_keys() {
+	keys '?'
+	wait_screen "^  /          filter processes" || return 1
+	keys x
+	wait_screen "^ +PID COMMAND"
+}
+
+test_tui_q_quits_and_restores_terminal() {
+	keys q
+	wait_screen "^LEAKTOP_EXIT=0" || return 1
+	expect_eq "alternate screen after quit" 0 "$(tm display -p -t lt '#{alternate_on}')" || return 1
+	! screen_has "PID COMMAND" || fail_because "curses content left on the screen: $(screen)"
+}
+
+test_tui_cleanup() {
+	tm kill-server 2>/dev/null
+	return 0
+}
+
+run_tests
