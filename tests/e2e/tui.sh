@@ -80,7 +80,8 @@ test_tui_layout_fits_80x24() {
 	s=$(screen)
 	lines=$(printf '%s\n' "$s" | wc -l)
 	expect_eq "lines on screen" 24 "$lines" || return 1
-	longest=$(printf '%s\n' "$s" | awk '{ if (length($0) > m) m = length($0) } END { print m }')
+	# Display columns, not bytes: the sparklines are UTF-8.
+	longest=$(printf '%s\n' "$s" | LC_ALL=C.UTF-8 wc -L)
 	[ "$longest" -le 80 ] || fail_because "a line is $longest columns wide" || return 1
 	printf '%s\n' "$s" | head -1 | grep -q "^leaktop" || fail_because "no header" || return 1
 	printf '%s\n' "$s" | tail -1 | grep -q "q:quit" || fail_because "no footer: $(printf '%s\n' "$s" | tail -1)"
