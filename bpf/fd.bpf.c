@@ -124,7 +124,8 @@ static __always_inline __u64 call_target(__u64 ret)
  */
 #define WRAPPER_SPAN 8192
 
-static __always_inline bool returns_from(__u64 ret, __u64 ip)
+/* A global function: the verifier checks it once, not once per word of the scan. */
+__noinline int lt_returns_from(__u64 ret, __u64 ip)
 {
 	__u64 t = call_target(ret);
 
@@ -136,24 +137,65 @@ static __always_inline bool returns_from(__u64 ret, __u64 ip)
  * The user stack at a syscall: the wrapper's caller first (found by scanning), then the
  * caller's frame-pointer chain; the wrapper itself when no return address is found.
  */
+/* Could fp be the caller's frame pointer, given its return address sits at ra_at? */
+static __always_inline bool frame_plausible(__u64 fp, __u64 ra_at)
+{
+	__u64 ret = 0;
+
+	if (fp <= ra_at || fp - ra_at > (1 << 20) || (fp & 7))
+		return false;
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)(fp + 8)))
+		return false;
+	return call_target(ret) != 0;
+}
+
+#define WRAPPER_LEVELS 3	/* libc functions between the syscall and its caller */
+
+static long vma_file_cb(struct task_struct *task, struct vm_area_struct *vma, __u64 *file)
+{
+	*file = (__u64)BPF_CORE_READ(vma, vm_file);
+	return 0;
+}
+
+/* The file mapped at user address addr (a kernel pointer used as an identity), or 0. */
+static __always_inline __u64 file_at(__u64 addr)
+{
+	__u64 file = 0;
+
+	bpf_find_vma(bpf_get_current_task_btf(), addr, vma_file_cb, &file, 0);
+	return file;
+}
+
 static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs)
 {
 	__u32 zero = 0;
 	struct scan_buf *scan = bpf_map_lookup_elem(&scan_scratch, &zero);
 	struct lt_stack *st = stack_buf();
 	__u64 ip = BPF_CORE_READ(regs, ip), sp = BPF_CORE_READ(regs, sp);
-	__u64 bp = BPF_CORE_READ(regs, bp), ra = 0, ra_at = 0;
-	__u32 depth = stack_depth();
+	__u64 bp = BPF_CORE_READ(regs, bp), ra = 0, ra_at = 0, at = ip, saved = 0, lib = 0;
+	__u32 depth = stack_depth(), level = 0;
 
 	if (!st || !scan)
 		return 0;
 	if (!bpf_probe_read_user(scan->words, sizeof(scan->words), (void *)sp)) {
 		for (__u32 i = 0; i < SCAN_WORDS; i++) {
-			if (returns_from(scan->words[i], ip)) {
-				ra = scan->words[i];
-				ra_at = sp + 8 * i;
+			__u64 w = scan->words[i];
+
+			if (!lt_returns_from(w, at))
+				continue;
+			ra = w;
+			ra_at = sp + 8 * i;
+			/*
+			 * A return into the library that made the syscall (glibc's fcntl makes
+			 * it in a helper it calls): go on up to the call into the library.
+			 */
+			if (++level >= WRAPPER_LEVELS)
 				break;
-			}
+			if (!lib)
+				lib = file_at(ip);
+			if (!lib || file_at(w) != lib)
+				break;
+			at = w;
 		}
 	}
 	if (!ra) {
@@ -162,14 +204,12 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs)
 	}
 	/*
 	 * The caller's frame pointer: still in %rbp if the wrapper left it alone, else saved
-	 * just below the return address by the wrapper's first `push %rbp`.
+	 * just below the return address by the wrapper's first `push %rbp` (open64 reuses
+	 * %rbp for the path).  Either must lead to another return address.
 	 */
-	if (bp <= ra_at || bp - ra_at > (1 << 20)) {
-		bp = 0;
-		if (ra_at >= 8)
-			bpf_probe_read_user(&bp, sizeof(bp), (void *)(ra_at - 8));
-		if (bp <= ra_at || bp - ra_at > (1 << 20))
-			bp = 0;
+	if (!frame_plausible(bp, ra_at)) {
+		bpf_probe_read_user(&saved, sizeof(saved), (void *)(ra_at - 8));
+		bp = frame_plausible(saved, ra_at) ? saved : 0;
 	}
 	st->nr = walk_user_stack(ra, bp, st, depth);
 	return intern_stack(st, FD_SALT);
@@ -207,8 +247,15 @@ static __always_inline void fd_record(__u32 tgid, __u64 gen, __u64 hash, __s32 f
 		return;
 	err = bpf_map_update_elem(&fds, &k, &v, BPF_NOEXIST);
 	if (err == -EEXIST) {
-		/* The number is open again without a close we saw: retire the old record. */
-		fd_release(tgid, fd);
+		struct lt_fd_val *old = bpf_map_lookup_elem(&fds, &k);
+
+		/*
+		 * The number is open again without a close we saw.  Within one image, retire
+		 * the old record; a record of an image that exec'd away stays charged to it
+		 * (its numbers are final) and is just replaced.
+		 */
+		if (old && old->gen == gen)
+			fd_release(tgid, fd);
 		err = bpf_map_update_elem(&fds, &k, &v, BPF_ANY);
 	}
 	if (err) {

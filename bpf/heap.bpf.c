@@ -64,8 +64,14 @@ static __always_inline void record(struct pt_regs *ctx, __u32 tgid, __u64 gen, _
 	av.ts_ns = now;
 	err = bpf_map_update_elem(&allocs, &ak, &av, BPF_NOEXIST);
 	if (err == -EEXIST) {
-		/* The address is live again without a free we saw: retire the old record. */
-		release(tgid, addr);
+		struct lt_alloc_val *old = bpf_map_lookup_elem(&allocs, &ak);
+
+		/*
+		 * The address is live again without a free we saw: retire the old record, unless
+		 * it belongs to an image that exec'd away (its numbers are final).
+		 */
+		if (old && old->gen == gen)
+			release(tgid, addr);
 		err = bpf_map_update_elem(&allocs, &ak, &av, BPF_ANY);
 	}
 	if (err) {
