@@ -504,7 +504,12 @@ int probe_plan__build(const char *path, struct probe_plan *plan)
 	if (fd < 0)
 		return -errno;
 
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/*
+	 * Read, never mmap: a private mapping of a file that another tracer (or an earlier
+	 * attach of ours) has uprobes on gets their int3 bytes patched in by the kernel, and
+	 * the decoding below would see those instead of the code.
+	 */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf) {
 		err = -EINVAL;
 		goto out;
