@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "report_cmd.h"
 #include "run.h"
 
 static int cmd_run(int argc, char **argv)
@@ -35,6 +36,8 @@ static const struct command {
 	int (*fn)(int argc, char **argv);
 } commands[] = {
 	{ "run", cmd_run },
+	{ "report", report_cmd__report },
+	{ "diff", report_cmd__diff },
 };
 
 int main(int argc, char **argv)
