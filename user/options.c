@@ -22,6 +22,8 @@ static const char usage_text[] =
 "Usage: leaktop [OPTIONS]                      trace the whole system\n"
 "       leaktop [OPTIONS] -p PID[,PID...]      trace these processes\n"
 "       leaktop [OPTIONS] -- CMD [ARG...]      run CMD and trace it and its children\n"
+"       leaktop report SNAPSHOT.json [OPTIONS] show a saved snapshot (report --help)\n"
+"       leaktop diff OLD.json NEW.json [--json] what grew between two (diff --help)\n"
 "\n"
 "Options:\n"
 "  -p, --pid LIST          comma-separated PIDs to watch (default: whole system)\n"
@@ -30,6 +32,10 @@ static const char usage_text[] =
 "  -b, --batch             plain-text report on stdout each interval, no curses UI\n"
 "  -j, --json PATH         write a snapshot each interval, replaced atomically;\n"
 "                          '-' writes one snapshot per line (JSON Lines) on stdout\n"
+"      --pprof FILE        write a gzipped pprof profile of the heap call sites each\n"
+"                          interval, replaced atomically\n"
+"      --folded FILE       write folded stacks (for flame graphs) each interval,\n"
+"                          replaced atomically\n"
 "  -r, --resources LIST    what to track: heap, fd (default: all)\n"
 "      --stack-depth N     user stack frames kept per call site (1-127, default 32)\n"
 "  -n, --top N             call sites shown per process in the text report (default 10)\n"
@@ -138,7 +144,7 @@ static int parse_resources(const char *list, unsigned int *out, char *err, size_
 	return 0;
 }
 
-enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR, OPT_WINDOW };
+enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR, OPT_WINDOW, OPT_PPROF, OPT_FOLDED };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -151,6 +157,8 @@ static const struct option long_opts[] = {
 	{ "top", required_argument, NULL, 'n' },
 	{ "probe-floor", required_argument, NULL, OPT_PROBE_FLOOR },
 	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "pprof", required_argument, NULL, OPT_PPROF },
+	{ "folded", required_argument, NULL, OPT_FOLDED },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -198,6 +206,16 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 			if (!*optarg)
 				return fail(err, len, "empty --json path: give a file name or '-'");
 			o->json_path = optarg;
+			break;
+		case OPT_PPROF:
+			if (!*optarg)
+				return fail(err, len, "empty --pprof path: give a file name");
+			o->pprof_path = optarg;
+			break;
+		case OPT_FOLDED:
+			if (!*optarg)
+				return fail(err, len, "empty --folded path: give a file name");
+			o->folded_path = optarg;
 			break;
 		case 'r':
 			ret = parse_resources(optarg, &o->resources, err, len);

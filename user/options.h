@@ -32,6 +32,8 @@ struct options {
 	bool batch;
 	bool batch_set;		/* -b given (otherwise decided by isatty) */
 	const char *json_path;	/* NULL, a path, or "-" */
+	const char *pprof_path;	/* --pprof: a pprof profile each interval, or NULL */
+	const char *folded_path;	/* --folded: folded stacks each interval, or NULL */
 	unsigned int resources;	/* enum resource_bits */
 	unsigned int stack_depth;
 	unsigned int top_sites;	/* sites per process in the text report */

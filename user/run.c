@@ -24,6 +24,7 @@
 
 #include "analysis.h"
 #include "collector.h"
+#include "export.h"
 #include "launcher.h"
 #include "libcs.h"
 #include "loader.h"
@@ -355,6 +356,34 @@ static void follow_new_libcs(struct run *r)
 	}
 }
 
+/* --pprof and --folded: this interval's exports, each file replaced atomically. */
+static int write_exports(struct run *r)
+{
+	const struct options *o = r->o;
+	struct export_opts eo = { .duration_s = model__elapsed_s(&r->model) };
+	const char *path = NULL;
+	struct timespec now;
+	int err = 0;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	eo.time_s = now.tv_sec + now.tv_nsec / 1e9;
+	if (o->pprof_path) {
+		path = o->pprof_path;
+		err = export__pprof_file(path, &r->model, &eo);
+	}
+	if (!err && o->folded_path) {
+		path = o->folded_path;
+		err = export__folded_file(path, &r->model);
+	}
+	if (err == -ELOOP)
+		err_line("refusing to write %s: it is a symbolic link; remove it or choose another "
+			 "path", path);
+	else if (err)
+		err_line("cannot write %s: %s; check the directory exists and is writable", path,
+			 strerror(-err));
+	return err;
+}
+
 static int emit(struct run *r)
 {
 	const struct options *o = r->o;
@@ -362,6 +391,9 @@ static int emit(struct run *r)
 				  .top_procs = o->mode == MODE_SYSTEM ? 20 : 0 };
 	int err;
 
+	err = write_exports(r);
+	if (err)
+		return err;
 	if (r->tui) {
 		tui__update(r->tui, &r->model);
 	} else if (o->json_path && !strcmp(o->json_path, "-")) {
@@ -607,7 +639,8 @@ int run__main(const struct options *o)
 			 "CAP_SYS_PTRACE; run it with sudo");
 		return 1;
 	}
-	if (check_json_path(o->json_path))
+	if (check_json_path(o->json_path) || check_json_path(o->pprof_path) ||
+	    check_json_path(o->folded_path))
 		return 1;
 	for (size_t i = 0; i < o->n_pids; i++) {
 		if (o->pids[i] == getpid()) {
