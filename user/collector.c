@@ -171,6 +171,27 @@ out:
 	return 0;
 }
 
+int collector__read_allocs(struct collector *c, uint32_t tgid, uint64_t gen,
+			   struct raw_alloc **out, size_t *n)
+{
+	struct raw_alloc *v;
+	size_t all, kept = 0;
+	void *raw;
+	int err;
+
+	err = read_all(c->fds.allocs, sizeof(struct lt_alloc_key), sizeof(struct lt_alloc_val),
+		       &raw, &all);
+	if (err)
+		return err;
+	v = raw;
+	for (size_t i = 0; i < all; i++)
+		if (v[i].key.tgid == tgid && (!gen || v[i].val.gen == gen))
+			v[kept++] = v[i];
+	*out = v;
+	*n = kept;
+	return 0;
+}
+
 static int cmp_fd_key(const void *a, const void *b)
 {
 	const struct lt_fd_key *x = a, *y = b;

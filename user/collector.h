@@ -48,6 +48,19 @@ void collector__free(struct collector *c);
 int collector__read(struct collector *c, struct sample *s);
 void sample__free(struct sample *s);
 
+/* One live block record of the `allocs` map. */
+struct raw_alloc {
+	struct lt_alloc_key key;
+	struct lt_alloc_val val;
+};
+
+/*
+ * The live blocks of image (tgid, gen) (any image of tgid when gen is 0): one batched read
+ * of `allocs`, kept records malloc'd in *out (free()).  0 or -errno.
+ */
+int collector__read_allocs(struct collector *c, uint32_t tgid, uint64_t gen,
+			   struct raw_alloc **out, size_t *n);
+
 /* Frames of a stack (innermost first).  Returns the count, 0 if unknown. */
 uint32_t collector__stack(struct collector *c, uint64_t hash, uint64_t *ips, uint32_t max);
 

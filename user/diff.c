@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "diff.h"
+#include "snapshot.h"
 #include "options.h"
 #include "report.h"
 
@@ -569,34 +570,6 @@ int diff__write_text(FILE *out, const struct diff *d, const struct diff_text_opt
 
 /* ---------------------------------------------------------------- JSON */
 
-/* A JSON string of s, bytes that are not UTF-8 as U+FFFD (paths); null when s is NULL. */
-static json_t *str_or_null(const char *s)
-{
-	json_t *j;
-	char *clean, *w;
-
-	if (!s)
-		return json_null();
-	j = json_string(s);
-	if (j)
-		return j;
-	clean = malloc(strlen(s) * 3 + 1);
-	if (!clean)
-		return json_null();
-	for (w = clean; *s; s++) {
-		if ((unsigned char)*s < 0x80) {
-			*w++ = *s;
-		} else {
-			memcpy(w, "\xef\xbf\xbd", 3);
-			w += 3;
-		}
-	}
-	*w = '\0';
-	j = json_string(clean);
-	free(clean);
-	return j ? j : json_null();
-}
-
 /* {"old": N|null, "new": N|null, "delta": N, "per_s": X|null} */
 static json_t *num_json(const struct diff *d, const struct diff_num *n)
 {
@@ -611,19 +584,8 @@ static json_t *frames_json(const struct site *s)
 {
 	json_t *stack = json_array();
 
-	for (uint32_t i = 0; stack && i < s->n_frames; i++) {
-		const struct sym_frame *f = &s->frames[i];
-		char addr[32];
-
-		snprintf(addr, sizeof(addr), "0x%" PRIx64, f->addr);
-		json_array_append_new(stack, json_pack("{s:s, s:o, s:o, s:o, s:o, s:o}",
-			"addr", addr,
-			"symbol", str_or_null(f->symbol),
-			"offset", f->symbol ? json_integer(f->offset) : json_null(),
-			"module", str_or_null(f->module),
-			"file", str_or_null(f->file),
-			"line", f->line > 0 ? json_integer(f->line) : json_null()));
-	}
+	for (uint32_t i = 0; stack && i < s->n_frames; i++)
+		json_array_append_new(stack, snapshot__frame(&s->frames[i]));
 	return stack;
 }
 
@@ -650,11 +612,11 @@ static json_t *proc_json(const struct diff *d, const struct diff_proc *dp)
 		json_array_append_new(sites, site_json(d, &dp->sites[i]));
 	o = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o}, s:o, s:o}",
 		      "status", dp->status == DIFF_SAME ? "matched" : status_names[dp->status],
-		      "matched_by", str_or_null(match_names[dp->how]),
+		      "matched_by", snapshot__string(match_names[dp->how]),
 		      "old_pid", dp->old ? json_integer(dp->old->pid) : json_null(),
 		      "new_pid", dp->new_ ? json_integer(dp->new_->pid) : json_null(),
-		      "comm", str_or_null(p->comm[0] ? p->comm : NULL),
-		      "cmdline", str_or_null(p->cmdline),
+		      "comm", snapshot__string(p->comm[0] ? p->comm : NULL),
+		      "cmdline", snapshot__string(p->cmdline),
 		      "heap",
 		      "outstanding_bytes", num_json(d, &dp->heap_bytes),
 		      "outstanding_count", num_json(d, &dp->heap_count),
@@ -666,9 +628,9 @@ static json_t *proc_json(const struct diff *d, const struct diff_proc *dp)
 
 static json_t *side_json(const struct diff_side *s)
 {
-	return json_pack("{s:o, s:s, s:f, s:o}", "path", str_or_null(s->name),
+	return json_pack("{s:o, s:s, s:f, s:o}", "path", snapshot__string(s->name),
 			 "time", s->info->time, "elapsed_s", s->info->elapsed_s,
-			 "host", str_or_null(s->info->host[0] ? s->info->host : NULL));
+			 "host", snapshot__string(s->info->host[0] ? s->info->host : NULL));
 }
 
 int diff__write_json(FILE *out, const struct diff *d)

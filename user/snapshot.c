@@ -18,7 +18,7 @@
 #include "snapshot.h"
 
 /* A JSON string of s (bytes that are not UTF-8 become U+FFFD), or null when s is NULL. */
-static json_t *str_or_null(const char *s)
+json_t *snapshot__string(const char *s)
 {
 	json_t *j;
 	char *clean, *w;
@@ -45,17 +45,17 @@ static json_t *str_or_null(const char *s)
 	return j ? j : json_null();
 }
 
-static json_t *frame_json(const struct sym_frame *f)
+json_t *snapshot__frame(const struct sym_frame *f)
 {
 	char addr[32];
 
 	snprintf(addr, sizeof(addr), "0x%" PRIx64, f->addr);
 	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o}",
 			 "addr", addr,
-			 "symbol", str_or_null(f->symbol),
+			 "symbol", snapshot__string(f->symbol),
 			 "offset", f->symbol ? json_integer(f->offset) : json_null(),
-			 "module", str_or_null(f->module),
-			 "file", str_or_null(f->file),
+			 "module", snapshot__string(f->module),
+			 "file", snapshot__string(f->file),
 			 "line", f->line > 0 ? json_integer(f->line) : json_null());
 }
 
@@ -77,7 +77,7 @@ static json_t *site_json(const struct model *m, const struct site *s)
 	double age = -1;
 
 	for (uint32_t i = 0; i < s->n_frames; i++)
-		json_array_append_new(stack, frame_json(&s->frames[i]));
+		json_array_append_new(stack, snapshot__frame(&s->frames[i]));
 	if (outstanding > 0 && s->val.live_since_ns && s->val.live_since_ns <= m->now_ns)
 		age = (m->now_ns - s->val.live_since_ns) / 1e9;
 	snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t)s->key.stack_hash);
@@ -99,7 +99,7 @@ static json_t *site_json(const struct model *m, const struct site *s)
 		json_t *samples = json_array();
 
 		for (uint32_t i = 0; i < s->n_fd_samples; i++)
-			json_array_append_new(samples, str_or_null(s->fd_samples[i]));
+			json_array_append_new(samples, snapshot__string(s->fd_samples[i]));
 		json_object_set_new(obj, "fd_types", fd_types_json(s));
 		json_object_set_new(obj, "fd_samples", samples);
 		json_object_set_new(obj, "repaired", json_integer(s->repaired));
@@ -133,8 +133,8 @@ static json_t *process_json(const struct model *m, const struct process *p)
 			json_array_append_new(flags, json_string(process_flag_names[f]));
 	obj = json_pack("{s:I, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I}, s:o, s:b, s:o}",
 			"pid", (json_int_t)p->pid,
-			"comm", str_or_null(p->comm[0] ? p->comm : NULL),
-			"cmdline", str_or_null(p->cmdline),
+			"comm", snapshot__string(p->comm[0] ? p->comm : NULL),
+			"cmdline", snapshot__string(p->cmdline),
 			"counters", counters_json(&p->counters),
 			"heap",
 			"outstanding_bytes", (json_int_t)p->heap_outstanding_bytes,

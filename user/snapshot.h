@@ -7,6 +7,7 @@
 #define LEAKTOP_SNAPSHOT_H
 
 #include <stdio.h>
+#include <jansson.h>
 
 #include "model.h"
 
@@ -15,5 +16,10 @@
 /* 0 or -errno (-ELOOP: path is a symlink). */
 int snapshot__write_file(const char *path, const struct model *m);
 int snapshot__write_line(FILE *out, const struct model *m);
+
+/* Pieces other JSON writers share: a string (null for NULL, never invalid UTF-8) and a
+ * stack frame as snapshots hold it. */
+json_t *snapshot__string(const char *s);
+json_t *snapshot__frame(const struct sym_frame *f);
 
 #endif

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * ptrace_stop.h - stopping every thread of a process for a moment and reading it, without
+ * ever writing to it: PTRACE_SEIZE + PTRACE_INTERRUPT each thread, registers with
+ * PTRACE_GETREGS, memory with process_vm_readv, PTRACE_DETACH to resume.
+ */
+#ifndef LEAKTOP_PTRACE_STOP_H
+#define LEAKTOP_PTRACE_STOP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/user.h>
+
+struct ptrace_thread {
+	int tid;
+	int sig;			/* signal to hand back at detach (0: none) */
+	struct user_regs_struct regs;
+};
+
+struct ptrace_stop {
+	int pid;
+	struct ptrace_thread *threads;	/* seized, stopped */
+	size_t n, cap;
+	uint64_t start_ns;		/* first thread seized */
+	uint64_t deadline_ns;
+};
+
+/*
+ * Stop every thread of pid (also those created while stopping), waiting at most max_ms.
+ * 0 or -errno (-EBUSY already traced, -EPERM not allowed, -ESRCH gone, -ETIME threads did
+ * not stop in time); on error every thread is resumed and msg holds the cause.
+ */
+int ptrace_stop__begin(struct ptrace_stop *s, int pid, unsigned int max_ms, char *msg,
+		       size_t msg_len);
+/* Copy len bytes at addr of the stopped process; unreadable pages read as zeros. 0/-errno. */
+int ptrace_stop__read(const struct ptrace_stop *s, uint64_t addr, void *buf, size_t len);
+/* Past the deadline given to begin? */
+int ptrace_stop__overdue(const struct ptrace_stop *s);
+/* Resume every thread (PTRACE_DETACH); returns how long the process was stopped, in ms. */
+double ptrace_stop__end(struct ptrace_stop *s);
+
+#endif

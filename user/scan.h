@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * scan.h - the reachability scan: which of a process's tracked live blocks can still be
+ * reached through pointers, and which are lost.  scan__classify is the pure marking over
+ * memory already copied (unit-tested on synthetic memory); scan__process stops a live
+ * process briefly, copies its writable memory and registers, resumes it and classifies.
+ */
+#ifndef LEAKTOP_SCAN_H
+#define LEAKTOP_SCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One tracked live block, as the `allocs` map holds it. */
+struct scan_block {
+	uint64_t addr;
+	uint64_t size;
+	uint64_t stack_hash;		/* the allocation site */
+};
+
+enum scan_class {
+	SCAN_REACHABLE,			/* a pointer to its start from a root or reachable block */
+	SCAN_POSSIBLE,			/* reached only through interior pointers */
+	SCAN_INDIRECT,			/* reached only from lost blocks */
+	SCAN_DEFINITE,			/* no pointer at all: the root of a leak */
+	SCAN__COUNT,
+};
+
+extern const char *const scan_class_names[SCAN__COUNT];
+
+/* A copy of target memory: len bytes that were at addr. */
+struct scan_region {
+	uint64_t addr;
+	const void *data;
+	size_t len;
+};
+
+/* Per site (stack_hash): blocks and bytes of each class. */
+struct scan_site {
+	uint64_t stack_hash;
+	uint64_t count[SCAN__COUNT];
+	uint64_t bytes[SCAN__COUNT];
+};
+
+/* Block at from + offset points to block at to. */
+struct scan_edge {
+	uint64_t from;
+	uint64_t offset;
+	uint64_t to;
+};
+
+#define SCAN_MAX_EDGES 64		/* edges kept per leak root */
+
+/* One definitely lost block and what it drags along (itself included). */
+struct scan_leak {
+	struct scan_block root;
+	uint64_t blocks;
+	uint64_t bytes;
+	struct scan_edge edges[SCAN_MAX_EDGES];
+	uint32_t n_edges;		/* kept */
+	uint64_t total_edges;		/* found */
+};
+
+struct scan_result {
+	uint8_t *cls;			/* enum scan_class of each input block, in input order */
+	size_t n_blocks;
+	struct scan_site *sites;	/* sorted by stack_hash */
+	size_t n_sites;
+	struct scan_leak *leaks;	/* by bytes dragged, largest first */
+	size_t n_leaks;
+	uint64_t count[SCAN__COUNT];	/* totals */
+	uint64_t bytes[SCAN__COUNT];
+	double stop_ms;			/* how long the process was stopped (scan__process) */
+	uint64_t bytes_read;		/* memory copied (scan__process) */
+	uint32_t threads;		/* threads stopped (scan__process) */
+};
+
+/*
+ * Classify blocks[0..n) given copies of the target's memory (mem, any order, not
+ * overlapping) and extra root words (registers).  Words of mem outside every block are
+ * roots; words inside a block are its contents.  Only 8-byte aligned words are pointers.
+ * 0 or -errno; free out with scan_result__free.
+ */
+int scan__classify(const struct scan_block *blocks, size_t n, const struct scan_region *mem,
+		   size_t n_mem, const uint64_t *root_words, size_t n_root_words,
+		   struct scan_result *out);
+
+/* Longest a process stays stopped; beyond it the scan gives up (-ETIME) and resumes it. */
+#define SCAN_MAX_STOP_MS 2000
+/* Most writable memory copied; a bigger process is refused (-E2BIG) before it is stopped. */
+#define SCAN_MAX_BYTES (4ull << 30)
+
+/*
+ * Stop every thread of pid, copy its registers and writable memory, resume it, then
+ * classify blocks.  Never writes to the target.  0 or -errno: -EBUSY already traced,
+ * -EPERM ptrace not allowed (Yama, capabilities), -ESRCH gone, -ETIME stopped too long,
+ * -E2BIG too much memory; msg gets one line of cause.
+ */
+int scan__process(int pid, const struct scan_block *blocks, size_t n, struct scan_result *out,
+		  char *msg, size_t msg_len);
+
+void scan_result__free(struct scan_result *r);
+
+#endif
