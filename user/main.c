@@ -10,6 +10,7 @@
 #include "options.h"
 #include "report_cmd.h"
 #include "run.h"
+#include "scan_cmd.h"
 
 static int cmd_run(int argc, char **argv)
 {
@@ -38,6 +39,7 @@ static const struct command {
 	{ "run", cmd_run },
 	{ "report", report_cmd__report },
 	{ "diff", report_cmd__diff },
+	{ "scan", scan_cmd__main },
 };
 
 int main(int argc, char **argv)

@@ -24,6 +24,7 @@ static const char usage_text[] =
 "       leaktop [OPTIONS] -- CMD [ARG...]      run CMD and trace it and its children\n"
 "       leaktop report SNAPSHOT.json [OPTIONS] show a saved snapshot (report --help)\n"
 "       leaktop diff OLD.json NEW.json [--json] what grew between two (diff --help)\n"
+"       leaktop scan -p PID [-i SEC] [-d SEC]   find lost blocks by reachability (scan --help)\n"
 "\n"
 "Options:\n"
 "  -p, --pid LIST          comma-separated PIDs to watch (default: whole system)\n"
@@ -40,6 +41,8 @@ static const char usage_text[] =
 "      --stack-depth N     user stack frames kept per call site (1-127, default 32)\n"
 "  -n, --top N             call sites shown per process in the text report (default 10)\n"
 "      --window N          samples of history the growth verdicts use (8-3600, default 40)\n"
+"      --scan-every SEC    stop the traced processes briefly every SEC seconds to find\n"
+"                          the blocks no pointer reaches any more (needs -p or --)\n"
 "  -v, --verbose           show libbpf's messages and probe placement\n"
 "      --probe-floor WHERE for benchmarks: attach empty programs instead, at every\n"
 "                          function's entry ('entry') or where leaktop's go ('planned')\n"
@@ -144,7 +147,8 @@ static int parse_resources(const char *list, unsigned int *out, char *err, size_
 	return 0;
 }
 
-enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR, OPT_WINDOW, OPT_PPROF, OPT_FOLDED };
+enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR, OPT_WINDOW, OPT_PPROF, OPT_FOLDED,
+       OPT_SCAN_EVERY };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -159,6 +163,7 @@ static const struct option long_opts[] = {
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "folded", required_argument, NULL, OPT_FOLDED },
+	{ "scan-every", required_argument, NULL, OPT_SCAN_EVERY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -216,6 +221,11 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 			if (!*optarg)
 				return fail(err, len, "empty --folded path: give a file name");
 			o->folded_path = optarg;
+			break;
+		case OPT_SCAN_EVERY:
+			if (parse_seconds(optarg, 0.01, &o->scan_every_s))
+				return fail(err, len, "invalid --scan-every '%s': expected seconds >= "
+					    "0.01", optarg);
 			break;
 		case 'r':
 			ret = parse_resources(optarg, &o->resources, err, len);
@@ -283,5 +293,7 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 		return fail(err, len, "-p and -- CMD cannot be combined: choose one");
 	if (o->n_pids)
 		o->mode = MODE_PIDS;
+	if (o->scan_every_s > 0 && o->mode == MODE_SYSTEM)
+		return fail(err, len, "--scan-every scans traced processes: give -p PID or -- CMD");
 	return 0;
 }

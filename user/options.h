@@ -37,6 +37,7 @@ struct options {
 	unsigned int resources;	/* enum resource_bits */
 	unsigned int stack_depth;
 	unsigned int top_sites;	/* sites per process in the text report */
+	double scan_every_s;	/* --scan-every: reachability scan of the targets; 0: never */
 	unsigned int window;	/* samples of history the growth verdicts look at */
 	int probe_floor;	/* 0: real probes; 1: empty at entries; 2: empty where real go */
 	bool verbose;

@@ -6,6 +6,8 @@
  * dies the kernel detaches it and the target runs on) and interrupted; the task list is
  * read again until it holds no thread not yet stopped, as a running thread may have
  * created one meanwhile.  A signal that arrives during the stop is handed back at detach.
+ * A thread that did not stop in time (uninterruptible sleep) cannot be detached until it
+ * does: it is kept in a list and detached as soon as it stops, at the next begin or reap.
  * Nothing is ever written to the target.
  */
 #include <dirent.h>
@@ -16,11 +18,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 
 #include "ptrace_stop.h"
+
+/* Seized threads that were still running at end: detached once they stop. */
+static int *pending;
+static size_t n_pending, cap_pending;
 
 static uint64_t now_ns(void)
 {
@@ -85,6 +92,7 @@ static int wait_stopped(struct ptrace_stop *s, struct ptrace_thread *t)
 			/* A signal-delivery stop: the signal goes back at detach. */
 			if (WIFSTOPPED(status) && !(status >> 16))
 				t->sig = WSTOPSIG(status);
+			t->stopped = true;
 			return 0;
 		}
 		if (now_ns() > s->deadline_ns)
@@ -167,17 +175,57 @@ static long stop_new_threads(struct ptrace_stop *s, char *msg, size_t msg_len)
 	return err ? err : added;
 }
 
+size_t ptrace_stop__reap(void)
+{
+	for (size_t i = 0; i < n_pending;) {
+		int status, r = waitpid(pending[i], &status, __WALL | WNOHANG);
+		int sig = 0;
+
+		if (r == 0) {		/* still running: the interrupt is yet to take effect */
+			i++;
+			continue;
+		}
+		if (r == pending[i] && WIFSTOPPED(status)) {
+			if (!(status >> 16))
+				sig = WSTOPSIG(status);
+			ptrace(PTRACE_DETACH, pending[i], NULL, (void *)(uintptr_t)sig);
+		}
+		pending[i] = pending[--n_pending];
+	}
+	return n_pending;
+}
+
+static void defer_detach(int tid)
+{
+	if (n_pending == cap_pending) {
+		size_t cap = cap_pending ? cap_pending * 2 : 16;
+		int *v = realloc(pending, cap * sizeof(*v));
+
+		if (!v)
+			return;	/* detached when leaktop exits */
+		pending = v;
+		cap_pending = cap;
+	}
+	pending[n_pending++] = tid;
+}
+
 int ptrace_stop__begin(struct ptrace_stop *s, int pid, unsigned int max_ms, char *msg,
 		       size_t msg_len)
 {
 	long tracer, r;
 
+	ptrace_stop__reap();
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
 	tracer = tracer_of(pid);
 	if (tracer < 0) {
 		snprintf(msg, msg_len, "process %d does not exist", pid);
 		return -ESRCH;
+	}
+	if (tracer == getpid()) {
+		snprintf(msg, msg_len, "process %d has not yet stopped for the previous scan, "
+			 "which gave up on it", pid);
+		return -EBUSY;
 	}
 	if (tracer > 0) {
 		snprintf(msg, msg_len, "process %d is already being traced by process %ld "
@@ -235,9 +283,14 @@ double ptrace_stop__end(struct ptrace_stop *s)
 {
 	double ms;
 
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
+		if (!s->threads[i].stopped) {
+			defer_detach(s->threads[i].tid);
+			continue;
+		}
 		ptrace(PTRACE_DETACH, s->threads[i].tid, NULL,
 		       (void *)(uintptr_t)s->threads[i].sig);
+	}
 	ms = s->start_ns ? (now_ns() - s->start_ns) / 1e6 : 0;
 	free(s->threads);
 	s->threads = NULL;

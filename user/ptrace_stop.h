@@ -7,6 +7,7 @@
 #ifndef LEAKTOP_PTRACE_STOP_H
 #define LEAKTOP_PTRACE_STOP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/user.h>
@@ -14,6 +15,7 @@
 struct ptrace_thread {
 	int tid;
 	int sig;			/* signal to hand back at detach (0: none) */
+	bool stopped;			/* in a ptrace stop: can be detached */
 	struct user_regs_struct regs;
 };
 
@@ -36,7 +38,12 @@ int ptrace_stop__begin(struct ptrace_stop *s, int pid, unsigned int max_ms, char
 int ptrace_stop__read(const struct ptrace_stop *s, uint64_t addr, void *buf, size_t len);
 /* Past the deadline given to begin? */
 int ptrace_stop__overdue(const struct ptrace_stop *s);
-/* Resume every thread (PTRACE_DETACH); returns how long the process was stopped, in ms. */
+/*
+ * Resume every thread (PTRACE_DETACH); returns how long the process was stopped, in ms.
+ * Threads not stopped yet are detached by a later ptrace_stop__reap, as soon as they stop.
+ */
 double ptrace_stop__end(struct ptrace_stop *s);
+/* Detach the deferred threads that stopped meanwhile.  How many are still waited for. */
+size_t ptrace_stop__reap(void);
 
 #endif

@@ -32,6 +32,7 @@
 #include "procfs.h"
 #include "report.h"
 #include "run.h"
+#include "scan_cmd.h"
 #include "snapshot.h"
 #include "symbolize.h"
 #include "../tui/tui.h"
@@ -61,6 +62,7 @@ struct run {
 	bool have_child;
 	struct tui *tui;		/* NULL in batch mode */
 	uint64_t last_libc_scan_ns, last_sweep_ns, last_gc_ns;
+	uint64_t last_reach_scan_ns;
 	struct dead_image *pending;	/* dead images whose live-block records await a sweep */
 	size_t n_pending;
 	int64_t pending_blocks;
@@ -403,6 +405,7 @@ static int emit(struct run *r)
 		return err;
 	} else {
 		report__write(stdout, &r->model, &ro);
+		scan_cmd__report(stdout, &r->model);
 	}
 	if (o->json_path && strcmp(o->json_path, "-")) {
 		err = snapshot__write_file(o->json_path, &r->model);
@@ -567,6 +570,11 @@ static int loop(struct run *r)
 		upkeep(r);
 		if (collect(r))
 			return 1;
+		if (o->scan_every_s > 0 &&
+		    monotonic_ns() - r->last_reach_scan_ns >= o->scan_every_s * 1e9) {
+			scan_cmd__scan_targets(r->col, &r->model);
+			r->last_reach_scan_ns = monotonic_ns();
+		}
 		if (o->duration_s > 0 && model__elapsed_s(&r->model) >= o->duration_s)
 			last = true;
 		if (emit(r))
@@ -733,5 +741,6 @@ out:
 	loader__destroy(r.ld);
 	symbolizer__free(r.sym);
 	model__free(&r.model);
+	scan_cmd__reset();
 	return status;
 }

@@ -141,7 +141,6 @@ static void propagate(struct marker *m, enum scan_class cls)
 
 	while (m->top) {
 		size_t k = m->stack[--m->top];
-
 		const uint8_t *p = block_words(m, k, &first, &len);
 
 		for (size_t off = first; p && off + 8 <= len; off += 8) {
@@ -184,11 +183,9 @@ static void scan_roots(struct marker *m, const uint64_t *words, size_t n_words)
 			while (k < m->n && m->b[k].end <= a)
 				k++;
 			/* The contents of tracked blocks are not roots. */
-			if (k < m->n && m->b[k].addr < a + 8) {
-				if (m->b[k].addr <= a) {
-					a = (m->b[k].end + 7) & ~7ull;
-					continue;
-				}
+			if (k < m->n && m->b[k].addr <= a) {
+				a = (m->b[k].end + 7) & ~7ull;
+				continue;
 			}
 			mark_from_reachable(m, word_at((const uint8_t *)reg->data + (a - reg->addr)));
 			a += 8;

@@ -15,6 +15,7 @@
 
 #include "atomic_file.h"
 #include "options.h"
+#include "scan_cmd.h"
 #include "snapshot.h"
 
 /* A JSON string of s (bytes that are not UTF-8 become U+FFFD), or null when s is NULL. */
@@ -144,6 +145,7 @@ static json_t *process_json(const struct model *m, const struct process *p)
 			"flags", flags,
 			"exited", p->exited,
 			"sites", arr);
+	scan_cmd__annotate(obj, m, p);
 	if (obj && p->start_ticks)
 		json_object_set_new(obj, "start_ticks", json_integer(p->start_ticks));
 	if (obj && (m->resources & RES_FD))

@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * test_scan.c - unit tests of the reachability marking in user/scan.c on synthetic memory:
+ * a fake heap region holding the tracked blocks and a fake data region of roots, with
+ * pointers written where each case needs them.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "check.h"
+#include "../../user/scan.h"
+#include "../../user/ptrace_stop.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#define HEAP	0x100000ull
+#define DATA	0x1000ull
+#define HEAP_LEN 65536
+#define DATA_LEN 256
+
+struct fake {
+	uint8_t heap[HEAP_LEN];
+	uint8_t data[DATA_LEN];
+	struct scan_block blocks[256];
+	size_t n;
+	uint64_t regs[4];
+	size_t n_regs;
+};
+
+static struct fake F;
+
+static void fake_reset(void)
+{
+	memset(&F, 0, sizeof(F));
+}
+
+/* A block of size bytes at heap offset off, allocated at site. */
+static uint64_t blk(size_t off, uint64_t size, uint64_t site)
+{
+	F.blocks[F.n++] = (struct scan_block){ HEAP + off, size, site };
+	return HEAP + off;
+}
+
+static void put(uint64_t at, uint64_t v)
+{
+	if (at >= HEAP && at < HEAP + HEAP_LEN)
+		memcpy(F.heap + (at - HEAP), &v, 8);
+	else
+		memcpy(F.data + (at - DATA), &v, 8);
+}
+
+static int classify(struct scan_result *r)
+{
+	struct scan_region mem[2] = {
+		{ DATA, F.data, DATA_LEN },
+		{ HEAP, F.heap, HEAP_LEN },
+	};
+
+	return scan__classify(F.blocks, F.n, mem, 2, F.regs, F.n_regs, r);
+}
+
+static void test_block_pointed_to_from_data_is_reachable(void)
+{
+	struct scan_result r;
+	uint64_t a;
+
+	fake_reset();
+	a = blk(0, 32, 1);
+	put(DATA + 8, a);
+	CHECK_EQ_INT(classify(&r), 0);
+	CHECK_EQ_INT(r.cls[0], SCAN_REACHABLE);
+	CHECK_EQ_INT(r.count[SCAN_REACHABLE], 1);
+	CHECK_EQ_INT(r.n_leaks, 0);
+	scan_result__free(&r);
+}
+
+static void test_unreferenced_block_is_definitely_lost(void)
+{
+	struct scan_result r;
+
+	fake_reset();
+	blk(0, 48, 7);
+	CHECK_EQ_INT(classify(&r), 0);
+	CHECK_EQ_INT(r.cls[0], SCAN_DEFINITE);
+	CHECK_EQ_INT(r.n_leaks, 1);
+	CHECK_EQ_INT(r.leaks[0].blocks, 1);
+	CHECK_EQ_INT(r.leaks[0].bytes, 48);
+	CHECK_EQ_INT(r.leaks[0].root.stack_hash, 7);
+	CHECK_EQ_INT(r.n_sites, 1);
+	CHECK_EQ_INT(r.sites[0].count[SCAN_DEFINITE], 1);
+	CHECK_EQ_INT(r.sites[0].bytes[SCAN_DEFINITE], 48);
+	scan_result__free(&r);
+}
+
+/* Tree of 127 nodes (left at +0, right at +8) laid out in heap order, root first. */
+static void build_tree(void)
+{
+	for (size_t i = 0; i < 127; i++)
+		blk(i * 32, 32, i ? 2 : 1);
+	for (size_t i = 0; i < 63; i++) {
+		put(HEAP + i * 32, HEAP + (2 * i + 1) * 32);
+		put(HEAP + i * 32 + 8, HEAP + (2 * i + 2) * 32);
+	}
+}
+
+static void test_dropped_tree_is_one_definite_root_and_indirect_rest(void)
+{
+	struct scan_result r;
+
+	fake_reset();
+	build_tree();
+	CHECK_EQ_INT(classify(&r), 0);
+	CHECK_EQ_INT(r.count[SCAN_DEFINITE], 1);
+	CHECK_EQ_INT(r.count[SCAN_INDIRECT], 126);
+	CHECK_EQ_INT(r.bytes[SCAN_INDIRECT], 126 * 32);
+	CHECK_EQ_INT(r.cls[0], SCAN_DEFINITE);
+	CHECK_EQ_INT(r.n_leaks, 1);
+	CHECK_EQ_INT(r.leaks[0].root.addr, HEAP);
+	CHECK_EQ_INT(r.leaks[0].blocks, 127);
+	CHECK_EQ_INT(r.leaks[0].bytes, 127 * 32);
+	CHECK_EQ_INT(r.leaks[0].total_edges, 126);
+	CHECK_EQ_INT(r.leaks[0].n_edges, SCAN_MAX_EDGES);
+	CHECK_EQ_INT(r.leaks[0].edges[1].from, HEAP);
+	CHECK_EQ_INT(r.leaks[0].edges[1].offset, 8);
+	CHECK_EQ_INT(r.leaks[0].edges[1].to, HEAP + 64);
+	scan_result__free(&r);
+}
+
+static void test_tree_root_listed_after_its_children_still_leads_the_leak(void)
+{
+	struct scan_result r;
+
+	fake_reset();
+	/* Children at lower addresses than the root: the root absorbs their groups. */
+	blk(0, 32, 2);
+	blk(32, 32, 2);
+	blk(64, 32, 1);
+	put(HEAP + 64, HEAP);
+	put(HEAP + 72, HEAP + 32);
+	CHECK_EQ_INT(classify(&r), 0);
+	CHECK_EQ_INT(r.cls[2], SCAN_DEFINITE);
+	CHECK_EQ_INT(r.cls[0], SCAN_INDIRECT);
+	CHECK_EQ_INT(r.cls[1], SCAN_INDIRECT);
+	CHECK_EQ_INT(r.n_leaks, 1);
+	CHECK_EQ_INT(r.leaks[0].blocks, 3);
+	CHECK_EQ_INT(r.leaks[0].root.stack_hash, 1);
+	scan_result__free(&r);
+}
+
+static void test_tree_kept_in_data_is_all_reachable(void)
+{
+	struct scan_result r;
+
+	fake_reset();
+	build_tree();
+	put(DATA + 16, HEAP);
+	CHECK_EQ_INT(classify(&r), 0);
+	CHECK_EQ_INT(r.count[SCAN_REACHABLE], 127);
+	CHECK_EQ_INT(r.n_leaks, 0);
+	scan_result__free(&r);
+}
+
+static void test_dropped_cycle_is_one_definite_one_indirect(void)
+{
+	struct scan_result r;
+	uint64_t a, b;
+
+	fake_reset();
+	a = blk(0, 32, 1);
+	b = blk(64, 32, 1);
+	put(a + 16, b);
+	put(b + 24, a);
+	CHECK_EQ_INT(classify(&r), 0);
+	CHECK_EQ_INT(r.count[SCAN_DEFINITE], 1);
+	CHECK_EQ_INT(r.count[SCAN_INDIRECT], 1);
+	CHECK_EQ_INT(r.n_leaks, 1);
+	CHECK_EQ_INT(r.leaks[0].blocks, 2);
+	CHECK_EQ_INT(r.leaks[0].total_edges, 2);
+	scan_result__free(&r);
+}
+
+static void test_interior_pointer_only_is_possibly_lost(void)
+{
+	struct scan_result r;
+	uint64_t a, b;
+
+	fake_reset();
+	a = blk(0, 64, 1);
+	b = blk(128, 32, 2);
+	put(DATA, a + 24);
+	put(a + 8, b);		/* what a possibly lost block reaches is possibly lost too */
+	CHECK_EQ_INT(classify(&r), 0);
+	CHECK_EQ_INT(r.cls[0], SCAN_POSSIBLE);
+	CHECK_EQ_INT(r.cls[1], SCAN_POSSIBLE);
+	CHECK_EQ_INT(r.n_leaks, 0);
+	scan_result__free(&r);
+}
+
+static void test_pointer_in_register_only_is_reachable(void)
+{
+	struct scan_result r;
+	uint64_t a, b;
+
+	fake_reset();
+	a = blk(0, 32, 1);
+	b = blk(32, 32, 1);
+	put(a, b);
+	F.regs[F.n_regs++] = a;
+	CHECK_EQ_INT(classify(&r), 0);
+	CHECK_EQ_INT(r.count[SCAN_REACHABLE], 2);
+	scan_result__free(&r);
+}
+
+static void test_untracked_heap_memory_is_a_root(void)
+{
+	struct scan_result r;
+	uint64_t a;
+
+	fake_reset();
+	/* Heap bytes outside every tracked block (allocated before tracing) point to a. */
+	a = blk(256, 32, 1);
+	put(HEAP + 8, a);
+	CHECK_EQ_INT(classify(&r), 0);
+	CHECK_EQ_INT(r.cls[0], SCAN_REACHABLE);
+	scan_result__free(&r);
+}
+
+static void test_pointer_from_lost_block_does_not_make_reachable(void)
+{
+	struct scan_result r;
+	uint64_t a, b;
+
+	fake_reset();
+	a = blk(0, 32, 1);
+	b = blk(32, 32, 2);
+	put(a, b);
+	/* b's own contents hold a pointer back into data: irrelevant. */
+	put(b, DATA);
+	CHECK_EQ_INT(classify(&r), 0);
+	CHECK_EQ_INT(r.cls[0], SCAN_DEFINITE);
+	CHECK_EQ_INT(r.cls[1], SCAN_INDIRECT);
+	CHECK_EQ_INT(r.n_sites, 2);
+	CHECK_EQ_INT(r.sites[1].stack_hash, 2);
+	CHECK_EQ_INT(r.sites[1].count[SCAN_INDIRECT], 1);
+	scan_result__free(&r);
+}
+
+static void test_block_outside_copied_memory_has_no_contents(void)
+{
+	struct scan_result r;
+	struct scan_block b[2] = { { 0x900000, 32, 1 }, { HEAP, 32, 1 } };
+	struct scan_region mem[1] = { { DATA, F.data, DATA_LEN } };
+
+	fake_reset();
+	put(DATA, 0x900000);
+	CHECK_EQ_INT(scan__classify(b, 2, mem, 1, NULL, 0, &r), 0);
+	CHECK_EQ_INT(r.cls[0], SCAN_REACHABLE);
+	CHECK_EQ_INT(r.cls[1], SCAN_DEFINITE);
+	scan_result__free(&r);
+}
+
+static void test_no_blocks_is_empty_result(void)
+{
+	struct scan_result r;
+
+	CHECK_EQ_INT(scan__classify(NULL, 0, NULL, 0, NULL, 0, &r), 0);
+	CHECK_EQ_INT(r.n_sites, 0);
+	CHECK_EQ_INT(r.n_leaks, 0);
+	scan_result__free(&r);
+}
+
+/* ------------------------------------------------------------ a real process */
+
+static void *volatile child_keep;
+
+static __attribute__((noinline)) void make_pair(void **a, void **b)
+{
+	*a = malloc(32);
+	*b = malloc(32);
+	*(void **)*a = *b;
+	child_keep = *a;
+}
+
+static void test_scan_of_live_child_reads_memory_and_resumes_it(void)
+{
+	volatile uint64_t *ticks = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct scan_block blocks[2];
+	struct scan_result r;
+	void *a, *b;
+	char msg[256];
+	uint64_t before;
+	pid_t pid;
+	int err, status;
+
+	CHECK(ticks != MAP_FAILED);
+	make_pair(&a, &b);
+	blocks[0] = (struct scan_block){ (uintptr_t)a, 32, 1 };
+	blocks[1] = (struct scan_block){ (uintptr_t)b, 32, 2 };
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		for (;;)
+			(*ticks)++;
+	}
+	while (!*ticks)
+		;
+	err = scan__process(pid, blocks, 2, &r, msg, sizeof(msg));
+	before = *ticks;
+	while (*ticks == before)	/* running again */
+		;
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	munmap((void *)ticks, 4096);
+	CHECK_EQ_STR(err ? msg : "", "");
+	CHECK_EQ_INT(r.threads, 1);
+	CHECK(r.bytes_read > 0);
+	CHECK(r.stop_ms >= 0 && r.stop_ms < SCAN_MAX_STOP_MS);
+	CHECK_EQ_INT(r.cls[0], SCAN_REACHABLE);
+	CHECK_EQ_INT(r.cls[1], SCAN_REACHABLE);
+	scan_result__free(&r);
+	free(a);
+	free(b);
+}
+
+static void test_scan_of_missing_process_says_so(void)
+{
+	struct scan_result r;
+	char msg[256];
+
+	CHECK_EQ_INT(scan__process(999999999, NULL, 0, &r, msg, sizeof(msg)), -ESRCH);
+	CHECK_EQ_STR(msg, "process 999999999 does not exist");
+}
+
+/* State letter of pid from /proc/PID/stat, or 0. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static double secs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * A process waiting in vfork() for its child cannot stop: the scan gives up after
+ * SCAN_MAX_STOP_MS, and the process runs on once the wait ends (detached as it stops).
+ */
+static void test_scan_of_process_that_cannot_stop_gives_up_and_resumes_it(void)
+{
+	volatile uint64_t *ticks = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct scan_result r;
+	char msg[256], want[256];
+	uint64_t before;
+	double t0;
+	pid_t pid;
+	int err, status;
+
+	CHECK(ticks != MAP_FAILED);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		if (!vfork()) {
+			struct timespec ts = { 3, 0 };
+
+			nanosleep(&ts, NULL);
+			_exit(0);
+		}
+		for (;;)
+			(*ticks)++;
+	}
+	t0 = secs();
+	while (proc_state(pid) != 'D' && secs() - t0 < 2)
+		;
+	err = scan__process(pid, NULL, 0, &r, msg, sizeof(msg));
+	t0 = secs();
+	while (ptrace_stop__reap() && secs() - t0 < 10)
+		usleep(1000);
+	before = *ticks;
+	t0 = secs();
+	while (*ticks == before && secs() - t0 < 10)
+		;
+	before = *ticks - before;
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	munmap((void *)ticks, 4096);
+	snprintf(want, sizeof(want), "thread %d of process %d did not stop within the scan's "
+		 "time limit", (int)pid, (int)pid);
+	CHECK_EQ_INT(err, -ETIME);
+	CHECK_EQ_STR(msg, want);
+	CHECK(before > 0);
+}
+
+int main(void)
+{
+	RUN(test_block_pointed_to_from_data_is_reachable);
+	RUN(test_unreferenced_block_is_definitely_lost);
+	RUN(test_dropped_tree_is_one_definite_root_and_indirect_rest);
+	RUN(test_tree_root_listed_after_its_children_still_leads_the_leak);
+	RUN(test_tree_kept_in_data_is_all_reachable);
+	RUN(test_dropped_cycle_is_one_definite_one_indirect);
+	RUN(test_interior_pointer_only_is_possibly_lost);
+	RUN(test_pointer_in_register_only_is_reachable);
+	RUN(test_untracked_heap_memory_is_a_root);
+	RUN(test_pointer_from_lost_block_does_not_make_reachable);
+	RUN(test_block_outside_copied_memory_has_no_contents);
+	RUN(test_no_blocks_is_empty_result);
+	RUN(test_scan_of_live_child_reads_memory_and_resumes_it);
+	RUN(test_scan_of_missing_process_says_so);
+	RUN(test_scan_of_process_that_cannot_stop_gives_up_and_resumes_it);
+	CHECK_EXIT();
+}
