@@ -1,0 +1,741 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+#
+# run.sh - leaktop's benchmark (`make bench`).  Needs root, ./leaktop and build/bench/bench.
+#
+# 1. Cost per malloc(64)+free pair of a workload (build/bench/bench pairs) run untraced, under
+#    empty programs at every allocator function's entry (--probe-floor entry: the price of the
+#    traps alone), under empty programs where leaktop puts its own (--probe-floor planned)
+#    and under leaktop -p itself.  The configurations are interleaved, each round a fresh
+#    workload process whose tracer is attached (first snapshot written) before it starts.
+# 2. The collector's time per interval (stats.collect_ms) with 1,000,000 and with 10,000 live
+#    blocks, leaktop's RSS and the memory of its BPF maps.
+# 3. Cost per open("/dev/null")+close pair of a workload (build/bench/bench openclose) run
+#    untraced, under empty programs on the raw tracepoints sys_enter/sys_exit (-r fd
+#    --probe-floor entry: the price of the tracepoints alone, paid by every syscall of every
+#    process) and under leaktop -r fd -p; interleaved like 1.  leaktop's count of the opens
+#    and its drops are checked.
+# 4. Growth verdicts on build/tests/progs/growth_mix (a 12800 B/s heap leak and a 10 fd/s fd
+#    leak among a bounded cache and malloc/free and open/close churn) under
+#    leaktop -i 0.5 -d 20 -- : seconds until each leak is first flagged, sites flagged that
+#    are not leaks, the measured growth rates.  Skipped when growth_mix is not built.
+#
+# Uprobes that another tracer puts on libc for every process (leaktop in whole-system or
+# `--` mode, say) slow every malloc on the machine and would spoil the comparison: before and
+# after each measurement a fresh untraced process times a few pairs; a run that was not quiet
+# on both sides is thrown away and done again.  Likewise for 3, programs that another tracer
+# has on the syscall tracepoints (any leaktop that tracks fds, whatever its -p) slow every
+# syscall: a run with any of them around it (bpftool perf list) is thrown away and done again.
+# The growth runs are not timed per operation: one with other tracers around is only marked.
+#
+# Timings are reported, never asserted: the exit status is 0 unless something failed to run
+# (leaktop or the workload crashed or hung, or leaktop miscounted).
+#
+# Knobs (environment): BENCH_ROUNDS (processes per configuration, default 5), BENCH_PAIRS
+# (pairs per timed loop, default 100000), BENCH_INNER (timed loops per process, median kept,
+# default 5), BENCH_LIVE (default 1000000), BENCH_LIVE_SMALL (default 10000),
+# BENCH_LIVE_INTERVALS (snapshots with all blocks live, default 5), BENCH_EXTRA (more
+# configurations: "name=leaktop options;name=..."), BENCH_OC_PAIRS (open+close pairs per
+# timed loop, default 20000), BENCH_GROWTH_RUNS (default 3), LEAKTOP, BENCH, GROWTH_MIX.
+set -u
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+LEAKTOP_SRC=${LEAKTOP:-$ROOT/leaktop}
+BENCH=${BENCH:-$ROOT/build/bench/bench}
+ROUNDS=${BENCH_ROUNDS:-5}
+PAIRS=${BENCH_PAIRS:-100000}
+INNER=${BENCH_INNER:-5}
+LIVE=${BENCH_LIVE:-1000000}
+LIVE_SMALL=${BENCH_LIVE_SMALL:-10000}
+LIVE_INTERVALS=${BENCH_LIVE_INTERVALS:-5}
+OC_PAIRS=${BENCH_OC_PAIRS:-20000}
+GROWTH_MIX_SRC=${GROWTH_MIX:-$ROOT/build/tests/progs/growth_mix}
+GROWTH_RUNS=${BENCH_GROWTH_RUNS:-3}
+GOAL_NS=2500
+GOAL_RATIO=0.55
+GOAL_COLLECT_MS=10
+QUIET_NS=100		# an untraced pair above this: someone's uprobes are on every libc
+QUIET_WAIT=30		# seconds to wait for them to go before measuring anyway...
+QUIET_BUDGET=90		# ... and in all, so a busy machine cannot stretch the run for ever
+ATTEMPTS=3		# tries per measurement when the machine was not quiet around it
+
+TMP=$(mktemp -d /tmp/leaktop-bench.XXXXXX)
+FAILED=0
+BPID=""
+LPID=""
+DISCARDED=0
+UNQUIET=0
+WAITED=0
+
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+
+fail() {
+	echo "bench: FAILED: $*" >&2
+	FAILED=1
+}
+
+cleanup() {
+	[ -n "$LPID" ] && kill -INT "$LPID" 2>/dev/null && wait "$LPID" 2>/dev/null
+	[ -n "$BPID" ] && kill -KILL "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+[ "$(id -u)" -eq 0 ] || die "needs root (BPF and uprobes); run it with sudo"
+[ -x "$LEAKTOP_SRC" ] || die "$LEAKTOP_SRC is missing; run 'make leaktop'"
+[ -x "$BENCH" ] || die "$BENCH is missing; run 'make build/bench/bench'"
+command -v jq >/dev/null || die "jq is missing; run 'make deps'"
+# A private copy, so that a rebuild of ./leaktop during the run changes nothing.
+mkdir "$TMP/bin" || die "cannot create $TMP/bin"
+cp "$LEAKTOP_SRC" "$TMP/bin/leaktop" || die "cannot copy $LEAKTOP_SRC"
+LEAKTOP=$TMP/bin/leaktop
+"$LEAKTOP" --version >/dev/null 2>&1 || die "$LEAKTOP_SRC does not run (being rebuilt?)"
+GROWTH_MIX=""
+if [ -x "$GROWTH_MIX_SRC" ] && cp "$GROWTH_MIX_SRC" "$TMP/bin/growth_mix"; then
+	GROWTH_MIX=$TMP/bin/growth_mix
+fi
+
+# --- helpers ----------------------------------------------------------------------------
+
+# wait_gone PID SECONDS: wait for a child to exit; its status in $WAIT_RC (124: timed out).
+wait_gone() {
+	local pid=$1 deadline=$((SECONDS + $2))
+
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			WAIT_RC=124
+			return 1
+		fi
+		sleep 0.05
+	done
+	wait "$pid"
+	WAIT_RC=$?
+	[ "$WAIT_RC" -eq 0 ]
+}
+
+# wait_for SECONDS CMD...: poll until CMD succeeds; fails on timeout or when the workload or
+# leaktop (whichever is running) is gone.
+wait_for() {
+	local deadline=$((SECONDS + $1))
+
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$deadline" ] || return 1
+		[ -z "$BPID" ] || kill -0 "$BPID" 2>/dev/null || return 1
+		[ -z "$LPID" ] || kill -0 "$LPID" 2>/dev/null || return 1
+		sleep 0.05
+	done
+}
+
+lines_at_least() {
+	[ "$(wc -l <"$1")" -ge "$2" ]
+}
+
+# start_bench OUT ARGS...: start the workload, wait until it waits for SIGUSR1.
+start_bench() {
+	local out=$1
+
+	shift
+	# Remove it first: the redirection below happens in the child, after `&` returns.
+	rm -f "$out"
+	"$BENCH" "$@" >"$out" 2>&1 &
+	BPID=$!
+	wait_for 10 grep -qs '^ready pid=' "$out" || { fail "bench $* did not start: $(cat "$out")"; return 1; }
+}
+
+# start_leaktop JSON LOG ARGS...: trace $BPID, wait for the first snapshot (probes are in).
+# JSON "-": snapshots as JSON Lines into LOG.
+start_leaktop() {
+	local json=$1 log=$2
+
+	shift 2
+	rm -f "$json" "$log"
+	if [ "$json" = - ]; then
+		"$LEAKTOP" -b -p "$BPID" -j - "$@" >"$log" 2>"$log.err" &
+		LPID=$!
+		wait_for 20 test -s "$log" && return 0
+	else
+		"$LEAKTOP" -b -p "$BPID" -j "$json" "$@" >/dev/null 2>"$log.err" &
+		LPID=$!
+		wait_for 20 test -s "$json" && return 0
+	fi
+	fail "leaktop $* wrote no snapshot: $(tail -3 "$log.err")"
+	return 1
+}
+
+stop_leaktop() {
+	local pid=$LPID
+
+	[ -n "$pid" ] || return 0
+	kill -INT "$pid" 2>/dev/null
+	if ! wait_gone "$pid" 30; then
+		[ "$WAIT_RC" -eq 124 ] && kill -KILL "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+		LPID=""
+		fail "leaktop exited with status $WAIT_RC"
+		return 1
+	fi
+	LPID=""
+}
+
+kill_bench() {
+	[ -n "$BPID" ] || return 0
+	kill -KILL "$BPID" 2>/dev/null
+	wait "$BPID" 2>/dev/null
+	BPID=""
+}
+
+# Processes other than ours with uprobes on a file named libc*: who to blame for noise.
+foreign_uprobes() {
+	bpftool perf list -j 2>/dev/null | jq -r --argjson me "${LPID:-0}" '
+		[.[] | select((.fd_type == "uprobe" or .fd_type == "uretprobe") and
+			      (.filename | test("/libc[.-]")) and .pid != $me) | .pid] | unique |
+		map(tostring) | join(" ")' 2>/dev/null
+}
+
+# Is a fresh untraced process's malloc+free at full speed (no uprobes on every libc)?
+quiet() {
+	local ns
+
+	ns=$("$BENCH" -n pairs 5000 3 2>/dev/null | awk '/^median_ns_per_pair/ { print $2 }')
+	[ -n "$ns" ] && awk -v n="$ns" -v q="$QUIET_NS" 'BEGIN { exit !(n < q) }'
+}
+
+# Processes other than ours with BPF programs on the syscall tracepoints (raw_syscalls' or
+# syscalls' sys_enter*/sys_exit*), which run on every syscall of every process.
+foreign_syscall_tracers() {
+	bpftool perf list -j 2>/dev/null | jq -r --argjson me "${LPID:-0}" '
+		[.[] | select((.fd_type == "raw_tracepoint" or .fd_type == "tracepoint") and
+			      ((.tracepoint // "") | test("^sys_(enter|exit)")) and .pid != $me) |
+		 .pid] | unique | map(tostring) | join(" ")' 2>/dev/null
+}
+
+# Are syscalls at full speed (no one else's programs on the syscall tracepoints)?  A timing
+# would not do here: the tracepoints add tens of percent, not the 100 times of a uprobe.
+quiet_sys() {
+	[ -z "$(foreign_syscall_tracers)" ]
+}
+
+# wait_quiet [CHECK BLAME WHAT]: wait (bounded) until CHECK succeeds (default: quiet, no
+# uprobes on every libc); BLAME prints the pids to name while waiting for WHAT to go.
+wait_quiet() {
+	local check=${1:-quiet} blame=${2:-foreign_uprobes} what=${3:-"uprobes on every process's libc"}
+	local start=$SECONDS deadline=$((SECONDS + QUIET_WAIT)) said=0 rc=0
+
+	until "$check"; do
+		if [ "$SECONDS" -ge "$deadline" ] || [ "$((WAITED + SECONDS - start))" -ge "$QUIET_BUDGET" ]; then
+			echo "   (not quiet after $((SECONDS - start))s; measuring anyway)"
+			rc=1
+			break
+		fi
+		if [ "$said" -eq 0 ]; then
+			echo "   (waiting: $what, from pids: $("$blame"))"
+			said=1
+		fi
+		sleep 1
+	done
+	WAITED=$((WAITED + SECONDS - start))
+	return $rc
+}
+
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { if (!NR) print "nan"; else if (NR % 2) print v[(NR + 1) / 2];
+		else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# BPF map memory of a process, from the memlock field of /proc/PID/fdinfo of its map fds (the
+# kernel's accounting of each map's memory; for BPF_F_NO_PREALLOC hashes it follows the
+# element count).  Prints the total; "map NAME BYTES MAX_ENTRIES" lines go to $TMP/maps.
+bpf_map_memory() {
+	local pid=$1 fd link info names id mem max
+
+	names=$(bpftool map show -j 2>/dev/null | jq -r '.[] | "\(.id) \(.name // "?")"' 2>/dev/null)
+	for fd in /proc/"$pid"/fd/*; do
+		link=$(readlink "$fd" 2>/dev/null) || continue
+		[ "$link" = "anon_inode:bpf-map" ] || continue
+		info=$(awk '/^(map_id|memlock|max_entries):/ { v[$1] = $2 }
+			END { print v["map_id:"], v["memlock:"], v["max_entries:"] }' \
+			"/proc/$pid/fdinfo/${fd##*/}" 2>/dev/null) || continue
+		read -r id mem max <<<"$info"
+		[ -n "$mem" ] || continue
+		echo "map $(awk -v id="$id" '$1 == id { print $2 }' <<<"$names") $mem $max $id"
+	done | sort -u -k5,5n >"$TMP/maps"
+	awk '{ t += $3 } END { print t + 0 }' "$TMP/maps"
+}
+
+mib() {
+	awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'
+}
+
+# --- 1. ns per malloc+free pair ---------------------------------------------------------
+
+CONFIGS=("untraced|" "floor-entry|--probe-floor entry" "floor-planned|--probe-floor planned"
+	 "leaktop|")
+if [ -n "${BENCH_EXTRA:-}" ]; then
+	IFS=';' read -ra extra <<<"$BENCH_EXTRA"
+	for e in "${extra[@]}"; do
+		CONFIGS+=("${e%%=*}|${e#*=}")
+	done
+fi
+declare -A RESULTS EVENTS DROPPED
+
+# pairs_once NAME FLAGS: one fresh workload process under one configuration; sets NS (and
+# EV, DR for leaktop's own snapshot).  Returns 2 when the machine was not quiet after it.
+pairs_once() {
+	local name=$1 flags=$2 out=$TMP/pairs.out json=$TMP/pairs.json
+
+	NS="" EV="" DR=""
+	start_bench "$out" pairs "$PAIRS" "$INNER" || { kill_bench; return 1; }
+	if [ "$name" != untraced ]; then
+		# shellcheck disable=SC2086
+		start_leaktop "$json" "$TMP/leaktop" -i 1 $flags || { stop_leaktop; kill_bench; return 1; }
+	fi
+	kill -USR1 "$BPID"
+	if ! wait_gone "$BPID" 300; then
+		fail "bench pairs under $name: status $WAIT_RC: $(tail -3 "$out")"
+		kill_bench
+		stop_leaktop
+		return 1
+	fi
+	BPID=""
+	NS=$(awk '/^median_ns_per_pair/ { print $2 }' "$out")
+	[ -n "$NS" ] || { fail "bench pairs under $name printed no result"; stop_leaktop; return 1; }
+	quiet
+	local q=$?
+	if [ "$name" != untraced ]; then
+		stop_leaktop || return 1
+		EV=$(jq -r '.stats.events' "$json" 2>/dev/null)
+		DR=$(jq -r '.stats.dropped' "$json" 2>/dev/null)
+	fi
+	[ "$q" -eq 0 ] || return 2
+	return 0
+}
+
+run_pairs() {
+	local name=$1 flags=$2 try pre rc ok=0
+
+	for ((try = 1; try <= ATTEMPTS; try++)); do
+		wait_quiet
+		pre=$?
+		pairs_once "$name" "$flags"
+		rc=$?
+		[ "$rc" -eq 1 ] && return 1
+		if [ "$rc" -eq 0 ] && [ "$pre" -eq 0 ]; then
+			ok=1
+			break
+		fi
+		# No point in measuring again once the waiting budget is spent.
+		[ "$try" -lt "$ATTEMPTS" ] && [ "$WAITED" -lt "$QUIET_BUDGET" ] || break
+		echo "   (other uprobes on every libc around the $name run ($NS ns/pair): again)"
+		DISCARDED=$((DISCARDED + 1))
+	done
+	[ "$ok" -eq 1 ] || UNQUIET=$((UNQUIET + 1))
+	RESULTS[$name]+="$NS "
+	if [ "$name" != untraced ]; then
+		EVENTS[$name]+="${EV:-?} "
+		DROPPED[$name]+="${DR:-?} "
+	fi
+	return 0
+}
+
+echo "leaktop benchmark: $(uname -r), $(nproc) CPUs, $(ldd --version 2>&1 | head -1)"
+echo
+echo "1. malloc(64)+free pairs: $ROUNDS processes per configuration, interleaved; each times"
+echo "   $INNER loops of $PAIRS pairs and keeps the median loop; the table gives the median"
+echo "   over processes (min..max in brackets)."
+t_start=$SECONDS
+for ((r = 0; r < ROUNDS; r++)); do
+	n=${#CONFIGS[@]}
+	line="   round $((r + 1))/$ROUNDS:"
+	# Rotate the order each round so no configuration always runs first or last.
+	for ((k = 0; k < n; k++)); do
+		c=${CONFIGS[$(((k + r) % n))]}
+		name=${c%%|*}
+		run_pairs "$name" "${c#*|}" || continue
+		line+=" $name $NS"
+	done
+	echo "$line"
+done
+echo
+
+declare -A MED
+for c in "${CONFIGS[@]}"; do
+	name=${c%%|*}
+	MED[$name]=$(tr ' ' '\n' <<<"${RESULTS[$name]:-}" | grep . | median)
+done
+
+printf '   %-15s %10s %17s %12s %14s\n' config ns/pair "(min..max)" "x untraced" "x floor-entry"
+for c in "${CONFIGS[@]}"; do
+	name=${c%%|*}
+	range=$(tr ' ' '\n' <<<"${RESULTS[$name]:-}" | grep . | sort -g |
+		awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "(%.0f..%.0f)", lo, hi }')
+	awk -v n="$name" -v m="${MED[$name]}" -v u="${MED[untraced]}" -v f="${MED[floor-entry]}" \
+	    -v r="$range" 'BEGIN {
+		printf "   %-15s %10.1f %17s %12s %14s\n", n, m, r,
+		       (u > 0 && m == m) ? sprintf("%.1fx", m / u) : "-",
+		       (f > 0 && m == m) ? sprintf("%.3fx", m / f) : "-" }'
+done
+echo
+if [ -n "${EVENTS[leaktop]:-}" ]; then
+	expect=$(((PAIRS * INNER + 2000) * 2))
+	for d in ${DROPPED[leaktop]}; do
+		[ "$d" = 0 ] || fail "leaktop dropped $d events in a pairs run"
+	done
+	for e in ${EVENTS[leaktop]}; do
+		[ "$e" != "?" ] && [ "$e" -ge "$expect" ] ||
+			fail "leaktop counted $e events in a pairs run, expected at least $expect"
+	done
+	echo "   leaktop's stats.events per process: ${EVENTS[leaktop]}(>= $expect expected); dropped: ${DROPPED[leaktop]}"
+fi
+awk -v e="${MED[floor-entry]}" -v p="${MED[floor-planned]}" -v l="${MED[leaktop]}" -v u="${MED[untraced]}" 'BEGIN {
+	if (!(e > 0 && p > 0 && l > 0)) exit
+	printf "   traps alone at the planned points: %.0f ns/pair; at the entries: %.0f ns/pair\n", p - u, e - u
+	printf "   moving free'"'"'s probe off its entry (no single-step) saves %.0f ns/pair\n", e - p
+	printf "   leaktop'"'"'s BPF programs (leaktop - floor-planned): %.0f ns/pair\n", l - p }'
+[ "$DISCARDED" -eq 0 ] || echo "   $DISCARDED run(s) thrown away: other uprobes on every libc appeared during them"
+[ "$WAITED" -eq 0 ] || echo "   ${WAITED}s spent waiting for other tracers' uprobes on every libc to go"
+[ "$UNQUIET" -eq 0 ] || echo "   WARNING: $UNQUIET measurement(s) ran while other uprobes were on every libc; figures suspect"
+goal=$(awk -v l="${MED[leaktop]}" -v f="${MED[floor-entry]}" -v g="$GOAL_NS" -v q="$GOAL_RATIO" \
+	'BEGIN { print (l > 0 && f > 0 && l <= g && l / f <= q) ? "MET" : "NOT MET" }')
+printf '   goal: leaktop <= %d ns/pair and <= %sx floor-entry: %s (%.0f ns/pair, %.3fx)\n' \
+	"$GOAL_NS" "$GOAL_RATIO" "$goal" "${MED[leaktop]}" \
+	"$(awk -v l="${MED[leaktop]}" -v f="${MED[floor-entry]}" 'BEGIN { print (f > 0) ? l / f : 0 }')"
+echo "   ($((SECONDS - t_start)) s)"
+echo
+
+# --- 2. collector time with many live blocks, memory ------------------------------------
+
+# run_live N: leaktop -i 1 on a process holding N live blocks; prints one table row.
+run_live() {
+	local n=$1 out=$TMP/live.out log=$TMP/live.jsonl seen want rss hwm maps alloc_ns pid
+
+	wait_quiet || UNQUIET=$((UNQUIET + 1))
+	start_bench "$out" live "$n" || { kill_bench; return 1; }
+	pid=$BPID
+	start_leaktop - "$log" -i 1 || { stop_leaktop; kill_bench; return 1; }
+	kill -USR1 "$BPID"
+	if ! wait_for 120 grep -q '^done' "$out"; then
+		fail "bench live $n did not finish allocating: $(tail -3 "$out")"
+		stop_leaktop
+		kill_bench
+		return 1
+	fi
+	# Snapshots in which every block is live (the one being written at "done" may not be).
+	seen=$(wc -l <"$log")
+	want=$((seen + 1 + LIVE_INTERVALS))
+	wait_for $((LIVE_INTERVALS * 3 + 10)) lines_at_least "$log" "$want" ||
+		fail "leaktop wrote $(wc -l <"$log") snapshots, expected $want"
+	rss=$(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$LPID/status")
+	hwm=$(awk '/^VmHWM:/ { print $2 * 1024 }' "/proc/$LPID/status")
+	maps=$(bpf_map_memory "$LPID")
+	cp "$TMP/maps" "$TMP/maps.$n"
+	# leaktop first: killing the workload first would make it purge n records on the way out.
+	stop_leaktop
+	kill_bench
+	alloc_ns=$(awk '/^alloc_ns_per_block/ { print $2 }' "$out")
+
+	# [collect_ms, live blocks of the workload, dropped, events] of each snapshot.
+	jq -c --argjson pid "$pid" '
+		[.stats.collect_ms, ([.processes[] | select(.pid == $pid) | .heap.outstanding_count] | max // 0),
+		 .stats.dropped, .stats.events]' "$log" >"$TMP/live.rows"
+	# Steady state: the last LIVE_INTERVALS snapshots (the first ones after the sites appeared
+	# also symbolize their stacks: that is the "first" column, the worst interval of the run).
+	tail -n "$LIVE_INTERVALS" "$TMP/live.rows" >"$TMP/live.steady"
+	read -r LIVE_MED LIVE_MAX LIVE_COUNT LIVE_DROPPED < <(jq -s -r '
+		(map(.[0]) | sort) as $ms |
+		"\($ms[length / 2 | floor]) \($ms | max) \(map(.[1]) | min) \(map(.[2]) | max)"' \
+		"$TMP/live.steady")
+	LIVE_FIRST=$(jq -s -r 'map(.[0]) | max' "$TMP/live.rows")
+	printf '   %9d %11d %7d %10.2f %8.2f %8.1f %10.0f %10s %10s %10s\n' "$n" "$LIVE_COUNT" \
+		"$LIVE_DROPPED" "$LIVE_MED" "$LIVE_MAX" "$LIVE_FIRST" "${alloc_ns:-0}" \
+		"$(mib "$rss")" "$(mib "$hwm")" "$(mib "$maps")"
+	[ "$LIVE_DROPPED" = 0 ] || echo "   !!! leaktop DROPPED $LIVE_DROPPED events with $n live blocks"
+	[ "$LIVE_COUNT" -ge "$n" ] ||
+		fail "leaktop's last snapshots show $LIVE_COUNT live blocks of the $n the workload holds"
+	COLLECT[$n]=$LIVE_MED
+	return 0
+}
+
+declare -A COLLECT
+echo "2. collector time per interval (stats.collect_ms of leaktop -p PID -i 1) with N live 32-byte"
+echo "   blocks from 4 call sites: median and max of the last $LIVE_INTERVALS snapshots (all N live), and"
+echo "   the worst interval of the run (\"first\": new sites' stacks symbolized); outstanding and"
+echo "   dropped as those snapshots report them; ns/malloc: the workload's traced malloc (no free)"
+echo "   while the blocks pile up; leaktop's RSS, peak RSS and BPF map memory at the end."
+t_start=$SECONDS
+printf '   %9s %11s %7s %10s %8s %8s %10s %10s %10s %10s\n' "live N" outstanding dropped \
+	"collect_ms" max first "ns/malloc" RSS "RSS peak" "BPF maps"
+run_live "$LIVE"
+run_live "$LIVE_SMALL"
+for n in "$LIVE" "$LIVE_SMALL"; do
+	[ -f "$TMP/maps.$n" ] || continue
+	printf '   BPF maps with %d live: %s\n' "$n" "$(sort -k3,3nr "$TMP/maps.$n" | awk '
+		NR <= 6 { printf "%s%s %.1f MiB", (NR > 1 ? ", " : ""), $2, $3 / 1048576 }
+		NR > 6 { t += $3 } END { printf ", others %.0f KiB", t / 1024 }')"
+done
+if [ -f "$TMP/maps.$LIVE" ] && [ -f "$TMP/maps.$LIVE_SMALL" ] && [ "$LIVE" -ne "$LIVE_SMALL" ]; then
+	awk -v n="$LIVE" -v s="$LIVE_SMALL" '$2 == "allocs" { m[FILENAME] = $3 } END {
+		per = (m[ARGV[1]] - m[ARGV[2]]) / (n - s)
+		printf "   allocs map: %.0f bytes of kernel memory per live block, plus %.1f MiB when empty\n",
+		       per, (m[ARGV[2]] - per * s) / 1048576 }' "$TMP/maps.$LIVE" "$TMP/maps.$LIVE_SMALL"
+fi
+if [ -n "${COLLECT[$LIVE]:-}" ] && [ -n "${COLLECT[$LIVE_SMALL]:-}" ]; then
+	awk -v a="${COLLECT[$LIVE]}" -v b="${COLLECT[$LIVE_SMALL]}" -v g="$GOAL_COLLECT_MS" \
+	    -v n="$LIVE" -v s="$LIVE_SMALL" 'BEGIN {
+		printf "   goal: collect_ms < %d with %d live, independent of the live count: %s (%.2f ms; %.2f ms with %d)\n",
+		       g, n, (a < g && a <= 2 * b + 1) ? "MET" : "NOT MET", a, b, s }'
+fi
+echo "   ($((SECONDS - t_start)) s)"
+echo
+
+# --- 3. ns per open+close pair: fd tracking ---------------------------------------------
+
+OC_CONFIGS=("untraced|" "floor-tp|-r fd --probe-floor entry" "leaktop-fd|-r fd")
+OC_EXPECT=$((OC_PAIRS * INNER + 2000))	# the timed loops and the warm-up (bench.c)
+OC_DISCARDED=0
+declare -A OC_RESULTS OC_OPENS OC_DROPPED
+
+# fd_opens JSON PID: processes[PID].fd.opens in leaktop's snapshot ("" if not there yet).
+fd_opens() {
+	jq -r --argjson pid "$2" '[.processes[] | select(.pid == $pid) | .fd.opens] | first // empty' \
+		"$1" 2>/dev/null
+}
+
+opens_at_least() {
+	local n
+
+	n=$(fd_opens "$1" "$2")
+	[ -n "$n" ] && [ "$n" -ge "$3" ]
+}
+
+# openclose_once NAME FLAGS: one fresh workload process under one configuration; sets NS (and
+# OPENS, DR from leaktop's snapshot for leaktop-fd).  Returns 2 when, after it, other
+# programs were on the syscall tracepoints.
+openclose_once() {
+	local name=$1 flags=$2 out=$TMP/oc.out json=$TMP/oc.json pid
+
+	NS="" OPENS="" DR=""
+	start_bench "$out" openclose "$OC_PAIRS" "$INNER" || { kill_bench; return 1; }
+	pid=$BPID
+	if [ "$name" != untraced ]; then
+		# shellcheck disable=SC2086
+		start_leaktop "$json" "$TMP/leaktop" -i 1 $flags || { stop_leaktop; kill_bench; return 1; }
+	fi
+	kill -USR1 "$BPID"
+	# With the handshake, the workload stays alive after its loops ("done") until killed, so
+	# the snapshot that follows still has it.
+	if ! wait_for 300 grep -q '^done' "$out"; then
+		fail "bench openclose under $name did not finish: $(tail -3 "$out")"
+		stop_leaktop
+		kill_bench
+		return 1
+	fi
+	NS=$(awk '/^median_ns_per_pair/ { print $2 }' "$out")
+	if [ "$name" = leaktop-fd ]; then
+		# Snapshots come every second: wait for one with all the opens (or give up after 5 s).
+		wait_for 5 opens_at_least "$json" "$pid" "$OC_EXPECT"
+		OPENS=$(fd_opens "$json" "$pid")
+		DR=$(jq -r '.stats.dropped' "$json" 2>/dev/null)
+	fi
+	stop_leaktop || { kill_bench; return 1; }
+	kill_bench
+	[ -n "$NS" ] || { fail "bench openclose under $name printed no result"; return 1; }
+	quiet_sys || return 2
+	return 0
+}
+
+run_openclose() {
+	local name=$1 flags=$2 try pre rc ok=0
+
+	for ((try = 1; try <= ATTEMPTS; try++)); do
+		wait_quiet quiet_sys foreign_syscall_tracers "programs on the syscall tracepoints"
+		pre=$?
+		openclose_once "$name" "$flags"
+		rc=$?
+		[ "$rc" -eq 1 ] && return 1
+		if [ "$rc" -eq 0 ] && [ "$pre" -eq 0 ]; then
+			ok=1
+			break
+		fi
+		[ "$try" -lt "$ATTEMPTS" ] && [ "$WAITED" -lt "$QUIET_BUDGET" ] || break
+		echo "   (other programs on the syscall tracepoints around the $name run ($NS ns/pair," \
+		     "pids $(foreign_syscall_tracers)): again)"
+		OC_DISCARDED=$((OC_DISCARDED + 1))
+	done
+	[ "$ok" -eq 1 ] || UNQUIET=$((UNQUIET + 1))
+	OC_RESULTS[$name]+="$NS "
+	if [ "$name" = leaktop-fd ]; then
+		OC_OPENS[$name]+="${OPENS:-?} "
+		OC_DROPPED[$name]+="${DR:-?} "
+	fi
+	return 0
+}
+
+echo "3. open(\"/dev/null\")+close pairs: $ROUNDS processes per configuration, interleaved; each"
+echo "   times $INNER loops of $OC_PAIRS pairs and keeps the median loop; the table gives the"
+echo "   median over processes (min..max).  floor-tp: empty programs on raw_tracepoint"
+echo "   sys_enter/sys_exit (leaktop -r fd --probe-floor entry), which every syscall of every"
+echo "   process pays while they are attached; leaktop-fd: leaktop -r fd -p PID."
+t_start=$SECONDS
+UNQUIET_BEFORE=$UNQUIET
+for ((r = 0; r < ROUNDS; r++)); do
+	n=${#OC_CONFIGS[@]}
+	line="   round $((r + 1))/$ROUNDS:"
+	for ((k = 0; k < n; k++)); do
+		c=${OC_CONFIGS[$(((k + r) % n))]}
+		name=${c%%|*}
+		run_openclose "$name" "${c#*|}" || continue
+		line+=" $name $NS"
+	done
+	echo "$line"
+done
+echo
+
+declare -A OC_MED
+for c in "${OC_CONFIGS[@]}"; do
+	name=${c%%|*}
+	OC_MED[$name]=$(tr ' ' '\n' <<<"${OC_RESULTS[$name]:-}" | grep . | median)
+done
+printf '   %-15s %10s %17s %12s %12s\n' config ns/pair "(min..max)" "x untraced" "x floor-tp"
+for c in "${OC_CONFIGS[@]}"; do
+	name=${c%%|*}
+	range=$(tr ' ' '\n' <<<"${OC_RESULTS[$name]:-}" | grep . | sort -g |
+		awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "(%.0f..%.0f)", lo, hi }')
+	awk -v n="$name" -v m="${OC_MED[$name]}" -v u="${OC_MED[untraced]}" -v f="${OC_MED[floor-tp]}" \
+	    -v r="$range" 'BEGIN {
+		printf "   %-15s %10.1f %17s %12s %12s\n", n, m, r,
+		       (u > 0 && m == m) ? sprintf("%.2fx", m / u) : "-",
+		       (f > 0 && m == m) ? sprintf("%.2fx", m / f) : "-" }'
+done
+echo
+if [ -n "${OC_OPENS[leaktop-fd]:-}" ]; then
+	for d in ${OC_DROPPED[leaktop-fd]}; do
+		if [ "$d" != 0 ]; then
+			echo "   !!! leaktop -r fd DROPPED events: stats.dropped $d"
+			fail "leaktop dropped $d events in an openclose run"
+		fi
+	done
+	for o in ${OC_OPENS[leaktop-fd]}; do
+		if [ "$o" = "?" ] || [ "$o" -lt "$OC_EXPECT" ]; then
+			echo "   !!! leaktop -r fd counted $o opens of the workload, $OC_EXPECT made"
+			fail "leaktop counted $o opens in an openclose run, expected at least $OC_EXPECT"
+		fi
+	done
+	echo "   leaktop's processes[].fd.opens per process: ${OC_OPENS[leaktop-fd]}(>= $OC_EXPECT expected: $INNER x $OC_PAIRS + 2000 warm-up); stats.dropped: ${OC_DROPPED[leaktop-fd]}"
+fi
+awk -v f="${OC_MED[floor-tp]}" -v l="${OC_MED[leaktop-fd]}" -v u="${OC_MED[untraced]}" 'BEGIN {
+	if (!(u > 0 && f > 0 && l > 0)) exit
+	printf "   the tracepoints alone (floor-tp - untraced): %.0f ns/pair, %.0f ns per syscall (2 a pair)\n", f - u, (f - u) / 2
+	printf "   leaktop'"'"'s fd programs (leaktop-fd - floor-tp): %.0f ns/pair\n", l - f }'
+[ "$OC_DISCARDED" -eq 0 ] || echo "   $OC_DISCARDED run(s) thrown away: others' programs on the syscall tracepoints around them"
+[ "$UNQUIET" -eq "$UNQUIET_BEFORE" ] ||
+	echo "   WARNING: $((UNQUIET - UNQUIET_BEFORE)) measurement(s) ran while others had programs on the syscall tracepoints; figures suspect"
+echo "   ($((SECONDS - t_start)) s)"
+echo
+
+# --- 4. growth verdicts -----------------------------------------------------------------
+
+# One growth_mix run's JSON Lines -> "t_heap t_fd false_count heap_rate fd_rate dropped snaps
+# heap_flagged_at_end fd_flagged_at_end false_sites" (times "never" when never flagged;
+# false_sites: kind:symbol*snapshots,... or "-").
+# shellcheck disable=SC2016
+GROWTH_JQ='
+def heap_leak: .kind == "heap" and .stack[0].symbol == "leak_heap_alloc";
+def fd_leak: .kind == "fd" and .stack[0].symbol == "leak_fd_open";
+def first_flag(f): [.[] | select(any(.processes[].sites[]; f and .flagged)) | .elapsed_s] | first;
+def rate(f): [.[] | .processes[] | select(.exited | not) | .sites[] | select(f) | .growth_per_s] | last;
+def flagged_at_end(f): [last | .processes[].sites[] | select(f) | .flagged] | any;
+[.[] | .processes[].sites[] | select(.flagged and ((heap_leak or fd_leak) | not)) |
+ "\(.kind):\(.stack[0].symbol // "?")"] as $false |
+[ (first_flag(heap_leak) // "never"), (first_flag(fd_leak) // "never"), ($false | length),
+  (rate(heap_leak) // "nan"), (rate(fd_leak) // "nan"), ([.[] | .stats.dropped] | max),
+  length, flagged_at_end(heap_leak), flagged_at_end(fd_leak),
+  (if ($false | length) == 0 then "-" else
+     ($false | group_by(.) | map("\(.[0])*\(length)") | join(",")) end) ] |
+map(tostring) | join(" ")'
+
+# growth_once RUN: leaktop -i 0.5 -d 20 -- growth_mix 25; prints the run's table row.
+growth_once() {
+	local run=$1 log=$TMP/growth.$1.jsonl quiet_mark=yes th tf nf hr fr dr ns he fe fs
+
+	{ quiet && quiet_sys; } || quiet_mark=no
+	"$LEAKTOP" -b -i 0.5 -d 20 -j - -- "$GROWTH_MIX" 25 >"$log" 2>"$log.err" &
+	LPID=$!
+	if ! wait_gone "$LPID" 60; then
+		[ "$WAIT_RC" -eq 124 ] && kill -INT "$LPID" 2>/dev/null && sleep 2 && kill -KILL "$LPID" 2>/dev/null
+		wait "$LPID" 2>/dev/null
+		LPID=""
+		fail "leaktop -- growth_mix (run $run) exited with status $WAIT_RC: $(tail -3 "$log.err")"
+		return 1
+	fi
+	LPID=""
+	{ quiet && quiet_sys; } || quiet_mark=no
+	[ "$quiet_mark" = yes ] || GROWTH_UNQUIET=$((GROWTH_UNQUIET + 1))
+	if ! read -r th tf nf hr fr dr ns he fe fs < <(jq -s -r "$GROWTH_JQ" "$log" 2>/dev/null) ||
+	   [ "${ns:-0}" -eq 0 ]; then
+		fail "leaktop -- growth_mix (run $run) wrote no usable snapshot: $(tail -3 "$log.err")"
+		return 1
+	fi
+	printf '   %6s %12s %12s %12s %11.0f %8s %9.2f %8s %6s %10s\n' "$run" \
+		"$([ "$th" = never ] && echo never || printf '%.1f s' "$th")" \
+		"$([ "$tf" = never ] && echo never || printf '%.1f s' "$tf")" \
+		"$nf" "$hr" "$(awk -v r="$hr" 'BEGIN { if (r == r + 0) printf "%+.1f%%", (r / 12800 - 1) * 100; else print "-" }')" \
+		"$fr" "$dr" "$ns" "$quiet_mark"
+	[ "$fs" = - ] || echo "          flagged, not leaks (kind:symbol*snapshots): ${fs//,/, }"
+	[ "$th" != never ] || echo "          !!! leak_heap_alloc never flagged"
+	[ "$tf" != never ] || echo "          !!! leak_fd_open never flagged"
+	[ "$th" = never ] || [ "$he" = true ] ||
+		echo "          !!! leak_heap_alloc flagged at $th s but not in the last snapshot"
+	[ "$tf" = never ] || [ "$fe" = true ] ||
+		echo "          !!! leak_fd_open flagged at $tf s but not in the last snapshot"
+	[ "$dr" = 0 ] || echo "          !!! leaktop DROPPED $dr events"
+	G_TH+="$([ "$th" = never ] && echo 1e9 || echo "$th") "
+	G_TF+="$([ "$tf" = never ] && echo 1e9 || echo "$tf") "
+	G_NF+="$nf "
+	G_HR+="$hr "
+	G_FR+="$fr "
+}
+
+echo "4. growth verdicts: leaktop -b -i 0.5 -d 20 -j - -- growth_mix 25, $GROWTH_RUNS runs. growth_mix"
+echo "   leaks 256 B / 20 ms from leak_heap_alloc (12800 B/s) and one fd / 100 ms from leak_fd_open"
+echo "   (10 fd/s) among a bounded cache, malloc/free bursts and open/close churn.  heap, fd:"
+echo "   elapsed_s of the first snapshot where the leak is flagged; false: (snapshot, site) pairs"
+echo "   flagged that are neither leak; heap B/s, fd/s: growth_per_s of the leaks in the last"
+echo "   snapshot (before growth_mix is stopped); quiet: no one else's tracers around the run."
+t_start=$SECONDS
+if [ -z "$GROWTH_MIX" ]; then
+	echo "   skipped: $GROWTH_MIX_SRC is missing; run 'make build/tests/progs/growth_mix'"
+else
+	GROWTH_UNQUIET=0
+	G_TH="" G_TF="" G_NF="" G_HR="" G_FR=""
+	printf '   %6s %12s %12s %12s %11s %8s %9s %8s %6s %10s\n' run heap fd false "heap B/s" "vs true" \
+		"fd/s" dropped snaps quiet
+	for ((g = 1; g <= GROWTH_RUNS; g++)); do
+		growth_once "$g"
+	done
+	if [ -n "$G_NF" ]; then
+		mth=$(tr ' ' '\n' <<<"$G_TH" | grep . | median)
+		mtf=$(tr ' ' '\n' <<<"$G_TF" | grep . | median)
+		mhr=$(tr ' ' '\n' <<<"$G_HR" | grep . | median)
+		printf '   %6s %12s %12s %12s %11.0f %8s %9.2f\n' median \
+			"$(awk -v t="$mth" 'BEGIN { if (t >= 1e9) print "never"; else printf "%.1f s", t }')" \
+			"$(awk -v t="$mtf" 'BEGIN { if (t >= 1e9) print "never"; else printf "%.1f s", t }')" \
+			"$(tr ' ' '\n' <<<"$G_NF" | grep . | median)" "$mhr" \
+			"$(awk -v r="$mhr" 'BEGIN { if (r == r + 0) printf "%+.1f%%", (r / 12800 - 1) * 100; else print "-" }')" \
+			"$(tr ' ' '\n' <<<"$G_FR" | grep . | median)"
+	fi
+	[ "$GROWTH_UNQUIET" -eq 0 ] ||
+		echo "   $GROWTH_UNQUIET run(s) had other tracers (uprobes on every libc or syscall tracepoints) around them"
+fi
+echo "   ($((SECONDS - t_start)) s)"
+[ "$UNQUIET" -eq 0 ] ||
+	echo "WARNING: $UNQUIET measurement(s) ran while other tracers had uprobes on every libc or programs on the syscall tracepoints"
+
+if [ "$FAILED" -ne 0 ]; then
+	echo "bench: something failed to run; see the messages above" >&2
+	exit 1
+fi
+exit 0
