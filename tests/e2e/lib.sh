@@ -1,0 +1,391 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# shellcheck shell=bash
+#
+# lib.sh - helpers shared by the end-to-end scripts in tests/e2e (sourced, never run).
+#
+# A script defines functions named test_* for the behaviour they check, then calls
+# run_tests: every test_* function of the script runs in the order it is written and prints
+# "PASS name" or "FAIL name: why".  Assertions set the reason and return 1, so a test reads
+#     expect_eq "exit status" 0 "$status" || return 1
+# Several tests often look at one run of leaktop: a scenario function does the run once
+# (see `scenario`) and the tests assert on the files it left.
+#
+# Nothing here sleeps for a fixed time to let something happen: waits poll a condition
+# with a generous bound (WAIT_S, 30 s; EXIT_WAIT_S, 60 s, for a process to end, as
+# detaching probes can take a while on a loaded machine) and fail, naming what they waited
+# for, rather than hang.  No assertion is made on how long anything takes.
+#
+# E2E_FILTER=REGEX runs only the matching tests; LEAKTOP=PATH tests another binary;
+# E2E_KEEP=1 keeps the temporary directory (leaktop's outputs) for a look afterwards.
+
+set -u
+
+E2E_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+LEAKTOP=${LEAKTOP:-$E2E_ROOT/leaktop}
+PROGS=${PROGS:-$E2E_ROOT/build/tests/progs}
+PROG_SRC=$E2E_ROOT/tests/progs
+WAIT_S=${WAIT_S:-30}
+EXIT_WAIT_S=${EXIT_WAIT_S:-60}
+INTERVAL=${INTERVAL:-0.2}
+
+E2E_TMP=$(mktemp -d /tmp/leaktop-e2e.XXXXXX) || exit 1
+chmod 755 "$E2E_TMP"
+
+# nap SEC: sleep without starting a process (a `sleep` every poll would be one more short-
+# lived process for a whole-system leaktop to trace): a read that times out on a FIFO
+# nobody writes to.
+mkfifo "$E2E_TMP/.nap" && exec 9<>"$E2E_TMP/.nap" || exit 1
+nap() {
+	read -r -t "$1" -u 9 _
+	return 0
+}
+BG_PIDS=()
+FAIL_MSG=""
+
+# Stop what this script started (by pid, leaktop first so it passes SIGTERM to its
+# command), then remove the temporary directory.
+e2e_cleanup() {
+	local pid i
+	for pid in "${BG_PIDS[@]}"; do
+		kill -0 "$pid" 2>/dev/null && kill -TERM "$pid" 2>/dev/null
+	done
+	for i in $(seq 50); do
+		local alive=0
+		for pid in "${BG_PIDS[@]}"; do
+			kill -0 "$pid" 2>/dev/null && alive=1
+		done
+		[ "$alive" = 0 ] && break
+		nap 0.1
+	done
+	for pid in "${BG_PIDS[@]}"; do
+		kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+	done
+	wait 2>/dev/null
+	if [ -n "${E2E_KEEP:-}" ]; then
+		echo "e2e: kept $E2E_TMP" >&2
+	else
+		rm -rf "$E2E_TMP"
+	fi
+}
+trap e2e_cleanup EXIT
+
+# ---------------------------------------------------------------- verdicts and assertions
+
+pass() { echo "PASS $1"; }
+# fail NAME WHY...: one line, whatever WHY contains.
+fail() {
+	local name=$1
+	shift
+	echo "FAIL $name: $(printf '%s' "$*" | tr '\n' ' ' | cut -c1-1500)"
+}
+
+# Record why the current test fails; always returns 1.
+fail_because() {
+	FAIL_MSG="$*"
+	return 1
+}
+
+# Run every test_* function of the calling script, in the order they are defined there
+# (only those matching the extended regex in E2E_FILTER, when it is set).
+run_tests() {
+	local script=${BASH_SOURCE[1]} name
+	for name in $(grep -o '^test_[A-Za-z0-9_]*()' "$script" | tr -d '()'); do
+		[[ -z ${E2E_FILTER:-} || $name =~ $E2E_FILTER ]] || continue
+		run_test "$name"
+	done
+}
+
+run_test() {
+	local name=$1
+	FAIL_MSG=""
+	if "$name"; then
+		pass "$name"
+	else
+		fail "$name" "${FAIL_MSG:-the test returned non-zero}"
+	fi
+}
+
+# Run a scenario function once per script; later callers get its cached verdict.
+declare -A SCENARIO_DONE=() SCENARIO_MSG=()
+scenario() {
+	local fn=$1
+	if [ -z "${SCENARIO_DONE[$fn]:-}" ]; then
+		FAIL_MSG=""
+		if "$fn"; then
+			SCENARIO_DONE[$fn]=ok
+		else
+			SCENARIO_DONE[$fn]=failed
+			SCENARIO_MSG[$fn]="scenario $fn failed: ${FAIL_MSG:-returned non-zero}"
+		fi
+	fi
+	if [ "${SCENARIO_DONE[$fn]}" != ok ]; then
+		FAIL_MSG=${SCENARIO_MSG[$fn]}
+		return 1
+	fi
+	FAIL_MSG=""
+	return 0
+}
+
+expect_eq() {
+	local what=$1 want=$2 got=$3
+	[ "$got" == "$want" ] || fail_because "$what: got '$got', expected '$want'"
+}
+
+expect_match() {
+	local what=$1 regex=$2 got=$3
+	[[ $got =~ $regex ]] || fail_because "$what: '$got' does not match /$regex/"
+}
+
+# ---------------------------------------------------------------- waiting
+
+# wait_until DESC CMD [ARG...]: poll CMD until it succeeds, at most WAIT_S seconds.
+wait_until() {
+	local desc=$1 limit=${WAIT_LIMIT:-$WAIT_S} deadline
+	deadline=$((SECONDS + limit))
+	shift
+	while ! "$@"; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			fail_because "timed out after ${limit}s waiting for $desc"
+			return 1
+		fi
+		nap 0.1
+	done
+	return 0
+}
+
+wait_file() {
+	wait_until "file $1 to exist" test -e "$1"
+}
+
+# wait_exit PID: wait (bounded) for a background job of this shell to end; its exit
+# status goes to WAIT_STATUS.  On timeout it is killed and the wait fails.
+WAIT_STATUS=""
+wait_exit() {
+	local pid=$1
+	WAIT_STATUS=""
+	if ! WAIT_LIMIT=$EXIT_WAIT_S wait_until "process $pid to exit" not_running "$pid"; then
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		return 1
+	fi
+	wait "$pid" 2>/dev/null
+	WAIT_STATUS=$?
+	return 0
+}
+
+not_running() { ! kill -0 "$1" 2>/dev/null; }
+
+# Is PID a zombie (exited, not yet reaped)?
+is_zombie() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" = Z ]
+}
+
+# pid_in FILE: the pid a test program wrote to FILE.
+pid_in() { tr -dc 0-9 <"$1"; }
+
+# ---------------------------------------------------------------- running leaktop
+
+# lt_bg OUT ERR ARG...: start leaktop in the background, stdout to OUT, stderr to ERR; its
+# pid goes to LT_PID.
+LT_PID=""
+lt_bg() {
+	local out=$1 err=$2
+	shift 2
+	"$LEAKTOP" "$@" >"$out" 2>"$err" &
+	LT_PID=$!
+	BG_PIDS+=("$LT_PID")
+}
+
+# wait_snapshot_file FILE ERR: wait for the first snapshot of the leaktop started by lt_bg
+# (whose stderr is ERR); fail at once, quoting ERR, if leaktop ends first.
+wait_snapshot_file() {
+	local file=$1 err=$2
+	wait_until "leaktop's first snapshot in $file" file_or_lt_gone "$file" || return 1
+	[ -e "$file" ] ||
+		fail_because "leaktop ended before writing $file; its stderr: $(cat "$err")"
+}
+file_or_lt_gone() { [ -e "$1" ] || ! kill -0 "$LT_PID" 2>/dev/null; }
+
+# lt_fg OUT ERR ARG...: run leaktop to completion (at most 120 s); status in LT_STATUS.
+LT_STATUS=""
+lt_fg() {
+	local out=$1 err=$2
+	shift 2
+	timeout -k 5 120 "$LEAKTOP" "$@" >"$out" 2>"$err" </dev/null
+	LT_STATUS=$?
+}
+
+# ---------------------------------------------------------------- snapshots
+
+# JSON Lines output (-j -): only complete lines count, leaktop may be writing the next.
+complete_lines() {
+	local n
+	n=$(wc -l <"$1" 2>/dev/null) || n=0
+	[ "$n" -gt 0 ] && head -n "$n" "$1"
+	return 0
+}
+
+line_count() { complete_lines "$1" | wc -l; }
+
+# last_line JSONL OUT: the last complete snapshot of a JSON Lines file, into OUT.
+last_line() { complete_lines "$1" | tail -n 1 >"$2"; }
+
+# wait_lines JSONL N: wait until the file holds at least N complete snapshots.
+wait_lines() {
+	wait_until "$2 snapshot(s) in $1" lines_at_least "$1" "$2"
+}
+lines_at_least() { [ "$(line_count "$1")" -ge "$2" ]; }
+
+# jq definitions shared by every filter below.
+JQ_DEFS='
+def procs($pid): .processes[] | select(.pid == $pid);
+def sites_at($sym): .sites[] | select(.kind == "heap" and .stack[0].symbol == $sym);
+def nums: [.outstanding_count, .outstanding_bytes, .allocs, .frees];
+def base: if type == "string" then split("/") | last else . end;
+'
+
+# jqc FILE FILTER [JQ ARGS...]: compact result of FILTER (with JQ_DEFS) on FILE.
+jqc() {
+	local file=$1 filter=$2
+	shift 2
+	jq -c "$@" "$JQ_DEFS $filter" "$file" 2>&1
+}
+
+# jqs FILE FILTER [JQ ARGS...]: FILTER applied to the array of every complete snapshot of
+# a JSON Lines file.
+jqs() {
+	local file=$1 filter=$2
+	shift 2
+	complete_lines "$file" | jq -c -s "$@" "$JQ_DEFS $filter" 2>&1
+}
+
+# expect_jq DESC WANT FILE FILTER [JQ ARGS...]
+expect_jq() {
+	local desc=$1 want=$2 file=$3 filter=$4 got
+	shift 4
+	got=$(jqc "$file" "$filter" "$@")
+	[ "$got" == "$want" ] || fail_because "$desc: got $got, expected $want"
+}
+
+# json_true FILE FILTER [JQ ARGS...]: does FILTER (on a snapshot file) give true?
+json_true() {
+	local file=$1 filter=$2
+	shift 2
+	[ -s "$file" ] && [ "$(jq "$@" "$JQ_DEFS $filter" "$file" 2>/dev/null)" = true ]
+}
+
+# last_line_true JSONL FILTER [JQ ARGS...]: the same on the last complete snapshot.
+last_line_true() {
+	local file=$1 filter=$2 got
+	shift 2
+	got=$(complete_lines "$file" | tail -n 1 | jq "$@" "$JQ_DEFS $filter" 2>/dev/null)
+	[ "$got" = true ]
+}
+
+# expect_site SNAP PID SYMBOL COUNT BYTES ALLOCS FREES
+# Exactly one heap site of process PID allocates from SYMBOL (stack[0]), with those
+# outstanding count and bytes, allocs and frees.
+expect_site() {
+	local file=$1 pid=$2 sym=$3 want="[[$4,$5,$6,$7]]" got
+	got=$(jqc "$file" '[procs($pid) | sites_at($sym) | nums]' --argjson pid "$pid" \
+		--arg sym "$sym")
+	[ "$got" == "$want" ] ||
+		fail_because "sites of pid $pid allocating in $sym as [[count, bytes, allocs," \
+			"frees]]: got $got, expected $want; the process's sites as [kind, function," \
+			"count, bytes]: $(jqc "$file" '[procs($pid) | .sites[] |
+				[.kind, .stack[0].symbol, .outstanding_count, .outstanding_bytes]]' \
+				--argjson pid "$pid")"
+}
+
+# expect_no_site SNAP PID SYMBOL: no site of PID allocates from SYMBOL.
+expect_no_site() {
+	local file=$1 pid=$2 sym=$3 got
+	got=$(jqc "$file" '[procs($pid) | sites_at($sym) | nums]' --argjson pid "$pid" \
+		--arg sym "$sym")
+	[ "$got" == "[]" ] ||
+		fail_because "pid $pid should have no site allocating in $sym, got $got"
+}
+
+# leak_line SRC MARKER: the line of tests/progs/SRC that carries /* LEAK:MARKER */.
+leak_line() {
+	grep -n "LEAK:$2 \*/" "$PROG_SRC/$1" | cut -d: -f1
+}
+
+# expect_site_location SNAP PID SYMBOL SRC MARKER CALLER MODULE
+# The site's innermost frame is SYMBOL at SRC:line-of-MARKER in a module named MODULE, and
+# the next frame is CALLER.
+expect_site_location() {
+	local file=$1 pid=$2 sym=$3 src=$4 marker=$5 caller=$6 module=$7 line want got
+	line=$(leak_line "$src" "$marker")
+	[ -n "$line" ] || fail_because "no LEAK:$marker marker in $src" || return 1
+	want="[{\"symbol\":\"$sym\",\"file\":\"$src\",\"line\":$line,\"module\":\"$module\",\"caller\":\"$caller\"}]"
+	got=$(jqc "$file" '[procs($pid) | sites_at($sym) | .stack |
+		{symbol: .[0].symbol, file: (.[0].file | base), line: .[0].line,
+		 module: (.[0].module | base), caller: .[1].symbol}]' \
+		--argjson pid "$pid" --arg sym "$sym")
+	[ "$got" == "$want" ] || fail_because "location of the $sym site: got $got, expected $want"
+}
+
+# expect_no_drops FILE [jsonl]: stats.dropped is 0 in the snapshot (or every snapshot).
+expect_no_drops() {
+	local file=$1 got
+	if [ "${2:-}" = jsonl ]; then
+		got=$(jqs "$file" '[.[] | .stats.dropped] | unique')
+		[ "$got" == "[0]" ] || fail_because "stats.dropped over all snapshots: $got," \
+			"expected only 0; drops: $(jqs "$file" '.[-1].stats.drops')"
+	else
+		got=$(jqc "$file" '.stats.dropped')
+		[ "$got" == 0 ] || fail_because "stats.dropped is $got, expected 0; drops:" \
+			"$(jqc "$file" '.stats.drops')"
+	fi
+}
+
+# stderr_lines FILE: number of lines leaktop wrote to stderr.
+stderr_lines() { wc -l <"$1"; }
+
+# require_root: the suite loads BPF programs.
+require_root() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "FAIL $(basename "$0"): must run as root (it loads BPF programs)"
+		exit 1
+	fi
+}
+
+# require_built: leaktop and the test programs must exist (make test builds them).
+require_built() {
+	local p
+	[ -x "$LEAKTOP" ] || { echo "FAIL $(basename "$0"): $LEAKTOP is not built"; exit 1; }
+	for p in "$@"; do
+		[ -x "$PROGS/$p" ] ||
+			{ echo "FAIL $(basename "$0"): $PROGS/$p is not built"; exit 1; }
+	done
+}
+
+# last_entry JSONL PID OUT [SYMBOL]: the last appearance, over every snapshot of a JSON
+# Lines file, of process PID (of its image with a site allocating in SYMBOL, if given),
+# written to OUT as a one-process snapshot ({"processes": [entry]}; [] if none), so the
+# site helpers above apply to it.  Exited images are reported once and then dropped, so
+# the final snapshot may no longer hold them.
+last_entry() {
+	local file=$1 pid=$2 out=$3 sym=${4:-}
+	jqs "$file" '{processes: [[.[] | .processes[] | select(.pid == $pid and
+		($sym == "" or any(.sites[]; .stack[0].symbol == $sym)))] | last // empty]}' \
+		--argjson pid "$pid" --arg sym "$sym" >"$out"
+}
+
+# expect_no_drops_anywhere: every snapshot this script's runs wrote (*.json, *.jsonl under
+# E2E_TMP) has stats.dropped == 0; the failure lists the files and their worst value.
+expect_no_drops_anywhere() {
+	local f got bad="" n=0
+	while IFS= read -r f; do
+		got=$(complete_lines "$f" | jq -s '[.[] | .stats.dropped? // empty] | max // 0' \
+			2>/dev/null) || continue
+		n=$((n + 1))
+		[ "${got:-0}" = 0 ] || bad="$bad ${f#"$E2E_TMP"/}: $got;"
+	done < <(find "$E2E_TMP" -type f \( -name '*.json' -o -name '*.jsonl' \) | sort)
+	[ "$n" -gt 0 ] || fail_because "no snapshot found under $E2E_TMP" || return 1
+	[ -z "$bad" ] || fail_because "snapshots with stats.dropped > 0:$bad"
+}

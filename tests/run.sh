@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+#
+# run.sh - the test runner behind `make test` (which builds everything first).
+#
+# Runs every unit test binary build/tests/unit/test_*, then every end-to-end script
+# tests/e2e/*.sh (lib.sh is their shared helper, not a script).  Each prints one line per
+# test, "PASS name" or "FAIL name: why"; this script passes those lines through, counts
+# them, and ends with exactly one line "N passed, M failed".  A unit binary or script that
+# crashes, times out or exits non-zero without printing a FAIL line counts as one failure
+# named after it.  Exit status: 0 when nothing failed, 1 otherwise.
+#
+# Must run as root from anywhere (it works from the repository root).
+
+set -u
+shopt -s lastpipe nullglob
+
+cd "$(dirname "$0")/.." || exit 1
+
+if [ "$(id -u)" != 0 ]; then
+	echo "tests/run.sh: must run as root: the end-to-end tests load BPF programs (try: sudo make test)"
+	exit 1
+fi
+
+UNIT_TIMEOUT=${UNIT_TIMEOUT:-60}
+E2E_TIMEOUT=${E2E_TIMEOUT:-240}
+passed=0
+failed=0
+
+# run_one NAME TIMEOUT CMD...: run CMD, pass its PASS/FAIL lines through and count them.
+run_one() {
+	local name=$1 limit=$2 line status fails=0 results=0
+	shift 2
+	timeout -k 5 "$limit" "$@" 2>&1 </dev/null | while IFS= read -r line; do
+		case $line in
+		PASS\ *)
+			passed=$((passed + 1))
+			results=$((results + 1))
+			;;
+		FAIL\ *)
+			failed=$((failed + 1))
+			fails=$((fails + 1))
+			results=$((results + 1))
+			;;
+		esac
+		printf '%s\n' "$line"
+	done
+	status=${PIPESTATUS[0]}
+	if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+		echo "FAIL $name: timed out after ${limit}s (or was killed)"
+		failed=$((failed + 1))
+	elif [ "$status" != 0 ] && [ "$fails" = 0 ]; then
+		echo "FAIL $name: exited with status $status without reporting a failure"
+		failed=$((failed + 1))
+	elif [ "$results" = 0 ]; then
+		echo "FAIL $name: reported no test at all"
+		failed=$((failed + 1))
+	fi
+}
+
+for bin in build/tests/unit/test_*; do
+	case $bin in
+	*.*) continue ;;	# .d, .o and the like
+	esac
+	[ -f "$bin" ] && [ -x "$bin" ] || continue
+	run_one "$bin" "$UNIT_TIMEOUT" "$bin"
+done
+
+for script in tests/e2e/*.sh; do
+	[ "$(basename "$script")" = lib.sh ] && continue
+	run_one "$script" "$E2E_TIMEOUT" bash "$script"
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
