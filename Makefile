@@ -25,9 +25,11 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf
 ifeq ($(V),1)
 Q :=
 msg :=
+SUBMAKE := $(MAKE) --no-print-directory
 else
 Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+SUBMAKE := $(MAKE) --no-print-directory -s
 endif
 
 USER_SRCS := $(wildcard user/*.c)
@@ -130,23 +132,23 @@ $(OUT)/fuzz/fuzz_snapshot: tests/fuzz/fuzz_snapshot.c $(FUZZ_OBJS)
 	$(Q)$(CLANG) $(CFLAGS) -fsanitize=fuzzer,address -o $@ $^ $(LDLIBS)
 
 fuzz: deps
-	$(Q)$(MAKE) --no-print-directory $(OUT)/fuzz/fuzz_snapshot
+	$(Q)$(SUBMAKE) $(OUT)/fuzz/fuzz_snapshot
 	$(Q)mkdir -p $(OUT)/fuzz/corpus && cp -n tests/data/*.json $(OUT)/fuzz/corpus/
 	$(OUT)/fuzz/fuzz_snapshot -max_total_time=$(FUZZ_TIME) -max_len=16384 \
 		-dict=tests/fuzz/snapshot.dict $(OUT)/fuzz/corpus
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory leaktop $(UNIT_BINS) $(PROG_BINS) $(OUT)/bench/bench \
+	$(Q)$(SUBMAKE) leaktop $(UNIT_BINS) $(PROG_BINS) $(OUT)/bench/bench \
 		$(OUT)/fuzz/fuzz_snapshot
 	$(Q)tests/run.sh
 
 run: deps
-	$(Q)$(MAKE) --no-print-directory leaktop
+	$(Q)$(SUBMAKE) leaktop
 	./leaktop
 
 # A program with a heap leak, an fd leak, a cache and churn: watch leaktop tell them apart.
 demo: deps
-	$(Q)$(MAKE) --no-print-directory leaktop $(OUT)/tests/progs/growth_mix
+	$(Q)$(SUBMAKE) leaktop $(OUT)/tests/progs/growth_mix
 	./leaktop -i 0.5 -d 20 -- $(OUT)/tests/progs/growth_mix 30
 
 $(OUT)/bench/bench: tests/bench/bench.c
@@ -155,7 +157,7 @@ $(OUT)/bench/bench: tests/bench/bench.c
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -Wall -o $@ $<
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory leaktop $(OUT)/bench/bench $(OUT)/tests/progs/growth_mix
+	$(Q)$(SUBMAKE) leaktop $(OUT)/bench/bench $(OUT)/tests/progs/growth_mix
 	$(Q)tests/bench/run.sh
 
 install: leaktop
