@@ -91,7 +91,7 @@ static __always_inline struct lt_inflight *thread_state(void)
 
 static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u64 arg_ptr)
 {
-	__u64 sp = PT_REGS_SP(ctx);
+	__u64 sp = PT_REGS_SP(ctx), ra = 0;
 	struct lt_inflight *cur;
 	struct lt_proc *p;
 
@@ -106,24 +106,27 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size
 		drop(LT_DROP_INFLIGHT_FULL);
 		return 0;
 	}
+	bpf_probe_read_user(&ra, sizeof(ra), (void *)sp);
 	if (cur->active) {
 		/*
 		 * Inside an allocator call of this thread: deeper on its stack, or at the same
-		 * depth for a tail call (glibc's realloc(NULL, n) jumps to malloc).  Count the
-		 * outer call only.
+		 * depth for a tail call (glibc's realloc(NULL, n) jumps to malloc), where the
+		 * return address is the kernel's return-probe trampoline by now, not the one
+		 * the caller pushed.  Count the outer call only.
 		 */
-		if (sp <= cur->entry_sp) {
+		if (sp < cur->entry_sp || (sp == cur->entry_sp && ra != cur->entry_ra)) {
 			cur->depth++;
 			bump(&counters, LT_CNT_NESTED);
 			return 0;
 		}
-		/* Shallower: the outer call returned without its return probe running. */
+		/* A new call where the outer one was: it returned without its return probe. */
 		drop(LT_DROP_LOST_RETURN);
 	}
 	cur->size_bytes = size;
 	cur->arg_ptr = arg_ptr;
 	cur->gen = p->gen;
 	cur->entry_sp = sp;
+	cur->entry_ra = ra;
 	cur->fn = fn;
 	cur->depth = 0;
 	cur->active = 1;

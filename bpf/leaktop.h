@@ -135,6 +135,7 @@ struct lt_inflight {
 	__u64 arg_ptr;			/* realloc's old pointer / posix_memalign's out-pointer */
 	__u64 gen;			/* image the call belongs to, looked up at entry */
 	__u64 entry_sp;			/* user %rsp at the outer call's entry */
+	__u64 entry_ra;			/* its return address, as the caller pushed it */
 	__u32 fn;			/* enum lt_alloc_fn */
 	__u16 depth;			/* nested allocator calls currently inside this one */
 	__u16 active;			/* 1 between the outer call's entry and return */
@@ -218,7 +219,7 @@ LT_ASSERT_SIZE(struct lt_site_val, 56);
 LT_ASSERT_SIZE(struct lt_alloc_key, 16);
 LT_ASSERT_SIZE(struct lt_alloc_val, 32);
 LT_ASSERT_SIZE(struct lt_stack, 8 + 8 * LT_MAX_STACK_DEPTH);
-LT_ASSERT_SIZE(struct lt_inflight, 40);
+LT_ASSERT_SIZE(struct lt_inflight, 48);
 LT_ASSERT_SIZE(struct lt_event, 56 + LT_EXE_LEN);
 LT_ASSERT_SIZE(struct lt_fd_key, 8);
 LT_ASSERT_SIZE(struct lt_fd_val, 24);

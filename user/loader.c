@@ -342,11 +342,17 @@ int loader__attach_libc(struct loader *ld, const char *path, uint64_t dev, uint6
 				at == p->probe_offset && p->entry_emulated ? " emulated" : "",
 				at == p->probe_offset ? ": " : "",
 				at == p->probe_offset ? p->insn : "");
-		err = attach_one(ld, entry_prog(ld, fn), false, pid, path, at);
-		if (!err && !entry_only)
+		/*
+		 * Return probe first: a call whose entry program ran then always has its return
+		 * hijacked too, so no thread is left "inside" a call that never returns.
+		 */
+		err = 0;
+		if (!entry_only)
 			err = attach_one(ld, ld->cfg.probes == PROBES_ACCOUNTING ?
 					 ld->skel->progs.alloc_return : ld->skel->progs.floor_return,
 					 true, pid, path, p->entry_offset);
+		if (!err)
+			err = attach_one(ld, entry_prog(ld, fn), false, pid, path, at);
 		if (err) {
 			set_msg(msg, msg_len, "cannot attach a uprobe to %s in %s: %s", p->name,
 				path, strerror(-err));

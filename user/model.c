@@ -318,7 +318,7 @@ static void apply_census(struct process *p, const struct fd_census *fc)
 
 static void register_image(struct process *p, struct symbolizer *sym)
 {
-	if (p->image_registered || p->exited)
+	if (p->image_registered || p->exited || p->maps_final)
 		return;
 	if (!symbolizer__add_image(sym, p->gen, p->pid)) {
 		p->image_registered = true;
@@ -348,7 +348,7 @@ static void resolve_site(struct process *p, struct site *s, struct collector *c,
 			if (symbolizer__resolve(sym, p->gen, ips[i], true, &s->frames[i]) == -ENOENT)
 				missing = true;
 		}
-		if (!missing || p->refreshed || p->exited)
+		if (!missing || p->refreshed || p->exited || p->maps_final)
 			break;
 		p->refreshed = true;
 		if (symbolizer__add_image(sym, p->gen, p->pid))

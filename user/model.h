@@ -77,6 +77,7 @@ struct process {
 	bool exit_reported;		/* exited and already in a report: reaped next update */
 	bool image_registered;		/* maps handed to the symbolizer */
 	bool refreshed;			/* maps re-read this interval */
+	bool maps_final;		/* /proc shows another program now: never read its maps */
 	uint64_t first_seen_ns;
 	uint64_t maps_read_ns;		/* last time its maps went to the symbolizer */
 };

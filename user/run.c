@@ -154,11 +154,27 @@ static void refresh_young_images(struct run *r)
 	for (size_t i = 0; i < r->model.n_procs; i++) {
 		struct process *p = &r->model.procs[i];
 
-		if (p->exited || now - p->first_seen_ns > YOUNG_IMAGE_NS ||
+		if (p->exited || p->maps_final || now - p->first_seen_ns > YOUNG_IMAGE_NS ||
 		    now - p->maps_read_ns < YOUNG_REFRESH_NS)
 			continue;
 		note_image(r, p);
 	}
+}
+
+/* Does /proc/PID/exe still name the program this exec event loaded? */
+static bool still_this_exe(const struct lt_event *ev)
+{
+	char exe[LT_EXE_LEN + 1], link[64];
+	struct stat a, b;
+
+	memcpy(exe, ev->exe, LT_EXE_LEN);
+	exe[LT_EXE_LEN] = '\0';
+	snprintf(link, sizeof(link), "/proc/%u/exe", ev->tgid);
+	if (stat(link, &b))
+		return false;		/* gone: its maps are gone too */
+	if (exe[0] != '/' || stat(exe, &a))
+		return true;		/* cannot tell: trust /proc */
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 static void on_event(void *ctx, const struct lt_event *ev)
@@ -190,9 +206,17 @@ static void on_event(void *ctx, const struct lt_event *ev)
 		if (!p)
 			return;
 		p->target = target;
-		/* Only the program and ld.so are mapped yet: refresh_young_images() follows up. */
-		if (note_image(r, p))
+		/*
+		 * Only the program and ld.so are mapped yet: refresh_young_images() follows up.
+		 * If the process has exec'd yet again by now, /proc shows the next program:
+		 * never lend its maps or name to this image.
+		 */
+		if (!still_this_exe(ev)) {
 			note_short_lived(r, p, ev);
+			p->maps_final = true;
+		} else if (note_image(r, p)) {
+			note_short_lived(r, p, ev);
+		}
 		break;
 	case LT_EV_EXIT:
 		model__mark_exited(&r->model, ev->tgid, ev->old_gen);
