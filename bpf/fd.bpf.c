@@ -38,10 +38,15 @@ struct {
 	__type(value, struct lt_fd_val);
 } fds SEC(".maps");
 
+/*
+ * pid_tgid -> the fd syscall in progress.  A hash map, not task storage: these programs can
+ * be preempted, and a task storage access held across that makes the allocator probes' own
+ * task storage lookups on that CPU fail.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_SYSARGS);
+	__type(key, __u64);
 	__type(value, struct lt_sysargs);
 } sysargs SEC(".maps");
 
@@ -345,28 +350,24 @@ SEC("raw_tracepoint/sys_enter")
 int lt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-	__u64 nr = ctx->args[1];
-	struct lt_sysargs *sa;
+	__u64 nr = ctx->args[1], id = bpf_get_current_pid_tgid();
+	struct lt_sysargs sa = {};
 	struct lt_proc *p;
 
 	if (nr >= LT_MAX_SYSCALL || cfg_fd_class[nr] == LT_FDC_NONE)
 		return 0;
-	p = proc_of(bpf_get_current_pid_tgid() >> 32);
+	p = proc_of(id >> 32);
 	if (!p)
 		return 0;
-	sa = bpf_task_storage_get(&sysargs, bpf_get_current_task_btf(), NULL,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!sa) {
+	sa.nr = nr;
+	sa.gen = p->gen;
+	sa.args[0] = BPF_CORE_READ(regs, di);
+	sa.args[1] = BPF_CORE_READ(regs, si);
+	sa.args[2] = BPF_CORE_READ(regs, dx);
+	sa.args[3] = BPF_CORE_READ(regs, r10);
+	sa.active = 1;
+	if (bpf_map_update_elem(&sysargs, &id, &sa, BPF_ANY))
 		drop(LT_DROP_INFLIGHT_FULL);
-		return 0;
-	}
-	sa->nr = nr;
-	sa->gen = p->gen;
-	sa->args[0] = BPF_CORE_READ(regs, di);
-	sa->args[1] = BPF_CORE_READ(regs, si);
-	sa->args[2] = BPF_CORE_READ(regs, dx);
-	sa->args[3] = BPF_CORE_READ(regs, r10);
-	sa->active = 1;
 	return 0;
 }
 
@@ -375,18 +376,19 @@ int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 	long ret = ctx->args[1];
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
 	struct lt_sysargs *sa;
 	struct lt_sysargs a;
 	__u64 now, hash;
 	__u8 cls;
 	int pair[2];
 
-	sa = bpf_task_storage_get(&sysargs, bpf_get_current_task_btf(), NULL, 0);
-	if (!sa || !sa->active)
+	sa = bpf_map_lookup_elem(&sysargs, &id);
+	if (!sa)
 		return 0;
 	a = *sa;
-	sa->active = 0;
+	bpf_map_delete_elem(&sysargs, &id);
 	if (ret < 0 || a.nr >= LT_MAX_SYSCALL)
 		return 0;
 	cls = cfg_fd_class[a.nr];

@@ -173,7 +173,8 @@ enum lt_fd_class {
 #define LT_MAX_FDS		(1u << 16)	/* open descriptors tracked, all processes */
 #define LT_MAX_SCM_FDS		16	/* fds taken from one SCM_RIGHTS message */
 
-/* sysargs (task storage): a traced thread's fd syscall between entry and exit.  BPF only. */
+/* sysargs (pid_tgid ->): a traced thread's fd syscall between entry and exit.  BPF only. */
+#define LT_MAX_SYSARGS		(1u << 15)
 struct lt_sysargs {
 	__u64 args[4];
 	__u64 gen;

@@ -31,7 +31,8 @@ failed=0
 run_one() {
 	local name=$1 limit=$2 line status fails=0 results=0
 	shift 2
-	timeout -k 5 "$limit" "$@" 2>&1 </dev/null | while IFS= read -r line; do
+	# (-k: a script gets 30 s after SIGTERM to stop the leaktop and programs it started)
+	timeout -k 30 "$limit" "$@" 2>&1 </dev/null | while IFS= read -r line; do
 		case $line in
 		PASS\ *)
 			passed=$((passed + 1))

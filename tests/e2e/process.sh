@@ -193,11 +193,11 @@ run_late_maps() {
 	LM_PID=$(pid_in "$LM/1/ready_exec")
 	n=$(line_count "$LM/out.jsonl")
 	wait_lines "$LM/out.jsonl" $((n + 2)) || return 1
-	kill -STOP "$LT_PID"
+	signal STOP "$LT_PID"
 	touch "$LM/1/go_exec"
 	wait_file "$LM/3/done"
 	local ok=$?
-	kill -CONT "$LT_PID"
+	signal CONT "$LT_PID"
 	[ "$ok" = 0 ] || return 1
 	n=$(line_count "$LM/out.jsonl")
 	wait_lines "$LM/out.jsonl" $((n + 2)) || return 1
@@ -314,12 +314,12 @@ run_stopped_fork() {
 	wait_file "$SF/dir/ready" || return 1
 	n=$(line_count "$SF/out.jsonl")
 	wait_lines "$SF/out.jsonl" $((n + 2)) || return 1
-	kill -STOP "$LT_PID"
+	signal STOP "$LT_PID"
 	touch "$SF/dir/go"
 	# The parent writes child_pid after reaping the child: the child is gone.
 	wait_file "$SF/dir/child_pid"
 	local ok=$?
-	kill -CONT "$LT_PID"
+	signal CONT "$LT_PID"
 	[ "$ok" = 0 ] || return 1
 	SF_CHILD=$(pid_in "$SF/dir/child_pid")
 	n=$(line_count "$SF/out.jsonl")
@@ -359,11 +359,11 @@ run_stopped_exec() {
 	SE_PID=$(pid_in "$SE/dir/ready_exec")
 	n=$(line_count "$SE/out.jsonl")
 	wait_lines "$SE/out.jsonl" $((n + 2)) || return 1
-	kill -STOP "$LT_PID"
+	signal STOP "$LT_PID"
 	touch "$SE/dir/go_exec"
 	wait_until "pid $SE_PID to exec and exit" is_zombie "$SE_PID"
 	local ok=$?
-	kill -CONT "$LT_PID"
+	signal CONT "$LT_PID"
 	[ "$ok" = 0 ] || return 1
 	wait_exit "$LT_PID" || return 1
 	expect_eq "leaktop's exit status" 0 "$WAIT_STATUS" || return 1

@@ -57,7 +57,7 @@ run_sigkill() {
 
 	# (stderr: no "Killed" job notice from bash)
 	{
-		kill -KILL "$KL_LT"
+		signal KILL "$KL_LT"
 		wait_exit "$KL_LT"
 	} 2>/dev/null || return 1
 	KL_STATUS=$WAIT_STATUS
