@@ -61,6 +61,7 @@ struct tui {
 	bool active;
 	bool quit;
 	bool write;
+	bool scan;
 	char msg[200];
 	int msg_updates;		/* samples the message stays for */
 };
@@ -460,6 +461,12 @@ static void key_end(struct tui *t) { t->sel = t->rows - 1; }
 static void key_quit(struct tui *t) { t->quit = true; }
 static void key_help(struct tui *t) { t->help = !t->help; }
 static void key_write(struct tui *t) { t->write = true; }
+static void key_scan(struct tui *t) { t->scan = true; }
+
+uint32_t tui__selected_pid(const struct tui *t)
+{
+	return t && t->rows ? t->pid : 0;
+}
 
 static void key_enter(struct tui *t)
 {
@@ -536,12 +543,14 @@ static const struct key_binding {
 	{ '/', "/", "filter processes by name or PID (empty: all)", key_filter },
 	{ 'p', "p", "pause the view (tracing goes on)", key_pause },
 	{ 'w', "w", "write a JSON snapshot now", key_write },
+	{ 'S', "S", "scan the selected process for lost blocks (stops it briefly)", key_scan },
 	{ '?', "?", "this help", key_help },
 	{ 'h', NULL, NULL, key_help },
 	{ 'q', "q", "quit", key_quit },
 };
 
-static const char footer_keys[] = "Enter:open Esc:back s:sort /:filter p:pause w:write ?:help q:quit";
+static const char footer_keys[] =
+	"Enter:open Esc:back s:sort /:filter p:pause w:write S:scan ?:help q:quit";
 
 static void draw_help(int y0)
 {
@@ -678,6 +687,10 @@ enum tui_request tui__handle_keys(struct tui *t, const struct model *m)
 	if (t->write) {
 		t->write = false;
 		return TUI_WRITE_SNAPSHOT;
+	}
+	if (t->scan) {
+		t->scan = false;
+		return TUI_SCAN;
 	}
 	if (changed)
 		draw(t, m);

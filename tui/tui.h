@@ -17,7 +17,11 @@ enum tui_request {
 	TUI_NONE,
 	TUI_QUIT,
 	TUI_WRITE_SNAPSHOT,	/* the run loop writes one and reports with tui__message */
+	TUI_SCAN,		/* scan the selected process (tui__selected_pid) for lost blocks */
 };
+
+/* The process selected in the list (or shown in the sites and stack views), 0 if none. */
+uint32_t tui__selected_pid(const struct tui *t);
 
 /* Take over the terminal.  NULL if it cannot (the run loop then falls back to batch). */
 struct tui *tui__start(void);

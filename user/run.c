@@ -538,6 +538,17 @@ static bool handle_tui(struct run *r)
 	case TUI_WRITE_SNAPSHOT:
 		write_snapshot_now(r);
 		return false;
+	case TUI_SCAN: {
+		uint32_t pid = tui__selected_pid(r->tui);
+		char msg[320];
+
+		if (!pid)
+			snprintf(msg, sizeof(msg), "no process selected to scan");
+		else
+			scan_cmd__scan_one(r->col, &r->model, pid, msg, sizeof(msg));
+		tui__message(r->tui, &r->model, msg);
+		return false;
+	}
 	default:
 		return false;
 	}

@@ -268,6 +268,42 @@ static const char *fix_for(int err)
 	}
 }
 
+int scan_cmd__scan_one(struct collector *c, const struct model *m, uint32_t pid, char *msg,
+		       size_t len)
+{
+	const struct process *p = model__find_pid((struct model *)m, pid);
+	struct fetch_ctx f;
+	struct scan_entry *e;
+	struct scan_result r;
+	char why[256];
+	int err;
+
+	if (!p) {
+		snprintf(msg, len, "process %u is not traced any more", pid);
+		return -ESRCH;
+	}
+	f = (struct fetch_ctx){ c, p->pid, p->gen };
+	e = entry_of(p->pid, p->gen, true);
+	if (!e)
+		return -ENOMEM;
+	err = scan__process_live(p->pid, fetch_allocs, &f, &r, why, sizeof(why));
+	if (err) {
+		snprintf(msg, len, "cannot scan process %u: %s; %s", pid, why, fix_for(err));
+		return err;
+	}
+	scan_result__free(&e->r);
+	e->r = r;
+	e->ok = true;
+	e->error[0] = '\0';
+	snprintf(msg, len, "scan of %u: %llu definitely lost (%llu B), %llu indirectly, %llu "
+		 "possibly; stopped %.1f ms", pid,
+		 (unsigned long long)e->r.count[SCAN_DEFINITE],
+		 (unsigned long long)e->r.bytes[SCAN_DEFINITE],
+		 (unsigned long long)e->r.count[SCAN_INDIRECT],
+		 (unsigned long long)e->r.count[SCAN_POSSIBLE], e->r.stop_ms);
+	return 0;
+}
+
 int scan_cmd__scan_targets(struct collector *c, const struct model *m)
 {
 	int scanned = 0;

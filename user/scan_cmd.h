@@ -23,6 +23,9 @@ int scan__process_live(int pid, scan_fetch_fn fetch, void *ctx, struct scan_resu
 
 /* Scan every live -p target of m; results kept for the snapshot and report.  Count scanned. */
 int scan_cmd__scan_targets(struct collector *c, const struct model *m);
+/* Scan one traced process now (the TUI's key); a one-line summary or error in msg. */
+int scan_cmd__scan_one(struct collector *c, const struct model *m, uint32_t pid, char *msg,
+		       size_t len);
 /* Add the latest scan of p to its snapshot object: scan, leak_graph, sites[].lost. */
 void scan_cmd__annotate(json_t *proc_obj, const struct model *m, const struct process *p);
 /* The latest scans in the text report. */

@@ -102,6 +102,13 @@ test_tui_help_screen_lists_keys() {
 	wait_screen "^ +PID COMMAND"
 }
 
+test_tui_scan_key_finds_definitely_lost_blocks() {
+	keys S
+	wait_screen "^scan of [0-9]+: [1-9][0-9]* definitely lost \([0-9]+ B\)" || return 1
+	wait_until "the footer's key hints" sh -c \
+		"tmux -S '$SOCK' capture-pane -t lt -p | tail -1 | grep -q q:quit"
+}
+
 test_tui_q_quits_and_restores_terminal() {
 	keys q
 	wait_screen "^LEAKTOP_EXIT=0" || return 1
