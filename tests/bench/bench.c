@@ -3,6 +3,9 @@
  * bench.c - the workload of `make bench` (tests/bench/run.sh).
  *
  *   bench [-n] pairs N [ROUNDS]   time ROUNDS rounds (default 5) of N malloc(64)+free pairs
+ *   bench [-n] heap MB            allocate MB MiB in 4 KiB blocks (written, so resident),
+ *                                 keep them, print "done", wait until killed (the scan's
+ *                                 stop time on a large heap)
  *   bench [-n] live N             allocate N 32-byte blocks from 4 call sites, keep them,
  *                                 print "done", then sleep until killed
  *   bench [-n] openclose N [ROUNDS]
@@ -129,6 +132,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: bench [-n] pairs N [ROUNDS]\n"
 			"       bench [-n] live N\n"
+			"       bench [-n] heap MB\n"
 			"       bench [-n] openclose N [ROUNDS]\n"
 			"  -n  start at once instead of printing 'ready pid=PID' and waiting for "
 			"SIGUSR1\n");
@@ -210,6 +214,36 @@ static int run_live(long n, int wait)
 	return 0;
 }
 
+__attribute__((noinline)) static void *heap_block(void)
+{
+	void *p = malloc(4096);
+
+	if (p)
+		memset(p, 0x5a, 4096);
+	return p;
+}
+
+static int run_heap(long mib, int wait)
+{
+	long n = mib * 256;
+	void **v = mmap(NULL, n * sizeof(void *), PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	if (v == MAP_FAILED) {
+		perror("bench: mmap");
+		return 1;
+	}
+	if (wait)
+		wait_for_start();
+	for (long i = 0; i < n; i++)
+		v[i] = heap_block();
+	printf("done %ld\n", n);
+	fflush(stdout);
+	for (;;)
+		pause();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int wait = 1, a = 1;
@@ -235,5 +269,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[a], "live") && argc - a == 2)
 		return run_live(n, wait);
+	if (!strcmp(argv[a], "heap") && argc - a == 2)
+		return run_heap(n, wait);
 	return usage();
 }

@@ -731,6 +731,35 @@ else
 		echo "   $GROWTH_UNQUIET run(s) had other tracers (uprobes on every libc or syscall tracepoints) around them"
 fi
 echo "   ($((SECONDS - t_start)) s)"
+
+echo
+echo "5. reachability scan: how long leaktop stops a process with 100 MiB of heap (25,600 live"
+echo "   4 KiB blocks allocated while traced): leaktop -b -i 1 -d 6 --scan-every 2 -j - -p PID"
+t_start=$SECONDS
+SCAN_OUT=$TMP/scan.jsonl
+"$BENCH" heap 100 >"$TMP/scan.bench" 2>&1 &
+SPID=$!
+for _ in $(seq 300); do grep -q "^ready" "$TMP/scan.bench" 2>/dev/null && break; sleep 0.1; done
+if grep -q "^ready" "$TMP/scan.bench"; then
+	"$LEAKTOP_SRC" -b -i 1 -d 6 --scan-every 2 -j - -p "$SPID" >"$SCAN_OUT" 2>"$TMP/scan.err" &
+	SLT=$!
+	for _ in $(seq 300); do [ -s "$SCAN_OUT" ] && break; sleep 0.1; done
+	kill -USR1 "$SPID"
+	wait "$SLT"
+	jq -r --argjson p "$SPID" 'select(.processes[]?.pid == $p) | .processes[] |
+		select(.pid == $p and .scan.stop_ms != null) |
+		"   stop \(.scan.stop_ms | . * 10 | round / 10) ms, \(.scan.blocks) blocks, " +
+		"\(.scan.bytes_read / 1048576 | floor) MiB read, \(.scan.threads) thread(s), lost: " +
+		"\(.scan.lost.definite.count) definite, \(.scan.lost.reachable.count) reachable"' \
+		"$SCAN_OUT" | tail -1
+	grep -h "leaktop:" "$TMP/scan.err" | head -3
+else
+	echo "   the workload did not start"
+fi
+kill "$SPID" 2>/dev/null
+wait "$SPID" 2>/dev/null
+echo "   ($((SECONDS - t_start)) s)"
+
 [ "$UNQUIET" -eq 0 ] ||
 	echo "WARNING: $UNQUIET measurement(s) ran while other tracers had uprobes on every libc or programs on the syscall tracepoints"
 
