@@ -465,13 +465,6 @@ long collector__gc_stacks(struct collector *c, const struct sample *s)
 		key = next;
 		if (bsearch(&key, live, n_live, sizeof(*live), cmp_u64))
 			continue;
-		/* Unreferenced twice in a row: no site can still be on its way to use it. */
-		if (c->gc_candidates && bsearch(&key, c->gc_candidates, c->n_gc_candidates,
-						sizeof(key), cmp_u64)) {
-			if (!bpf_map_delete_elem(c->fds.stacks, &key))
-				removed++;
-			continue;
-		}
 		if (n_unref == cap) {
 			uint64_t *v;
 
@@ -489,6 +482,21 @@ long collector__gc_stacks(struct collector *c, const struct sample *s)
 	if (removed < 0) {
 		free(unref);
 		return removed;
+	}
+	/*
+	 * Delete after the walk: get_next_key from a deleted key starts over from the first,
+	 * which would make the walk quadratic.  Unreferenced twice in a row: no site can still
+	 * be on its way to use it.  The others are candidates for the next sweep.
+	 */
+	for (size_t i = 0; i < n_unref;) {
+		if (c->gc_candidates && bsearch(&unref[i], c->gc_candidates, c->n_gc_candidates,
+						sizeof(*unref), cmp_u64)) {
+			if (!bpf_map_delete_elem(c->fds.stacks, &unref[i]))
+				removed++;
+			unref[i] = unref[--n_unref];
+			continue;
+		}
+		i++;
 	}
 	qsort(unref, n_unref, sizeof(*unref), cmp_u64);
 	free(c->gc_candidates);
