@@ -105,7 +105,7 @@ $(OUT)/tests/unit/%: tests/unit/%.c $(LIB_OBJS)
 
 # Leaky test programs: built the way users' code usually is for debugging, with frame
 # pointers and line info, no inlining so the leaking function keeps its frame.
-$(OUT)/tests/progs/%: tests/progs/%.c
+$(OUT)/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer -fno-inline -Wall -o $@ $< -lpthread
