@@ -17,7 +17,7 @@ ARCH      := x86
 
 CFLAGS    ?= -O2 -g
 CFLAGS    += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -fno-omit-frame-pointer \
-	     -D_GNU_SOURCE -DLEAKTOP_VERSION='"$(VERSION)"' -I$(OUT) -Ibpf -Iuser
+	     -D_GNU_SOURCE -DLEAKTOP_VERSION='"$(VERSION)"' -I$(OUT) -I. -Iuser
 LDLIBS    := -lbpf -ldw -lelf -ljansson -lcapstone -lncursesw -lprotobuf-c -lstdc++ -lz -lm
 PROTOC_C  ?= protoc-c
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -Wall
@@ -32,7 +32,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 SUBMAKE := $(MAKE) --no-print-directory -s
 endif
 
-USER_SRCS := $(wildcard user/*.c)
+USER_SRCS := $(wildcard user/*.c user/*/*.c)
 TUI_SRCS  := $(wildcard tui/*.c)
 PROTO_OBJS := $(OUT)/proto/profile.pb-c.o
 USER_OBJS := $(patsubst %.c,$(OUT)/%.o,$(USER_SRCS) $(TUI_SRCS)) $(PROTO_OBJS)
@@ -75,7 +75,7 @@ $(OUT)/leaktop.skel.h: $(OUT)/leaktop.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name leaktop_bpf > $@.tmp && mv $@.tmp $@
 
-$(OUT)/user/loader.o: $(OUT)/leaktop.skel.h
+$(OUT)/user/live/loader.o: $(OUT)/leaktop.skel.h
 
 # pprof export: C for perftools.profiles.Profile generated from proto/profile.proto.
 $(OUT)/proto/profile.pb-c.c $(OUT)/proto/profile.pb-c.h &: proto/profile.proto
@@ -87,7 +87,7 @@ $(OUT)/proto/profile.pb-c.o: $(OUT)/proto/profile.pb-c.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(OUT)/user/export.o: $(OUT)/proto/profile.pb-c.h
+$(OUT)/user/view/export.o: $(OUT)/proto/profile.pb-c.h
 
 $(OUT)/%.o: %.c
 	$(call msg,CC,$@)
@@ -117,7 +117,7 @@ e2e: leaktop $(PROG_BINS)
 # built instrumented, the rest is linked as built.  `make fuzz` runs FUZZ_TIME seconds on a
 # corpus in $(OUT)/fuzz/corpus seeded from tests/data; make test runs a short bounded run.
 FUZZ_TIME ?= 600
-FUZZ_INST := snapshot_read model series diff export report
+FUZZ_INST := view/snapshot_read core/model core/series view/diff view/export view/report
 FUZZ_OBJS := $(patsubst %,$(OUT)/fuzz/%.o,$(FUZZ_INST)) \
 	     $(filter-out $(patsubst %,$(OUT)/user/%.o,$(FUZZ_INST)),$(LIB_OBJS))
 FUZZ_CFLAGS = $(CFLAGS) -fsanitize=fuzzer-no-link,address

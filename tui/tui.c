@@ -18,8 +18,8 @@
 #include <curses.h>
 
 #include "tui.h"
-#include "../user/options.h"
-#include "../user/report.h"
+#include "cli/options.h"
+#include "view/report.h"
 
 enum view {
 	VIEW_PROCS,

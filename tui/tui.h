@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "../user/model.h"
+#include "core/model.h"
 
 struct tui;
 

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "options.h"
-#include "report_cmd.h"
-#include "run.h"
-#include "scan_cmd.h"
+#include "cli/options.h"
+#include "cli/report_cmd.h"
+#include "cli/run.h"
+#include "live/scan_cmd.h"
 
 static int cmd_run(int argc, char **argv)
 {

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff.h"
-#include "export.h"
-#include "report.h"
-#include "snapshot_read.h"
+#include "view/diff.h"
+#include "view/export.h"
+#include "view/report.h"
+#include "view/snapshot_read.h"
 
 static FILE *devnull;
 

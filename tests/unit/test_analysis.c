@@ -7,9 +7,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "analysis.h"
+#include "core/analysis.h"
 #include "check.h"
-#include "series.h"
+#include "core/series.h"
 
 #define S 1000000000ULL
 #define N 40

@@ -12,8 +12,8 @@
 #include <jansson.h>
 
 #include "check.h"
-#include "diff.h"
-#include "snapshot_read.h"
+#include "view/diff.h"
+#include "view/snapshot_read.h"
 
 static char err[1024];
 

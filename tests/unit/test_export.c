@@ -12,9 +12,9 @@
 #include <zlib.h>
 
 #include "check.h"
-#include "export.h"
+#include "view/export.h"
 #include "proto/profile.pb-c.h"
-#include "snapshot_read.h"
+#include "view/snapshot_read.h"
 
 typedef Perftools__Profiles__Profile Profile;
 

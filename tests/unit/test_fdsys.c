@@ -6,7 +6,7 @@
 #include <asm/unistd.h>
 
 #include "check.h"
-#include "fdsys.h"
+#include "live/fdsys.h"
 
 static void test_fd_classify_names_every_link_kind(void)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "options.h"
+#include "cli/options.h"
 
 static int parse(struct options *o, char *err, ...)
 {

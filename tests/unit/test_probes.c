@@ -26,7 +26,7 @@
 #include <capstone/capstone.h>
 
 #include "check.h"
-#include "../../user/probes.h"
+#include "live/probes.h"
 
 #define VADDR	0x98ef0ull	/* any address: the decisions are position independent */
 #define ARG_RDI	(1u << 0)

@@ -8,8 +8,8 @@
 #include <dirent.h>
 
 #include "check.h"
-#include "libcs.h"
-#include "procfs.h"
+#include "live/libcs.h"
+#include "live/procfs.h"
 
 static void test_statm_gives_bytes_from_pages(void)
 {

@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #endif
 #include "check.h"
-#include "../../user/procmaps.h"
+#include "live/procmaps.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -8,8 +8,8 @@
 #define _GNU_SOURCE
 #endif
 #include "check.h"
-#include "../../user/scan.h"
-#include "../../user/ptrace_stop.h"
+#include "core/scan.h"
+#include "live/ptrace_stop.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -15,9 +15,9 @@
 #include <jansson.h>
 
 #include "check.h"
-#include "options.h"
-#include "snapshot.h"
-#include "snapshot_read.h"
+#include "cli/options.h"
+#include "view/snapshot.h"
+#include "view/snapshot_read.h"
 
 #define GOLDEN "tests/data/old.json"
 

@@ -11,8 +11,8 @@
 #define _GNU_SOURCE
 #endif
 #include "check.h"
-#include "../../user/symbolize.h"
-#include "../../user/procmaps.h"
+#include "live/symbolize.h"
+#include "live/procmaps.h"
 
 #include <dirent.h>
 #include <dlfcn.h>

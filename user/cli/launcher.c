@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * launcher.c - starts CMD for `leaktop -- CMD`.
+ *
+ * The child is forked first and blocks reading a pipe; leaktop attaches its probes, marks the
+ * child as traced, then writes one byte and the child execs.  A second, close-on-exec pipe
+ * carries errno back if exec fails, so "command not found" is one clear line, not a silent
+ * exit.  If leaktop dies before releasing it, the child reads EOF and exits without running
+ * CMD.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/launcher.h"
+
+int launcher__check(const char *cmd)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+	struct stat st;
+
+	if (strchr(cmd, '/')) {
+		if (stat(cmd, &st))
+			return -errno;
+		if (!S_ISREG(st.st_mode) || access(cmd, X_OK))
+			return -EACCES;
+		return 0;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)(n ? n : 1), n ? path : ".", cmd);
+		if (!stat(buf, &st) && S_ISREG(st.st_mode) && !access(buf, X_OK))
+			return 0;
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return -ENOENT;
+}
+
+int launcher__start(struct launcher *l, char **argv)
+{
+	int go[2], errp[2];
+	char c;
+
+	memset(l, 0, sizeof(*l));
+	l->pid = -1;
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	if (pipe2(errp, O_CLOEXEC)) {
+		close(go[0]);
+		close(go[1]);
+		return -errno;
+	}
+	l->pid = fork();
+	if (l->pid < 0) {
+		int err = -errno;
+
+		close(go[0]);
+		close(go[1]);
+		close(errp[0]);
+		close(errp[1]);
+		return err;
+	}
+	if (l->pid == 0) {
+		int e;
+
+		close(go[1]);
+		close(errp[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(errp[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(errp[1]);
+	l->go_fd = go[1];
+	l->err_fd = errp[0];
+	return 0;
+}
+
+int launcher__release(struct launcher *l)
+{
+	char c = 1;
+	int e = 0;
+	ssize_t n;
+
+	if (write(l->go_fd, &c, 1) != 1)
+		return -errno;
+	close(l->go_fd);
+	l->go_fd = -1;
+	do
+		n = read(l->err_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(l->err_fd);
+	l->err_fd = -1;
+	if (n == sizeof(e)) {
+		launcher__poll(l, true);
+		return -e;
+	}
+	return 0;
+}
+
+bool launcher__poll(struct launcher *l, bool block)
+{
+	pid_t r;
+
+	if (l->reaped || l->pid <= 0)
+		return true;
+	do
+		r = waitpid(l->pid, &l->status, block ? 0 : WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == l->pid || (r < 0 && errno == ECHILD))
+		l->reaped = true;
+	return l->reaped;
+}
+
+void launcher__abort(struct launcher *l)
+{
+	if (l->go_fd >= 0)
+		close(l->go_fd);
+	if (l->err_fd >= 0)
+		close(l->err_fd);
+	l->go_fd = l->err_fd = -1;
+	launcher__poll(l, true);
+}
+
+void launcher__describe(const struct launcher *l, char *buf, size_t len)
+{
+	if (!l->reaped)
+		snprintf(buf, len, "is still running");
+	else if (WIFEXITED(l->status))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(l->status));
+	else if (WIFSIGNALED(l->status))
+		snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(l->status),
+			 strsignal(WTERMSIG(l->status)));
+	else
+		snprintf(buf, len, "ended (status 0x%x)", l->status);
+}

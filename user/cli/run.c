@@ -1,0 +1,781 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * run.c - the live run: checks, probe attachment for the chosen mode, and the interval loop
+ * (poll lifecycle events, collect, update the model, analyse, render), then teardown.
+ *
+ * Modes:
+ *   whole system  probes on every distinct libc, no pid filter; BPF traces every process but
+ *                 leaktop itself; libcs are rescanned now and then for new containers.
+ *   -p PID        pid-filtered probes on each process's own libc: other processes never trap.
+ *   -- CMD        CMD is held before exec; probes (filtered in BPF by the traced set, which
+ *                 children join at fork) go in first, so its first allocation is seen.
+ * Signals only set a flag; teardown always runs, and the probes are file descriptors that
+ * the kernel removes if leaktop dies anyway.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/analysis.h"
+#include "live/collector.h"
+#include "view/export.h"
+#include "cli/launcher.h"
+#include "live/libcs.h"
+#include "live/loader.h"
+#include "core/model.h"
+#include "live/procfs.h"
+#include "view/report.h"
+#include "cli/run.h"
+#include "live/scan_cmd.h"
+#include "view/snapshot.h"
+#include "live/symbolize.h"
+#include "tui/tui.h"
+
+#define LIBC_RESCAN_NS		(10ULL * 1000000000ULL)
+#define ALLOC_SWEEP_NS		(5ULL * 1000000000ULL)
+#define STACK_GC_NS		(30ULL * 1000000000ULL)
+#define POLL_SLICE_MS		50
+#define YOUNG_IMAGE_NS		(2ULL * 1000000000ULL)
+#define YOUNG_REFRESH_NS	(50ULL * 1000000ULL)
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+struct run {
+	const struct options *o;
+	struct loader *ld;
+	struct collector *col;
+	struct symbolizer *sym;
+	struct model model;
+	struct sample sample;
+	struct launcher child;
+	bool have_child;
+	struct tui *tui;		/* NULL in batch mode */
+	uint64_t last_libc_scan_ns, last_sweep_ns, last_gc_ns;
+	uint64_t last_reach_scan_ns;
+	struct dead_image *pending;	/* dead images whose live-block records await a sweep */
+	size_t n_pending;
+	int64_t pending_blocks;
+};
+
+static void err_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void err_line(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("leaktop: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int run__check_privileges(void)
+{
+	char buf[4096], *p;
+	unsigned long long eff;
+
+	if (procfs__read_file("/proc/self/status", buf, sizeof(buf)) < 0)
+		return -EPERM;
+	p = strstr(buf, "\nCapEff:");
+	if (!p || sscanf(p + 8, "%llx", &eff) != 1)
+		return -EPERM;
+	/* CAP_SYS_ADMIN (21) covers it all; otherwise CAP_BPF (39), CAP_PERFMON (38) and
+	 * CAP_SYS_PTRACE (19, for /proc/PID/maps and map_files of other users). */
+	if (eff & (1ULL << 21))
+		return 0;
+	if ((eff & (1ULL << 39)) && (eff & (1ULL << 38)) && (eff & (1ULL << 19)))
+		return 0;
+	return -EPERM;
+}
+
+/* Hand a live image's maps to the symbolizer and note who it is, while it still exists. */
+static int note_image(struct run *r, struct process *p)
+{
+	int err = symbolizer__add_image(r->sym, p->gen, p->pid);
+
+	if (!err) {
+		p->image_registered = true;
+		p->maps_read_ns = monotonic_ns();
+	}
+	model__refresh_identity(p);
+	return err;
+}
+
+/*
+ * A process may be gone before leaktop reads its maps.  A forked child's memory was its
+ * parent's, so the parent's image stands in; an exec'd program's main executable is found
+ * from what the exec event carried.
+ */
+static void note_short_lived(struct run *r, struct process *p, const struct lt_event *ev)
+{
+	struct process *parent;
+	char exe[LT_EXE_LEN + 1];
+
+	if (ev->type == LT_EV_FORK) {
+		parent = model__find_pid(&r->model, ev->ppid);
+		if (parent && !symbolizer__clone_image(r->sym, p->gen, parent->gen))
+			p->image_registered = true;
+		if (parent && !p->comm[0])
+			memcpy(p->comm, parent->comm, sizeof(p->comm));
+	} else if (ev->type == LT_EV_EXEC) {
+		memcpy(exe, ev->exe, LT_EXE_LEN);
+		exe[LT_EXE_LEN] = '\0';
+		if (!symbolizer__add_exe_image(r->sym, p->gen, exe, ev->start_code, ev->end_code))
+			p->image_registered = true;
+		if (!p->comm[0]) {
+			const char *base = strrchr(exe, '/');
+
+			snprintf(p->comm, sizeof(p->comm), "%.15s", base ? base + 1 : exe);
+		}
+	}
+}
+
+/*
+ * A young image is still mapping its libraries (ld.so runs after exec): re-read the maps of
+ * young traced images every few polls so a short-lived program's frames still resolve.
+ */
+static void refresh_young_images(struct run *r)
+{
+	uint64_t now = monotonic_ns();
+
+	if (r->o->mode == MODE_SYSTEM)
+		return;
+	for (size_t i = 0; i < r->model.n_procs; i++) {
+		struct process *p = &r->model.procs[i];
+
+		if (p->exited || p->maps_final || now - p->first_seen_ns > YOUNG_IMAGE_NS ||
+		    now - p->maps_read_ns < YOUNG_REFRESH_NS)
+			continue;
+		note_image(r, p);
+	}
+}
+
+/* Does /proc/PID/exe still name the program this exec event loaded? */
+static bool still_this_exe(const struct lt_event *ev)
+{
+	char exe[LT_EXE_LEN + 1], link[64];
+	struct stat a, b;
+
+	memcpy(exe, ev->exe, LT_EXE_LEN);
+	exe[LT_EXE_LEN] = '\0';
+	snprintf(link, sizeof(link), "/proc/%u/exe", ev->tgid);
+	if (stat(link, &b))
+		return false;		/* gone: its maps are gone too */
+	if (exe[0] != '/' || stat(exe, &a))
+		return true;		/* cannot tell: trust /proc */
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static void on_event(void *ctx, const struct lt_event *ev)
+{
+	struct run *r = ctx;
+	struct process *p, *old;
+	bool target = false;
+
+	switch (ev->type) {
+	case LT_EV_FORK:
+	case LT_EV_FIRST:
+		p = model__process(&r->model, ev->tgid, ev->new_gen);
+		if (!p)
+			return;
+		p->target = ev->type == LT_EV_FORK && r->o->mode == MODE_COMMAND;
+		if (note_image(r, p))
+			note_short_lived(r, p, ev);
+		break;
+	case LT_EV_EXEC:
+		old = model__find(&r->model, ev->tgid, ev->old_gen);
+		if (old) {
+			target = old->target;
+			/* An image that did nothing (the `--` child before its exec) is no news. */
+			if (!old->n_sites)
+				old->target = false;
+		}
+		model__mark_exited(&r->model, ev->tgid, ev->old_gen);
+		p = model__process(&r->model, ev->tgid, ev->new_gen);
+		if (!p)
+			return;
+		p->target = target;
+		/*
+		 * Only the program and ld.so are mapped yet: refresh_young_images() follows up.
+		 * If the process has exec'd yet again by now, /proc shows the next program:
+		 * never lend its maps or name to this image.
+		 */
+		if (!still_this_exe(ev)) {
+			note_short_lived(r, p, ev);
+			p->maps_final = true;
+		} else if (note_image(r, p)) {
+			note_short_lived(r, p, ev);
+		}
+		break;
+	case LT_EV_EXIT:
+		model__mark_exited(&r->model, ev->tgid, ev->old_gen);
+		break;
+	}
+}
+
+/* Attach to every libc this process maps that is not probed yet. */
+static int attach_libcs_of(struct run *r, int pid, int filter_pid, bool quiet)
+{
+	struct libc_ref refs[4];
+	char msg[512];
+	size_t n;
+	int err;
+
+	if (!(r->o->resources & RES_HEAP))
+		return procfs__exists(pid) ? 0 : -ESRCH;
+	err = libcs__of_pid(pid, refs, 4, &n);
+	if (err)
+		return err;
+	if (!n)
+		return -ENOEXEC;
+	for (size_t i = 0; i < n; i++) {
+		err = loader__attach_libc(r->ld, refs[i].open_path, refs[i].dev, refs[i].ino,
+					  filter_pid, msg, sizeof(msg));
+		if (err && !quiet) {
+			err_line("%s", msg);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int attach_system(struct run *r, bool quiet)
+{
+	struct libc_ref *refs;
+	char msg[512];
+	size_t n;
+	int err, attached = 0;
+
+	if (!(r->o->resources & RES_HEAP))
+		return 0;
+	err = libcs__scan_system(&refs, &n);
+	if (err) {
+		if (!quiet)
+			err_line("cannot list processes in /proc: %s", strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (loader__has_libc(r->ld, refs[i].dev, refs[i].ino, -1)) {
+			attached++;
+			continue;
+		}
+		err = loader__attach_libc(r->ld, refs[i].open_path, refs[i].dev, refs[i].ino, -1,
+					  msg, sizeof(msg));
+		if (err) {
+			if (r->o->verbose || !quiet)
+				err_line("skipping %s: %s", refs[i].path, msg);
+			continue;
+		}
+		attached++;
+	}
+	free(refs);
+	if (!attached && !quiet) {
+		err_line("found no C library to probe in any process; is /proc mounted?");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int setup_pids(struct run *r)
+{
+	const struct options *o = r->o;
+	char comm[64];
+	int err;
+
+	for (size_t i = 0; i < o->n_pids; i++) {
+		int pid = o->pids[i], tgid;
+		struct process *p;
+		uint64_t gen;
+
+		/* A thread id stands for its process: the probes see every thread anyway. */
+		if (!procfs__tgid(pid, &tgid))
+			pid = tgid;
+		if (model__find_pid(&r->model, pid))
+			continue;
+
+		err = attach_libcs_of(r, pid, pid, false);
+		if (err == -ESRCH) {
+			err_line("PID %d not found; check it with 'ps -p %d'", pid, pid);
+			return err;
+		}
+		if (err == -ENOEXEC) {
+			if (procfs__comm(pid, comm, sizeof(comm)))
+				strcpy(comm, "?");
+			err_line("PID %d (%s) maps no C library leaktop can probe (statically "
+				 "linked?); only dynamically linked programs can be traced", pid, comm);
+			return err;
+		}
+		if (err) {
+			if (err != -EPERM && err != -EACCES)
+				return err;
+			err_line("cannot read /proc/%d/maps: %s; run leaktop as root", pid,
+				 strerror(-err));
+			return err;
+		}
+		gen = loader__seed_proc(r->ld, pid);
+		if (!gen) {
+			err_line("cannot mark PID %d as traced: %s", pid, strerror(errno));
+			return -EIO;
+		}
+		p = model__process(&r->model, pid, gen);
+		if (!p)
+			return -ENOMEM;
+		p->target = true;
+		note_image(r, p);
+	}
+	return 0;
+}
+
+static int setup_command(struct run *r)
+{
+	struct process *p;
+	uint64_t gen;
+	int err;
+
+	/* CMD runs in our mount namespace, so it loads the libc we map. */
+	err = attach_libcs_of(r, getpid(), -1, false);
+	if (err) {
+		if (err == -ENOEXEC)
+			err_line("leaktop itself maps no C library to probe; rebuild it dynamically "
+				 "linked");
+		return err;
+	}
+	gen = loader__seed_proc(r->ld, r->child.pid);
+	if (!gen) {
+		err_line("cannot mark the command as traced: %s", strerror(errno));
+		return -EIO;
+	}
+	p = model__process(&r->model, r->child.pid, gen);
+	if (!p)
+		return -ENOMEM;
+	p->target = true;
+	err = launcher__release(&r->child);
+	if (!err)
+		note_image(r, p);
+	if (err) {
+		err_line("cannot run '%s': %s; check the command name and PATH", r->o->cmd[0],
+			 strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* In -- mode, a traced program that execs may load a libc no probe covers yet. */
+static void follow_new_libcs(struct run *r)
+{
+	for (size_t i = 0; i < r->model.n_procs; i++) {
+		struct process *p = &r->model.procs[i];
+
+		if (p->target && !p->exited)
+			attach_libcs_of(r, p->pid, -1, true);
+	}
+}
+
+/* --pprof and --folded: this interval's exports, each file replaced atomically. */
+static int write_exports(struct run *r)
+{
+	const struct options *o = r->o;
+	struct export_opts eo = { .duration_s = model__elapsed_s(&r->model) };
+	const char *path = NULL;
+	struct timespec now;
+	int err = 0;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	eo.time_s = now.tv_sec + now.tv_nsec / 1e9;
+	if (o->pprof_path) {
+		path = o->pprof_path;
+		err = export__pprof_file(path, &r->model, &eo);
+	}
+	if (!err && o->folded_path) {
+		path = o->folded_path;
+		err = export__folded_file(path, &r->model);
+	}
+	if (err == -ELOOP)
+		err_line("refusing to write %s: it is a symbolic link; remove it or choose another "
+			 "path", path);
+	else if (err)
+		err_line("cannot write %s: %s; check the directory exists and is writable", path,
+			 strerror(-err));
+	return err;
+}
+
+static int emit(struct run *r)
+{
+	const struct options *o = r->o;
+	struct report_opts ro = { .top_sites = o->top_sites, .max_frames = 0,
+				  .top_procs = o->mode == MODE_SYSTEM ? 20 : 0 };
+	int err;
+
+	err = write_exports(r);
+	if (err)
+		return err;
+	if (r->tui) {
+		tui__update(r->tui, &r->model);
+	} else if (o->json_path && !strcmp(o->json_path, "-")) {
+		err = snapshot__write_line(stdout, &r->model);
+		if (err && err != -EPIPE)
+			err_line("cannot write the snapshot to stdout: %s", strerror(-err));
+		return err;
+	} else {
+		report__write(stdout, &r->model, &ro);
+		scan_cmd__report(stdout, &r->model);
+	}
+	if (o->json_path && strcmp(o->json_path, "-")) {
+		err = snapshot__write_file(o->json_path, &r->model);
+		if (err == -ELOOP) {
+			err_line("refusing to write %s: it is a symbolic link; remove it or choose "
+				 "another path", o->json_path);
+			return err;
+		}
+		if (err) {
+			err_line("cannot write %s: %s; check the directory exists and is writable",
+				 o->json_path, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Upkeep of the kernel maps: dead images' records, unreferenced stacks. */
+static void upkeep(struct run *r)
+{
+	struct dead_image *dead;
+	uint64_t now = monotonic_ns();
+	size_t n;
+
+	/* Images that exited at the previous update were in one report; forget them now. */
+	for (size_t i = 0; i < r->model.n_procs; i++)
+		if (r->model.procs[i].exit_reported)
+			r->pending_blocks += r->model.procs[i].heap_outstanding_count;
+	n = model__reap(&r->model, &dead);
+	if (n) {
+		struct dead_image *v = realloc(r->pending, (r->n_pending + n) * sizeof(*v));
+
+		collector__purge_sites(r->col, dead, n, &r->sample);
+		collector__purge_fds(r->col, dead, n);
+		if (v) {
+			memcpy(v + r->n_pending, dead, n * sizeof(*v));
+			r->pending = v;
+			r->n_pending += n;
+		}
+		free(dead);
+	}
+	/* Live-block records need a sweep of the allocs map: only when there are some. */
+	if (r->n_pending && (!r->pending_blocks || now - r->last_sweep_ns >= ALLOC_SWEEP_NS ||
+			     r->pending_blocks > LT_MAX_ALLOCS / 8)) {
+		if (r->pending_blocks)
+			collector__purge_allocs(r->col, r->pending, r->n_pending);
+		free(r->pending);
+		r->pending = NULL;
+		r->n_pending = 0;
+		r->pending_blocks = 0;
+		r->last_sweep_ns = now;
+	}
+	if (now - r->last_gc_ns >= STACK_GC_NS) {
+		collector__gc_stacks(r->col, &r->sample);
+		r->last_gc_ns = now;
+	}
+}
+
+static int collect(struct run *r)
+{
+	int err = collector__read(r->col, &r->sample);
+
+	if (err) {
+		err_line("cannot read the BPF maps: %s", strerror(-err));
+		return err;
+	}
+	err = model__update(&r->model, &r->sample, r->col, r->sym);
+	if (err) {
+		err_line("out of memory updating the model");
+		return err;
+	}
+	r->model.probes_attached = loader__probe_count(r->ld);
+	analysis__run(&r->model);
+	return 0;
+}
+
+/* The TUI's `w`: a snapshot now, to the -j file or a new time-stamped one here. */
+static void write_snapshot_now(struct run *r)
+{
+	char name[64], msg[320];
+	const char *path = r->o->json_path;
+	time_t now = time(NULL);
+	struct tm tm;
+	int err;
+
+	if (!path || !strcmp(path, "-")) {
+		localtime_r(&now, &tm);
+		strftime(name, sizeof(name), "leaktop-%Y%m%d-%H%M%S.json", &tm);
+		path = name;
+	}
+	err = snapshot__write_file(path, &r->model);
+	if (err)
+		snprintf(msg, sizeof(msg), "cannot write %s: %s", path,
+			 err == -ELOOP ? "it is a symbolic link" : strerror(-err));
+	else
+		snprintf(msg, sizeof(msg), "wrote %s", path);
+	tui__message(r->tui, &r->model, msg);
+}
+
+/* Keys typed in the TUI; true when the user asked to quit. */
+static bool handle_tui(struct run *r)
+{
+	switch (tui__handle_keys(r->tui, &r->model)) {
+	case TUI_QUIT:
+		return true;
+	case TUI_WRITE_SNAPSHOT:
+		write_snapshot_now(r);
+		return false;
+	case TUI_SCAN: {
+		uint32_t pid = tui__selected_pid(r->tui);
+		char msg[320];
+
+		if (!pid)
+			snprintf(msg, sizeof(msg), "no process selected to scan");
+		else
+			scan_cmd__scan_one(r->col, &r->model, pid, msg, sizeof(msg));
+		tui__message(r->tui, &r->model, msg);
+		return false;
+	}
+	default:
+		return false;
+	}
+}
+
+/* Is any -p target still running? */
+static bool targets_alive(const struct run *r)
+{
+	for (size_t i = 0; i < r->model.n_procs; i++)
+		if (r->model.procs[i].target && !r->model.procs[i].exited)
+			return true;
+	return false;
+}
+
+static int loop(struct run *r)
+{
+	const struct options *o = r->o;
+	uint64_t interval_ns = o->interval_s * 1e9, start = monotonic_ns(), next = start;
+	bool last = false;
+	int err;
+
+	r->model.start_ns = start;
+	r->last_libc_scan_ns = r->last_sweep_ns = r->last_gc_ns = start;
+	while (!last) {
+		next += interval_ns;
+		/* After a stall (a large purge, a stopped terminal), skip the missed ticks. */
+		if (next < monotonic_ns())
+			next = monotonic_ns() + interval_ns;
+		for (;;) {
+			uint64_t now = monotonic_ns();
+			int slice;
+
+			if (stop_signal || (r->have_child && launcher__poll(&r->child, false))) {
+				last = true;
+				break;
+			}
+			if (now >= next)
+				break;
+			slice = (next - now) / 1000000;
+			slice = slice > POLL_SLICE_MS ? POLL_SLICE_MS : slice < 1 ? 1 : slice;
+			err = loader__poll(r->ld, slice);
+			refresh_young_images(r);
+			if (r->tui && handle_tui(r)) {
+				last = true;
+				break;
+			}
+			if (err < 0 && err != -EINTR) {
+				err_line("cannot read lifecycle events: %s", strerror(-err));
+				return 1;
+			}
+		}
+		/* Events already queued (an exit, say) belong in this report. */
+		loader__poll(r->ld, 0);
+		upkeep(r);
+		if (collect(r))
+			return 1;
+		if (o->scan_every_s > 0 &&
+		    monotonic_ns() - r->last_reach_scan_ns >= o->scan_every_s * 1e9) {
+			scan_cmd__scan_targets(r->col, &r->model);
+			r->last_reach_scan_ns = monotonic_ns();
+		}
+		if (o->duration_s > 0 && model__elapsed_s(&r->model) >= o->duration_s)
+			last = true;
+		if (emit(r))
+			return 1;
+		model__reported(&r->model);
+		if (o->mode == MODE_SYSTEM && r->model.now_ns - r->last_libc_scan_ns >= LIBC_RESCAN_NS) {
+			attach_system(r, true);
+			r->last_libc_scan_ns = r->model.now_ns;
+		}
+		if (o->mode == MODE_COMMAND)
+			follow_new_libcs(r);
+		if (o->mode == MODE_PIDS && !last && !targets_alive(r)) {
+			err_line("every traced process has exited");
+			last = true;
+		}
+	}
+	return 0;
+}
+
+static int check_json_path(const char *path)
+{
+	char dir[4096], *slash;
+	struct stat st;
+
+	if (!path || !strcmp(path, "-"))
+		return 0;
+	if (!lstat(path, &st) && S_ISLNK(st.st_mode)) {
+		err_line("refusing to write %s: it is a symbolic link; remove it or choose another "
+			 "path", path);
+		return -ELOOP;
+	}
+	if (!lstat(path, &st) && !S_ISREG(st.st_mode)) {
+		err_line("cannot write %s: not a regular file; choose another path", path);
+		return -EISDIR;
+	}
+	/* The snapshot is written beside its final name: that directory must take files. */
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (access(dir, W_OK | X_OK)) {
+		err_line("cannot write %s: directory %s: %s; create it or choose another path",
+			 path, dir, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+int run__main(const struct options *o)
+{
+	struct loader_config cfg = {
+		.stack_depth = o->stack_depth,
+		.self_tgid = getpid(),
+		.verbose = o->verbose,
+		.track_fd = o->resources & RES_FD,
+		.probes = o->probe_floor == 1 ? PROBES_FLOOR_ENTRY :
+			  o->probe_floor == 2 ? PROBES_FLOOR_PLANNED : PROBES_ACCOUNTING,
+	};
+	struct run r = { .o = o };
+	struct sigaction sa = { .sa_handler = on_signal };
+	char msg[512], how[128];
+	int err, status = 1;
+
+	if (run__check_privileges()) {
+		err_line("not enough privileges: needs root, or CAP_BPF + CAP_PERFMON + "
+			 "CAP_SYS_PTRACE; run it with sudo");
+		return 1;
+	}
+	if (check_json_path(o->json_path) || check_json_path(o->pprof_path) ||
+	    check_json_path(o->folded_path))
+		return 1;
+	for (size_t i = 0; i < o->n_pids; i++) {
+		if (o->pids[i] == getpid()) {
+			err_line("PID %d is leaktop itself; choose another process", o->pids[i]);
+			return 2;
+		}
+		if (!procfs__exists(o->pids[i])) {
+			err_line("PID %d not found; check it with 'ps -p %d'", o->pids[i], o->pids[i]);
+			return 1;
+		}
+	}
+	if (o->mode == MODE_COMMAND) {
+		err = launcher__check(o->cmd[0]);
+		if (err) {
+			err_line("cannot run '%s': %s; check the command name and PATH", o->cmd[0],
+				 err == -ENOENT ? "command not found" : strerror(-err));
+			return 1;
+		}
+	}
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	model__init(&r.model, o->interval_s, o->resources, o->window);
+	r.sym = symbolizer__new();
+	if (!r.sym) {
+		err_line("out of memory");
+		goto out;
+	}
+	cfg.filter = o->mode == MODE_SYSTEM ? LT_FILTER_ALL : LT_FILTER_PROCS;
+	cfg.follow_fork = o->mode == MODE_COMMAND;
+	if (o->mode == MODE_COMMAND) {
+		err = launcher__start(&r.child, o->cmd);
+		if (err) {
+			err_line("cannot start '%s': %s", o->cmd[0], strerror(-err));
+			goto out;
+		}
+		r.have_child = true;
+	}
+	err = loader__open(&r.ld, &cfg, on_event, &r, msg, sizeof(msg));
+	if (err) {
+		err_line("%s", msg);
+		goto out;
+	}
+	err = collector__new(&r.col, loader__maps(r.ld), o->stack_depth);
+	if (err) {
+		err_line("out of memory");
+		goto out;
+	}
+	switch (o->mode) {
+	case MODE_SYSTEM:
+		err = attach_system(&r, false);
+		break;
+	case MODE_PIDS:
+		err = setup_pids(&r);
+		break;
+	case MODE_COMMAND:
+		err = setup_command(&r);
+		break;
+	}
+	if (err)
+		goto out;
+	if (!o->batch_set && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) &&
+	    !(o->json_path && !strcmp(o->json_path, "-")))
+		r.tui = tui__start();
+	status = loop(&r);
+out:
+	tui__stop(r.tui);
+	if (r.have_child && !r.child.reaped) {
+		if (r.child.go_fd > 0) {
+			launcher__abort(&r.child);
+		} else {
+			/*
+			 * Tracing stops with CMD (Ctrl-C, SIGTERM, -d, q): pass the signal on,
+			 * as a shell would, and let CMD decide.
+			 */
+			kill(r.child.pid, stop_signal == SIGHUP ? SIGHUP : SIGTERM);
+		}
+	}
+	if (r.have_child && r.child.reaped && status == 0) {
+		launcher__describe(&r.child, how, sizeof(how));
+		err_line("%s %s", o->cmd[0], how);
+	}
+	free(r.pending);
+	sample__free(&r.sample);
+	collector__free(r.col);
+	loader__destroy(r.ld);
+	symbolizer__free(r.sym);
+	model__free(&r.model);
+	scan_cmd__reset();
+	return status;
+}

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * scan.c - conservative reachability marking over copies of a process's memory.
+ *
+ * Every aligned 8-byte word is a possible pointer.  Words outside tracked blocks (stacks,
+ * data and bss, TLS, blocks leaktop did not see allocated) and the registers are roots.
+ * A pointer to a block's first byte reaches it; one into its middle only makes it possibly
+ * lost.  What roots and reachable blocks do not reach is lost: the blocks other lost blocks
+ * point to are indirectly lost, the rest (one per cycle) definitely lost, each the root of
+ * a leak graph listing what it drags along.  Nothing here touches a process.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/scan.h"
+
+const char *const scan_class_names[SCAN__COUNT] = {
+	[SCAN_REACHABLE] = "reachable",
+	[SCAN_POSSIBLE] = "possible",
+	[SCAN_INDIRECT] = "indirect",
+	[SCAN_DEFINITE] = "definite",
+};
+
+#define UNSET 0xff
+
+struct sblock {
+	uint64_t addr, end;		/* [addr, end) */
+	size_t in;			/* index in the caller's array */
+};
+
+struct marker {
+	struct sblock *b;		/* sorted by addr */
+	size_t n;
+	const struct scan_region **mem;	/* sorted by addr */
+	size_t n_mem;
+	uint8_t *cls;			/* by sorted index */
+	uint8_t *interior;
+	size_t *stack;
+	size_t top;
+};
+
+static int cmp_sblock(const void *a, const void *b)
+{
+	const struct sblock *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int cmp_region(const void *a, const void *b)
+{
+	const struct scan_region *x = *(const struct scan_region *const *)a;
+	const struct scan_region *y = *(const struct scan_region *const *)b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Sorted index of the block holding address v, or -1. */
+static long find_block(const struct marker *m, uint64_t v)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->b[mid].addr <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -1;
+	lo--;
+	if (v < m->b[lo].end || v == m->b[lo].addr)
+		return lo;
+	return -1;
+}
+
+/* The copied bytes of block k (clipped to the region holding its start), or NULL. */
+static const uint8_t *contents(const struct marker *m, size_t k, size_t *len)
+{
+	size_t lo = 0, hi = m->n_mem;
+	const struct scan_region *r;
+	uint64_t end;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->mem[mid]->addr <= m->b[k].addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	r = m->mem[lo - 1];
+	if (m->b[k].addr >= r->addr + r->len)
+		return NULL;
+	end = m->b[k].end < r->addr + r->len ? m->b[k].end : r->addr + r->len;
+	*len = end - m->b[k].addr;
+	return (const uint8_t *)r->data + (m->b[k].addr - r->addr);
+}
+
+static uint64_t word_at(const uint8_t *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return w;
+}
+
+/* Aligned words of block k: its copied bytes are p[first..len), stepping by 8. */
+static const uint8_t *block_words(const struct marker *m, size_t k, size_t *first, size_t *len)
+{
+	const uint8_t *p = contents(m, k, len);
+
+	*first = (8 - (m->b[k].addr & 7)) & 7;
+	return p;
+}
+
+/* A root or reachable word holding v: v's block is reachable, or possibly lost. */
+static void mark_from_reachable(struct marker *m, uint64_t v)
+{
+	long k = find_block(m, v);
+
+	if (k < 0)
+		return;
+	if (v != m->b[k].addr) {
+		m->interior[k] = 1;
+		return;
+	}
+	if (m->cls[k] == UNSET) {
+		m->cls[k] = SCAN_REACHABLE;
+		m->stack[m->top++] = k;
+	}
+}
+
+static void propagate(struct marker *m, enum scan_class cls)
+{
+	size_t first, len;
+
+	while (m->top) {
+		size_t k = m->stack[--m->top];
+		const uint8_t *p = block_words(m, k, &first, &len);
+
+		for (size_t off = first; p && off + 8 <= len; off += 8) {
+			uint64_t v = word_at(p + off);
+			long t;
+
+			if (cls == SCAN_REACHABLE) {
+				mark_from_reachable(m, v);
+				continue;
+			}
+			t = find_block(m, v);
+			if (t >= 0 && m->cls[t] == UNSET) {
+				m->cls[t] = cls;
+				m->stack[m->top++] = t;
+			}
+		}
+	}
+}
+
+static void scan_roots(struct marker *m, const uint64_t *words, size_t n_words)
+{
+	for (size_t i = 0; i < n_words; i++)
+		mark_from_reachable(m, words[i]);
+	propagate(m, SCAN_REACHABLE);
+	for (size_t r = 0; r < m->n_mem; r++) {
+		const struct scan_region *reg = m->mem[r];
+		uint64_t a = (reg->addr + 7) & ~7ull, end = reg->addr + reg->len;
+		size_t k = 0, hi = m->n;
+
+		/* First block ending after a. */
+		while (k < hi) {
+			size_t mid = k + (hi - k) / 2;
+
+			if (m->b[mid].end <= a)
+				k = mid + 1;
+			else
+				hi = mid;
+		}
+		while (a + 8 <= end) {
+			while (k < m->n && m->b[k].end <= a)
+				k++;
+			/* The contents of tracked blocks are not roots. */
+			if (k < m->n && m->b[k].addr <= a) {
+				a = (m->b[k].end + 7) & ~7ull;
+				continue;
+			}
+			mark_from_reachable(m, word_at((const uint8_t *)reg->data + (a - reg->addr)));
+			a += 8;
+		}
+		propagate(m, SCAN_REACHABLE);
+	}
+}
+
+static size_t leader_of(size_t *leader, size_t k)
+{
+	size_t r = k;
+
+	while (leader[r] != r)
+		r = leader[r];
+	while (leader[k] != r) {
+		size_t next = leader[k];
+
+		leader[k] = r;
+		k = next;
+	}
+	return r;
+}
+
+/*
+ * Lost blocks: walking from each one not yet reached (by address), everything it reaches
+ * joins its group as indirect; a former group root it reaches joins too, with its group.
+ */
+static void group_lost(struct marker *m, size_t *leader)
+{
+	size_t first, len;
+
+	for (size_t k = 0; k < m->n; k++) {
+		if (m->cls[k] != UNSET)
+			continue;
+		m->cls[k] = SCAN_DEFINITE;
+		leader[k] = k;
+		m->stack[m->top++] = k;
+		while (m->top) {
+			size_t x = m->stack[--m->top];
+
+			const uint8_t *p = block_words(m, x, &first, &len);
+
+			for (size_t off = first; p && off + 8 <= len; off += 8) {
+				long t = find_block(m, word_at(p + off));
+
+				if (t < 0 || (size_t)t == k)
+					continue;
+				if (m->cls[t] == UNSET) {
+					m->cls[t] = SCAN_INDIRECT;
+					leader[t] = k;
+					m->stack[m->top++] = t;
+				} else if (m->cls[t] == SCAN_DEFINITE) {
+					m->cls[t] = SCAN_INDIRECT;
+					leader[t] = k;
+				}
+			}
+		}
+	}
+}
+
+static int cmp_site(const void *a, const void *b)
+{
+	const struct scan_site *x = a, *y = b;
+
+	return x->stack_hash < y->stack_hash ? -1 : x->stack_hash > y->stack_hash;
+}
+
+static int cmp_leak(const void *a, const void *b)
+{
+	const struct scan_leak *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->root.addr < y->root.addr ? -1 : x->root.addr > y->root.addr;
+}
+
+static int summarize(struct marker *m, const struct scan_block *blocks, size_t *leader,
+		     struct scan_result *out)
+{
+	size_t *leak_of = malloc((m->n + 1) * sizeof(*leak_of)), n_leaks = 0, first, len;
+	const uint8_t *p;
+	int err = 0;
+
+	out->sites = calloc(m->n + 1, sizeof(*out->sites));
+	if (!leak_of || !out->sites) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k < m->n; k++) {
+		const struct scan_block *b = &blocks[m->b[k].in];
+		struct scan_site key = { .stack_hash = b->stack_hash }, *s;
+
+		out->cls[m->b[k].in] = m->cls[k];
+		out->count[m->cls[k]]++;
+		out->bytes[m->cls[k]] += b->size;
+		s = bsearch(&key, out->sites, out->n_sites, sizeof(key), cmp_site);
+		if (!s) {
+			out->sites[out->n_sites++] = key;
+			qsort(out->sites, out->n_sites, sizeof(key), cmp_site);
+			s = bsearch(&key, out->sites, out->n_sites, sizeof(key), cmp_site);
+		}
+		s->count[m->cls[k]]++;
+		s->bytes[m->cls[k]] += b->size;
+		if (m->cls[k] == SCAN_DEFINITE)
+			n_leaks++;
+	}
+	out->leaks = calloc(n_leaks + 1, sizeof(*out->leaks));
+	if (!out->leaks) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k < m->n; k++) {
+		if (m->cls[k] != SCAN_DEFINITE)
+			continue;
+		leak_of[k] = out->n_leaks;
+		out->leaks[out->n_leaks++].root = blocks[m->b[k].in];
+	}
+	for (size_t k = 0; k < m->n; k++) {
+		struct scan_leak *l;
+		size_t r;
+
+		if (m->cls[k] != SCAN_DEFINITE && m->cls[k] != SCAN_INDIRECT)
+			continue;
+		r = leader_of(leader, k);
+		l = &out->leaks[leak_of[r]];
+		l->blocks++;
+		l->bytes += blocks[m->b[k].in].size;
+		p = block_words(m, k, &first, &len);
+		for (size_t off = first; p && off + 8 <= len; off += 8) {
+			long t = find_block(m, word_at(p + off));
+
+			if (t < 0 || (m->cls[t] != SCAN_DEFINITE && m->cls[t] != SCAN_INDIRECT) ||
+			    leader_of(leader, t) != r)
+				continue;
+			if (l->n_edges < SCAN_MAX_EDGES)
+				l->edges[l->n_edges++] = (struct scan_edge){
+					.from = m->b[k].addr, .offset = off, .to = m->b[t].addr };
+			l->total_edges++;
+		}
+	}
+	qsort(out->leaks, out->n_leaks, sizeof(*out->leaks), cmp_leak);
+out:
+	free(leak_of);
+	return err;
+}
+
+int scan__classify(const struct scan_block *blocks, size_t n, const struct scan_region *mem,
+		   size_t n_mem, const uint64_t *root_words, size_t n_root_words,
+		   struct scan_result *out)
+{
+	struct marker m = { .n = n, .n_mem = n_mem };
+	size_t *leader = NULL;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	m.b = malloc((n + 1) * sizeof(*m.b));
+	m.mem = malloc((n_mem + 1) * sizeof(*m.mem));
+	m.cls = malloc(n + 1);
+	m.interior = calloc(n + 1, 1);
+	m.stack = malloc((n + 1) * sizeof(*m.stack));
+	leader = malloc((n + 1) * sizeof(*leader));
+	out->cls = calloc(n + 1, 1);
+	out->n_blocks = n;
+	if (!m.b || !m.mem || !m.cls || !m.interior || !m.stack || !leader || !out->cls) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		m.b[i] = (struct sblock){ blocks[i].addr, blocks[i].addr + blocks[i].size, i };
+		leader[i] = i;
+	}
+	qsort(m.b, n, sizeof(*m.b), cmp_sblock);
+	for (size_t i = 0; i < n_mem; i++)
+		m.mem[i] = &mem[i];
+	qsort(m.mem, n_mem, sizeof(*m.mem), cmp_region);
+	memset(m.cls, UNSET, n + 1);
+
+	scan_roots(&m, root_words, n_root_words);
+	/* Reached only through interior pointers: possibly lost, with all they reach. */
+	for (size_t k = 0; k < n; k++) {
+		if (m.interior[k] && m.cls[k] == UNSET) {
+			m.cls[k] = SCAN_POSSIBLE;
+			m.stack[m.top++] = k;
+		}
+	}
+	propagate(&m, SCAN_POSSIBLE);
+	group_lost(&m, leader);
+	err = summarize(&m, blocks, leader, out);
+out:
+	free(m.b);
+	free(m.mem);
+	free(m.cls);
+	free(m.interior);
+	free(m.stack);
+	free(leader);
+	if (err)
+		scan_result__free(out);
+	return err;
+}
+
+void scan_result__free(struct scan_result *r)
+{
+	free(r->cls);
+	free(r->sites);
+	free(r->leaks);
+	memset(r, 0, sizeof(*r));
+}

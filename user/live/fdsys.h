@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * fdsys.h - the syscalls that create and close file descriptors (the table the BPF side
+ * dispatches on), and the kinds of descriptors as /proc/PID/fd names them.
+ */
+#ifndef LEAKTOP_FDSYS_H
+#define LEAKTOP_FDSYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/leaktop.h"
+
+struct fd_syscall {
+	const char *name;
+	unsigned int nr;
+	enum lt_fd_class cls;
+};
+
+extern const struct fd_syscall fd_syscalls[];
+extern const size_t n_fd_syscalls;
+
+/* Fill the BPF side's table (indexed by syscall number). */
+void fdsys__fill_class_table(uint8_t table[LT_MAX_SYSCALL]);
+
+enum fd_type {
+	FD_FILE,
+	FD_DIR,
+	FD_SOCKET,
+	FD_PIPE,
+	FD_EVENTFD,
+	FD_TIMERFD,
+	FD_SIGNALFD,
+	FD_EPOLL,
+	FD_INOTIFY,
+	FD_FANOTIFY,
+	FD_MEMFD,
+	FD_SECRETMEM,
+	FD_PIDFD,
+	FD_USERFAULTFD,
+	FD_PERF_EVENT,
+	FD_IO_URING,
+	FD_FSCONTEXT,
+	FD_NAMESPACE,
+	FD_ANON_INODE,
+	FD_OTHER,
+	FD_TYPE__COUNT,
+};
+
+extern const char *const fd_type_names[FD_TYPE__COUNT];
+
+/* The kind of descriptor whose /proc/PID/fd link reads `target` (pure). */
+enum fd_type fdsys__classify(const char *target);
+
+#endif

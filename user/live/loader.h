@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * loader.h - the BPF side as userspace sees it: load the skeleton with the run's settings,
+ * attach the allocator probes to a libc (for one process or the whole system), attach the
+ * lifecycle tracepoints, poll lifecycle events, and tear everything down.
+ */
+#ifndef LEAKTOP_LOADER_H
+#define LEAKTOP_LOADER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#include "bpf/leaktop.h"
+
+struct loader;
+
+enum probe_kind {
+	PROBES_ACCOUNTING,	/* the real programs */
+	PROBES_FLOOR_ENTRY,	/* empty programs at every function's entry (bench floor) */
+	PROBES_FLOOR_PLANNED,	/* empty programs where the real ones go (bench) */
+};
+
+struct loader_config {
+	enum lt_filter filter;
+	bool follow_fork;
+	unsigned int stack_depth;
+	int self_tgid;
+	bool verbose;
+	bool track_fd;		/* attach the fd syscall tracepoints */
+	enum probe_kind probes;
+};
+
+#define LT_MAX_PROGS 32
+
+/* File descriptors of the maps (and programs, for their miss counts) the collector reads. */
+struct lt_map_fds {
+	int procs, sites, allocs, stacks, drops, counters, fds;
+	int progs[LT_MAX_PROGS];
+	int n_progs;
+};
+
+typedef void (*loader_event_fn)(void *ctx, const struct lt_event *ev);
+
+/* Open and load the BPF object, attach the tracepoints.  0 or -errno; *msg gets one line. */
+int loader__open(struct loader **out, const struct loader_config *cfg, loader_event_fn fn,
+		 void *fn_ctx, char *msg, size_t msg_len);
+void loader__destroy(struct loader *ld);
+
+/*
+ * Attach the allocator probes to the libc at `path` (a path the kernel can resolve, e.g.
+ * through /proc/PID/root), identified by (dev, ino), for process `pid` or every process
+ * (-1).  Attaching the same (dev, ino, pid) twice is a no-op (returns 0).  0 or -errno with
+ * one line in msg.
+ */
+int loader__attach_libc(struct loader *ld, const char *path, uint64_t dev, uint64_t ino,
+			int pid, char *msg, size_t msg_len);
+bool loader__has_libc(struct loader *ld, uint64_t dev, uint64_t ino, int pid);
+size_t loader__probe_count(const struct loader *ld);
+
+/* Put tgid in `procs` as a traced image with a fresh generation; returns the gen (0: error). */
+uint64_t loader__seed_proc(struct loader *ld, int tgid);
+
+/* Wait up to timeout_ms for lifecycle events and deliver them.  >= 0 or -errno. */
+int loader__poll(struct loader *ld, int timeout_ms);
+
+const struct lt_map_fds *loader__maps(const struct loader *ld);
+unsigned int loader__stack_depth(const struct loader *ld);
+
+#endif

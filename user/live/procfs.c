@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * procfs.c - reads per-process counters and identity from /proc.
+ *
+ * rss and vm come from statm (pages), threads from status, the fd count from the entries of
+ * /proc/PID/fd.  A process that vanished between two reads gives -ESRCH, never a zero that
+ * could be mistaken for a measurement.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "live/procfs.h"
+
+long procfs__read_file(const char *path, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (got + 1 < len) {
+		n = read(fd, buf + got, len - 1 - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			close(fd);
+			return n == -ENOENT ? -ESRCH : n;
+		}
+		if (n == 0)
+			break;
+		got += n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return got;
+}
+
+int procfs__parse_statm(const char *text, long page_size, struct proc_counters *c)
+{
+	unsigned long long size, resident;
+
+	if (sscanf(text, "%llu %llu", &size, &resident) != 2)
+		return -EINVAL;
+	c->vm_bytes = size * page_size;
+	c->rss_bytes = resident * page_size;
+	return 0;
+}
+
+int procfs__parse_status_threads(const char *text, uint32_t *threads)
+{
+	const char *p = strstr(text, "\nThreads:");
+	unsigned int t;
+
+	if (!p || sscanf(p + 9, "%u", &t) != 1)
+		return -EINVAL;
+	*threads = t;
+	return 0;
+}
+
+int procfs__parse_stat_starttime(const char *text, uint64_t *ticks)
+{
+	/* comm may hold spaces and parentheses: fields restart after the last ')'. */
+	const char *p = strrchr(text, ')');
+	unsigned long long v;
+	int field = 2;
+
+	if (!p)
+		return -EINVAL;
+	p++;
+	while (*p && field < 22) {
+		if (*p == ' ') {
+			field++;
+			while (*p == ' ')
+				p++;
+			continue;
+		}
+		p++;
+	}
+	if (field != 22 || sscanf(p, "%llu", &v) != 1)
+		return -EINVAL;
+	*ticks = v;
+	return 0;
+}
+
+bool procfs__exists(int pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	return access(path, F_OK) == 0;
+}
+
+static int count_fds(int pid, uint32_t *count)
+{
+	char path[64];
+	struct dirent *de;
+	uint32_t n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	*count = n;
+	return 0;
+}
+
+int procfs__counters(int pid, struct proc_counters *c)
+{
+	char path[64], buf[4096];
+	long n;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(path, sizeof(path), "/proc/%d/statm", pid);
+	n = procfs__read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	err = procfs__parse_statm(buf, sysconf(_SC_PAGESIZE), c);
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	n = procfs__read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	err = procfs__parse_status_threads(buf, &c->threads);
+	if (err)
+		return err;
+	err = count_fds(pid, &c->fd_count);
+	if (err)
+		return err;
+	c->valid = true;
+	return 0;
+}
+
+int procfs__comm(int pid, char *buf, size_t len)
+{
+	char path[64];
+	long n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	n = procfs__read_file(path, buf, len);
+	if (n < 0)
+		return n;
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	return 0;
+}
+
+int procfs__cmdline(int pid, char *buf, size_t len)
+{
+	char path[64];
+	long n;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	n = procfs__read_file(path, buf, len);
+	if (n < 0)
+		return n;
+	while (n > 0 && buf[n - 1] == '\0')
+		n--;
+	for (long i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return 0;
+}
+
+int procfs__start_ticks(int pid, uint64_t *ticks)
+{
+	char path[64], buf[1024];
+	long n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	n = procfs__read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	return procfs__parse_stat_starttime(buf, ticks);
+}
+
+int procfs__tgid(int tid, int *tgid)
+{
+	char path[64], buf[4096], *p;
+	long n;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	n = procfs__read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	p = strstr(buf, "\nTgid:");
+	if (!p || sscanf(p + 6, "%d", tgid) != 1)
+		return -EINVAL;
+	return 0;
+}
+
+int procfs__list_pids(int **pids, size_t *n)
+{
+	size_t cap = 256, cnt = 0;
+	int *v = malloc(cap * sizeof(*v)), err = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (!v)
+		return -ENOMEM;
+	d = opendir("/proc");
+	if (!d) {
+		err = -errno;
+		goto out;
+	}
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		if (cnt == cap) {
+			int *nv = realloc(v, cap * 2 * sizeof(*v));
+
+			if (!nv) {
+				err = -ENOMEM;
+				goto out;
+			}
+			v = nv;
+			cap *= 2;
+		}
+		v[cnt++] = atoi(de->d_name);
+	}
+out:
+	if (d)
+		closedir(d);
+	if (err) {
+		free(v);
+		return err;
+	}
+	*pids = v;
+	*n = cnt;
+	return 0;
+}

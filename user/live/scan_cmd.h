@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * scan_cmd.h - `leaktop scan -p PID`: trace a process as `leaktop -p` does and, every
+ * interval, scan it for blocks no pointer reaches any more.  The run loop calls
+ * scan_cmd__scan_targets; the snapshot and the text report show the latest result.
+ */
+#ifndef LEAKTOP_SCAN_CMD_H
+#define LEAKTOP_SCAN_CMD_H
+
+#include <stdio.h>
+#include <jansson.h>
+
+#include "live/collector.h"
+#include "core/model.h"
+#include "core/scan.h"
+
+/* Fills *blocks (malloc'd) with the live blocks, called while the process is stopped. */
+typedef int (*scan_fetch_fn)(void *ctx, struct scan_block **blocks, size_t *n);
+
+/* scan__process with the blocks read while the process is stopped. */
+int scan__process_live(int pid, scan_fetch_fn fetch, void *ctx, struct scan_result *out,
+		       char *msg, size_t msg_len);
+
+/* Scan every live -p target of m; results kept for the snapshot and report.  Count scanned. */
+int scan_cmd__scan_targets(struct collector *c, const struct model *m);
+/* Scan one traced process now (the TUI's key); a one-line summary or error in msg. */
+int scan_cmd__scan_one(struct collector *c, const struct model *m, uint32_t pid, char *msg,
+		       size_t len);
+/* Add the latest scan of p to its snapshot object: scan, leak_graph, sites[].lost. */
+void scan_cmd__annotate(json_t *proc_obj, const struct model *m, const struct process *p);
+/* The latest scans in the text report. */
+void scan_cmd__report(FILE *out, const struct model *m);
+/* Forget every result. */
+void scan_cmd__reset(void);
+
+/* `leaktop scan ...`: exit status. */
+int scan_cmd__main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,681 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * symbolize.c - user address to function, offset, module, source file and line.
+ *
+ * Owns everything libdw/libdwfl: two bounded caches.  Modules are ELF files, one Dwfl each,
+ * keyed by the (device, inode) of the mapping and shared by every image that maps the file;
+ * the file is opened once, through /proc/PID/map_files/START-END (works across mount
+ * namespaces and for deleted files) or else /proc/PID/root/PATH, and the descriptor stays
+ * with the Dwfl, so the process may exit or exec afterwards.  While the descriptor is open
+ * the inode cannot be reused, so (device, inode) identifies the content.  Images are
+ * process images: a copy of their executable mappings, each pointing at its module.
+ * A runtime address becomes a file offset through its mapping, then an ELF virtual address
+ * through the PT_LOAD program headers, then a Dwfl address through the module's bias.
+ * Not thread-safe.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "live/symbolize.h"
+#include "live/procmaps.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+/* From libstdc++ (the C++ ABI's abi::__cxa_demangle, extern "C"). */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+#define SYM_MAX_MODULES		256	/* open ELF files (each holds one or two fds) */
+#define SYM_MAX_IMAGES		4096
+#define SYM_IMAGE_BUCKETS	1024	/* power of two */
+
+struct sym_segment {			/* one PT_LOAD */
+	uint64_t offset;
+	uint64_t filesz;
+	uint64_t vaddr;
+	bool exec;			/* PF_X */
+};
+
+struct sym_module {
+	uint64_t dev, ino;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	GElf_Addr bias;			/* Dwfl address = ELF vaddr + bias */
+	struct sym_segment *segs;
+	size_t nsegs;
+	unsigned int refs;		/* images referencing it; evictable at 0 */
+	uint64_t last_use;
+};
+
+struct sym_image {
+	uint64_t id;
+	struct proc_maps maps;		/* executable mappings only */
+	struct sym_module **map_mod;	/* parallel to maps.v, not owning; NULL: no module */
+	struct sym_module **mods;	/* distinct modules, one reference each */
+	size_t nmods;
+	uint64_t last_use;
+	struct sym_image *next;		/* hash chain */
+};
+
+struct symbolizer {
+	struct sym_module *mods[SYM_MAX_MODULES];
+	size_t nmods;
+	struct sym_image *buckets[SYM_IMAGE_BUCKETS];
+	size_t nimages;
+	uint64_t tick;
+	uint64_t page_size;
+};
+
+static const Dwfl_Callbacks sym_dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+static void module_free(struct sym_module *m)
+{
+	if (!m)
+		return;
+	if (m->dwfl)
+		dwfl_end(m->dwfl);	/* closes the file descriptor it was given */
+	free(m->segs);
+	free(m);
+}
+
+/* Opens the file of mapping `map` of process `pid` (0: by its path).  fd, or -errno. */
+static int module_open_file(int pid, const struct proc_map *map)
+{
+	char path[4096];
+	struct stat st;
+	int fd, n;
+
+	if (pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
+			 (unsigned long long)map->start, (unsigned long long)map->end);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+		n = snprintf(path, sizeof(path), "/proc/%d/root%s", pid, map->path);
+	} else {
+		/* No process to look through (it is gone): the path as leaktop sees it. */
+		n = snprintf(path, sizeof(path), "%s", map->path);
+	}
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/*
+	 * The path may name another file by now.  Compare the inode only: with overlayfs,
+	 * older kernels print the underlying device in maps but stat gives the overlay's.
+	 */
+	if (fstat(fd, &st) || st.st_ino != map->ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/* Loads the module for mapping `map` of `pid`.  0 or -errno. */
+static int module_new(int pid, const struct proc_map *map, struct sym_module **out)
+{
+	struct sym_module *m;
+	size_t i, nphdr;
+	Elf *elf;
+	int fd, err;
+
+	*out = NULL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->dev = map->dev;
+	m->ino = map->ino;
+
+	fd = module_open_file(pid, map);
+	if (fd < 0) {
+		err = fd;
+		goto out;
+	}
+	m->dwfl = dwfl_begin(&sym_dwfl_callbacks);
+	if (!m->dwfl) {
+		close(fd);
+		err = -ENOMEM;
+		goto out;
+	}
+	dwfl_report_begin(m->dwfl);
+	/*
+	 * Base 0: module addresses are the ELF's own virtual addresses (up to the bias
+	 * read back below, non-zero only for an ET_DYN whose first PT_LOAD is not at 0).
+	 * The path is the file name the process saw; it only serves the .gnu_debuglink
+	 * search, the file itself is read through fd, which the Dwfl now owns.
+	 */
+	m->mod = dwfl_report_elf(m->dwfl, map->path, map->path, fd, 0, false);
+	if (!m->mod) {
+		close(fd);
+		err = -ENOEXEC;
+		goto out;
+	}
+	if (dwfl_report_end(m->dwfl, NULL, NULL)) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	elf = dwfl_module_getelf(m->mod, &m->bias);
+	if (!elf || elf_getphdrnum(elf, &nphdr)) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	m->segs = calloc(nphdr ?: 1, sizeof(*m->segs));
+	if (!m->segs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nphdr; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
+
+		if (!ph || ph->p_type != PT_LOAD)
+			continue;
+		m->segs[m->nsegs].offset = ph->p_offset;
+		m->segs[m->nsegs].filesz = ph->p_filesz;
+		m->segs[m->nsegs].vaddr = ph->p_vaddr;
+		m->segs[m->nsegs].exec = ph->p_flags & PF_X;
+		m->nsegs++;
+	}
+	err = m->nsegs ? 0 : -ENOEXEC;
+out:
+	if (err)
+		module_free(m);
+	else
+		*out = m;
+	return err;
+}
+
+/* ELF virtual address of file offset `off`, through the PT_LOAD that maps it.  0 or -ENOENT. */
+static int module_off_to_vaddr(const struct sym_module *m, uint64_t page_size, uint64_t off,
+			       uint64_t *vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < m->nsegs; i++) {
+		const struct sym_segment *s = &m->segs[i];
+
+		if (off >= s->offset && off - s->offset < s->filesz) {
+			*vaddr = off - s->offset + s->vaddr;
+			return 0;
+		}
+	}
+	/* The kernel maps whole pages: accept the page slack around a segment too. */
+	for (i = 0; i < m->nsegs; i++) {
+		const struct sym_segment *s = &m->segs[i];
+		uint64_t lo = s->offset & ~(page_size - 1);
+		uint64_t hi = (s->offset + s->filesz + page_size - 1) & ~(page_size - 1);
+
+		if (off >= lo && off < hi) {
+			*vaddr = off - s->offset + s->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Takes a reference on the module of `map`, loading it if needed.  0 or -errno. */
+static int module_get(struct symbolizer *sym, int pid, const struct proc_map *map,
+		      struct sym_module **out)
+{
+	struct sym_module *m = NULL;
+	size_t i, victim = SYM_MAX_MODULES;
+	int err;
+
+	*out = NULL;
+	for (i = 0; i < sym->nmods; i++) {
+		if (sym->mods[i]->dev == map->dev && sym->mods[i]->ino == map->ino) {
+			m = sym->mods[i];
+			err = 0;
+			goto out;
+		}
+	}
+	if (sym->nmods == SYM_MAX_MODULES) {
+		/* Evict the least recently used module no image references. */
+		for (i = 0; i < sym->nmods; i++) {
+			if (sym->mods[i]->refs)
+				continue;
+			if (victim == SYM_MAX_MODULES ||
+			    sym->mods[i]->last_use < sym->mods[victim]->last_use)
+				victim = i;
+		}
+		if (victim == SYM_MAX_MODULES) {
+			err = -ENOSPC;
+			goto out;
+		}
+		module_free(sym->mods[victim]);
+		sym->mods[victim] = sym->mods[--sym->nmods];
+	}
+	err = module_new(pid, map, &m);
+	if (err)
+		goto out;
+	sym->mods[sym->nmods++] = m;
+out:
+	if (m) {
+		m->refs++;
+		m->last_use = ++sym->tick;
+		*out = m;
+	}
+	return err;
+}
+
+static void image_release(struct sym_image *img)
+{
+	size_t i;
+
+	for (i = 0; i < img->nmods; i++)
+		img->mods[i]->refs--;
+	free(img->mods);
+	free(img->map_mod);
+	procmaps__free(&img->maps);
+	img->mods = NULL;
+	img->map_mod = NULL;
+	img->nmods = 0;
+}
+
+static size_t image_bucket(uint64_t id)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 32) & (SYM_IMAGE_BUCKETS - 1);
+}
+
+static struct sym_image **image_slot(struct symbolizer *sym, uint64_t id)
+{
+	struct sym_image **pp = &sym->buckets[image_bucket(id)];
+
+	while (*pp && (*pp)->id != id)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static void image_remove(struct symbolizer *sym, struct sym_image **pp)
+{
+	struct sym_image *img = *pp;
+
+	*pp = img->next;
+	image_release(img);
+	free(img);
+	sym->nimages--;
+}
+
+static void image_evict_oldest(struct symbolizer *sym)
+{
+	struct sym_image **victim = NULL, **pp;
+	size_t b;
+
+	for (b = 0; b < SYM_IMAGE_BUCKETS; b++) {
+		for (pp = &sym->buckets[b]; *pp; pp = &(*pp)->next) {
+			if (!victim || (*pp)->last_use < (*victim)->last_use)
+				victim = pp;
+		}
+	}
+	if (victim)
+		image_remove(sym, victim);
+}
+
+struct symbolizer *symbolizer__new(void)
+{
+	struct symbolizer *sym = calloc(1, sizeof(*sym));
+	long ps = sysconf(_SC_PAGESIZE);
+
+	if (!sym)
+		return NULL;
+	sym->page_size = ps > 0 ? (uint64_t)ps : 4096;
+	return sym;
+}
+
+void symbolizer__free(struct symbolizer *sym)
+{
+	size_t b, i;
+
+	if (!sym)
+		return;
+	for (b = 0; b < SYM_IMAGE_BUCKETS; b++) {
+		while (sym->buckets[b])
+			image_remove(sym, &sym->buckets[b]);
+	}
+	for (i = 0; i < sym->nmods; i++)
+		module_free(sym->mods[i]);
+	free(sym);
+}
+
+static bool pid_alive(int pid)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	return access(path, F_OK) == 0;
+}
+
+int symbolizer__add_image(struct symbolizer *sym, uint64_t image_id, int pid)
+{
+	struct sym_image new = { .id = image_id }, **pp, *img;
+	struct proc_maps all = {};
+	bool open_failed = false;
+	size_t i, j, nexec = 0;
+	int err;
+
+	err = procmaps__read(pid, &all);
+	if (err)
+		goto out;
+	/* Exiting (its memory is gone, a zombie reads empty maps) or a kernel thread. */
+	if (!all.n) {
+		err = -ESRCH;
+		goto out;
+	}
+
+	/* Keep the executable mappings only: every frame of a stack is in one. */
+	for (i = 0; i < all.n; i++)
+		nexec += all.v[i].executable;
+	new.maps.v = calloc(nexec ?: 1, sizeof(*new.maps.v));
+	new.map_mod = calloc(nexec ?: 1, sizeof(*new.map_mod));
+	new.mods = calloc(nexec ?: 1, sizeof(*new.mods));
+	if (!new.maps.v || !new.map_mod || !new.mods) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < all.n; i++) {
+		if (!all.v[i].executable)
+			continue;
+		new.maps.v[new.maps.n++] = all.v[i];
+		all.v[i].path = NULL;		/* moved */
+	}
+
+	pp = image_slot(sym, image_id);
+	if (!*pp && sym->nimages >= SYM_MAX_IMAGES) {
+		image_evict_oldest(sym);
+		pp = image_slot(sym, image_id);
+	}
+
+	for (i = 0; i < new.maps.n; i++) {
+		const struct proc_map *map = &new.maps.v[i];
+		struct sym_module *m = NULL;
+
+		if (!map->path || map->path[0] != '/')
+			continue;
+		for (j = 0; j < new.nmods; j++) {
+			if (new.mods[j]->dev == map->dev && new.mods[j]->ino == map->ino) {
+				m = new.mods[j];
+				break;
+			}
+		}
+		if (!m) {
+			if (module_get(sym, pid, map, &m)) {
+				open_failed = true;	/* unsymbolized, not fatal */
+				continue;
+			}
+			new.mods[new.nmods++] = m;
+		}
+		new.map_mod[i] = m;
+	}
+	/* A file that could not be opened because the process is gone: report that. */
+	if (open_failed && !pid_alive(pid)) {
+		err = -ESRCH;
+		goto out;
+	}
+
+	img = *pp;
+	if (img) {
+		image_release(img);		/* after taking the new references */
+	} else {
+		img = calloc(1, sizeof(*img));
+		if (!img) {
+			err = -ENOMEM;
+			goto out;
+		}
+		*pp = img;
+		sym->nimages++;
+	}
+	new.next = img->next;
+	new.last_use = ++sym->tick;
+	*img = new;
+	memset(&new, 0, sizeof(new));
+out:
+	image_release(&new);
+	procmaps__free(&all);
+	return err;
+}
+
+/* Insert a fully built image under its id (replacing any).  0 or -ENOMEM. */
+static int image_insert(struct symbolizer *sym, struct sym_image *new)
+{
+	struct sym_image **pp = image_slot(sym, new->id), *img;
+
+	if (!*pp && sym->nimages >= SYM_MAX_IMAGES) {
+		image_evict_oldest(sym);
+		pp = image_slot(sym, new->id);
+	}
+	img = *pp;
+	if (img) {
+		image_release(img);
+	} else {
+		img = calloc(1, sizeof(*img));
+		if (!img)
+			return -ENOMEM;
+		*pp = img;
+		sym->nimages++;
+	}
+	new->next = img->next;
+	new->last_use = ++sym->tick;
+	*img = *new;
+	memset(new, 0, sizeof(*new));
+	return 0;
+}
+
+int symbolizer__clone_image(struct symbolizer *sym, uint64_t image_id, uint64_t from_id)
+{
+	struct sym_image *src = *image_slot(sym, from_id), new = { .id = image_id };
+	size_t i, n;
+	int err = 0;
+
+	if (!src)
+		return -ENOENT;
+	n = src->maps.n;
+	new.maps.v = calloc(n ?: 1, sizeof(*new.maps.v));
+	new.map_mod = calloc(n ?: 1, sizeof(*new.map_mod));
+	new.mods = calloc(src->nmods ?: 1, sizeof(*new.mods));
+	if (!new.maps.v || !new.map_mod || !new.mods) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		new.maps.v[i] = src->maps.v[i];
+		new.maps.v[i].path = src->maps.v[i].path ? strdup(src->maps.v[i].path) : NULL;
+		new.maps.n++;
+		new.map_mod[i] = src->map_mod[i];
+	}
+	for (i = 0; i < src->nmods; i++) {
+		new.mods[new.nmods++] = src->mods[i];
+		src->mods[i]->refs++;
+	}
+	err = image_insert(sym, &new);
+out:
+	image_release(&new);
+	return err;
+}
+
+int symbolizer__add_exe_image(struct symbolizer *sym, uint64_t image_id, const char *path,
+			      uint64_t start_code, uint64_t end_code)
+{
+	struct sym_image new = { .id = image_id };
+	struct proc_map map = { .start = start_code, .end = end_code, .executable = true,
+				.readable = true };
+	struct sym_module *m = NULL;
+	struct stat st;
+	int err = 0;
+	size_t i;
+
+	if (!path || path[0] != '/' || stat(path, &st) || start_code >= end_code)
+		return -ENOENT;
+	map.dev = st.st_dev;
+	map.ino = st.st_ino;
+	map.path = strdup(path);
+	if (!map.path)
+		return -ENOMEM;
+	err = module_get(sym, 0, &map, &m);
+	if (err)
+		goto out;
+	/*
+	 * The kernel's start_code is the executable PT_LOAD's address plus the load bias:
+	 * find that segment (the lowest one whose file range the code can come from) and
+	 * make the mapping start there.
+	 */
+	map.file_offset = UINT64_MAX;
+	for (i = 0; i < m->nsegs; i++)
+		if (m->segs[i].exec)
+			map.file_offset = m->segs[i].offset;
+	if (map.file_offset == UINT64_MAX) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	new.maps.v = calloc(1, sizeof(*new.maps.v));
+	new.map_mod = calloc(1, sizeof(*new.map_mod));
+	new.mods = calloc(1, sizeof(*new.mods));
+	if (!new.maps.v || !new.map_mod || !new.mods) {
+		err = -ENOMEM;
+		goto out;
+	}
+	new.maps.v[0] = map;
+	map.path = NULL;
+	new.maps.n = 1;
+	new.map_mod[0] = m;
+	new.mods[new.nmods++] = m;
+	m = NULL;
+	err = image_insert(sym, &new);
+out:
+	if (m)
+		m->refs--;
+	free(map.path);
+	image_release(&new);
+	return err;
+}
+
+bool symbolizer__has_image(struct symbolizer *sym, uint64_t image_id)
+{
+	return *image_slot(sym, image_id) != NULL;
+}
+
+void symbolizer__drop_image(struct symbolizer *sym, uint64_t image_id)
+{
+	struct sym_image **pp = image_slot(sym, image_id);
+
+	if (*pp)
+		image_remove(sym, pp);
+}
+
+/* Function name for display: version suffix ("@GLIBC_2.2.5") dropped, C++ demangled. */
+static char *symbol_name(const char *name)
+{
+	size_t len = strcspn(name, "@");
+	char *plain, *demangled;
+	int status = -1;
+
+	plain = strndup(name, len ?: strlen(name));
+	if (!plain || strncmp(plain, "_Z", 2))
+		return plain;
+	demangled = __cxa_demangle(plain, NULL, NULL, &status);
+	if (!demangled || status) {
+		free(demangled);
+		return plain;
+	}
+	free(plain);
+	return demangled;
+}
+
+int symbolizer__resolve(struct symbolizer *sym, uint64_t image_id, uint64_t addr,
+			bool is_return_addr, struct sym_frame *out)
+{
+	struct sym_image *img;
+	const struct proc_map *map;
+	struct sym_module *m;
+	uint64_t lookup, vaddr;
+	GElf_Addr dwaddr, bias;
+	GElf_Off off;
+	GElf_Sym gsym;
+	GElf_Word shndx;
+	Dwfl_Line *line;
+	const char *name;
+	Elf *elf;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->addr = addr;
+	img = *image_slot(sym, image_id);
+	if (!img) {
+		err = -ENOENT;
+		goto out;
+	}
+	img->last_use = ++sym->tick;
+	/* A return address follows the call; addr - 1 is inside the call instruction. */
+	lookup = is_return_addr && addr ? addr - 1 : addr;
+	map = procmaps__find(&img->maps, lookup);
+	if (!map) {
+		err = -ENOENT;
+		goto out;
+	}
+	if (map->path) {
+		out->module = strdup(map->path);
+		if (!out->module) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	m = img->map_mod[map - img->maps.v];
+	if (!m)
+		goto out;
+	m->last_use = sym->tick;
+	if (module_off_to_vaddr(m, sym->page_size, lookup - map->start + map->file_offset,
+				&vaddr))
+		goto out;
+	dwaddr = vaddr + m->bias;
+
+	name = dwfl_module_addrinfo(m->mod, dwaddr, &off, &gsym, &shndx, &elf, &bias);
+	if (name && *name) {
+		out->symbol = symbol_name(name);
+		if (!out->symbol) {
+			err = -ENOMEM;
+			goto out;
+		}
+		out->offset = off + (addr - lookup);
+	}
+
+	line = dwfl_module_getsrc(m->mod, dwaddr);
+	if (line) {
+		Dwarf_Addr line_addr;
+		int lineno = 0;
+		const char *file = dwfl_lineinfo(line, &line_addr, &lineno, NULL, NULL, NULL);
+
+		if (file && *file) {
+			out->file = strdup(file);
+			if (!out->file) {
+				err = -ENOMEM;
+				goto out;
+			}
+			out->line = lineno > 0 ? lineno : 0;
+		}
+	}
+out:
+	return err;
+}
+
+void sym_frame__clear(struct sym_frame *f)
+{
+	free(f->symbol);
+	free(f->module);
+	free(f->file);
+	f->symbol = NULL;
+	f->module = NULL;
+	f->file = NULL;
+	f->offset = 0;
+	f->line = 0;
+}

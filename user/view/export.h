@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * export.h - the model's heap call sites in formats other tools read: a gzipped pprof
+ * profile (--pprof) and folded stacks for flame graphs (--folded).  Both work on a live
+ * model and on one read back from a snapshot.
+ */
+#ifndef LEAKTOP_EXPORT_H
+#define LEAKTOP_EXPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/model.h"
+
+struct export_opts {
+	double time_s;			/* when the data was taken (Unix s); 0: unknown */
+	double duration_s;		/* how long tracing had run by then */
+	/*
+	 * pprof mappings carry the build id read from each module's file.  With this set (a
+	 * saved snapshot), a file modified after this time (Unix seconds) is not the binary
+	 * that ran, and its build id is left out.
+	 */
+	double files_not_after_s;
+	bool no_build_ids;		/* never open module files */
+};
+
+/*
+ * Folded stacks: one line per heap site with outstanding bytes, "outer;...;inner BYTES".  A
+ * frame is its symbol, else "[module]" (file name), else its address.  0 or -EIO.
+ */
+int export__folded(FILE *out, const struct model *m);
+
+/*
+ * The pprof profile (perftools.profiles.Profile, proto/profile.proto), gzipped, in *buf
+ * (malloc'd, *len bytes).  Sample types inuse_objects/count and inuse_space/bytes, one sample
+ * per heap site with something outstanding, labelled with pid and comm.  0 or -errno.
+ */
+int export__pprof_pack(const struct model *m, const struct export_opts *o, uint8_t **buf,
+		       size_t *len);
+int export__pprof(FILE *out, const struct model *m, const struct export_opts *o);
+
+/* Either export to path, replaced atomically (-ELOOP: path is a symbolic link). */
+int export__folded_file(const char *path, const struct model *m);
+int export__pprof_file(const char *path, const struct model *m, const struct export_opts *o);
+
+#endif

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * report.c - renders the model as the readable text report of batch mode: a header (elapsed,
+ * processes, probes, events, dropped), then per process its /proc counters, its heap totals
+ * and its top call sites by outstanding bytes with their symbolized stacks.  Unknown symbols
+ * and lines are printed as such, never invented.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/options.h"
+#include "view/report.h"
+
+const char *report__bytes(char *buf, size_t len, double bytes)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = bytes < 0 ? -bytes : bytes;
+	size_t u = 0;
+
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	if (!u)
+		snprintf(buf, len, "%s%.0f B", bytes < 0 ? "-" : "", v);
+	else
+		snprintf(buf, len, "%s%.1f %s", bytes < 0 ? "-" : "", v, units[u]);
+	return buf;
+}
+
+static void write_frame(FILE *out, unsigned int i, const struct sym_frame *f)
+{
+	fprintf(out, "      #%-2u 0x%012" PRIx64 " ", i, f->addr);
+	if (f->symbol)
+		fprintf(out, "%s+0x%" PRIx64, f->symbol, f->offset);
+	else
+		fputs("(unknown)", out);
+	if (f->file)
+		fprintf(out, " %s:%d", f->file, f->line);
+	if (f->module)
+		fprintf(out, " [%s]", f->module);
+	fputc('\n', out);
+}
+
+/* The frame that names a site: its innermost one. */
+static void write_site_title(FILE *out, const struct site *s)
+{
+	const struct sym_frame *f = s->n_frames ? &s->frames[0] : NULL;
+
+	if (!f) {
+		fputs("(stack unknown)", out);
+		return;
+	}
+	fputs(f->symbol ? f->symbol : "(unknown)", out);
+	if (f->file)
+		fprintf(out, " %s:%d", f->file, f->line);
+}
+
+static void write_process(FILE *out, const struct model *m, const struct process *p,
+			  const struct report_opts *o)
+{
+	char b1[32], b2[32], b3[32];
+	struct site **sites;
+	unsigned int shown = 0;
+
+	fprintf(out, "\nPID %u %s%s", p->pid, p->comm[0] ? p->comm : "?",
+		p->exited ? " (exited)" : "");
+	for (int f = 0; f < 4; f++)
+		if (p->flags & (1u << f))
+			fprintf(out, " [%s]", process_flag_names[f]);
+	if (p->cmdline && *p->cmdline)
+		fprintf(out, "  [%s]", p->cmdline);
+	fputc('\n', out);
+	if (p->counters.valid)
+		fprintf(out, "  rss %s  vm %s  fds %u  threads %u\n",
+			report__bytes(b1, sizeof(b1), p->counters.rss_bytes),
+			report__bytes(b2, sizeof(b2), p->counters.vm_bytes), p->counters.fd_count,
+			p->counters.threads);
+	fprintf(out, "  heap: %s outstanding in %" PRId64 " blocks (allocs %" PRIu64
+		", frees %" PRIu64 ")\n",
+		report__bytes(b3, sizeof(b3), p->heap_outstanding_bytes),
+		p->heap_outstanding_count, p->heap_allocs, p->heap_frees);
+	if (m->resources & RES_FD) {
+		fprintf(out, "  fds: %" PRId64 " outstanding (opens %" PRIu64 ", closes %" PRIu64,
+			p->fd_outstanding, p->fd_opens, p->fd_closes);
+		if (p->fd_census_valid)
+			fprintf(out, ", untracked %u", p->fd_untracked);
+		fputs(")\n", out);
+	}
+	sites = model__sites_by_outstanding(p);
+	if (!sites)
+		return;
+	for (size_t i = 0; i < p->n_sites && shown < o->top_sites; i++) {
+		const struct site *s = sites[i];
+		unsigned int frames = s->n_frames;
+
+		if (site__outstanding(s) <= 0 && shown)
+			continue;
+		shown++;
+		fputs(s->flagged ? "  LEAK" : "      ", out);
+		if (s->kind == LT_KIND_FD) {
+			fprintf(out, " %" PRId64 " fds open (opens %" PRIu64 ", closes %" PRIu64
+				", %+.1f/s)  ", site__outstanding(s), (uint64_t)s->val.allocs,
+				site__frees(s), s->growth_per_s);
+		} else {
+			fprintf(out, " %s in %" PRId64 " blocks (allocs %" PRIu64 ", frees %"
+				PRIu64 ", %+.0f B/s)  ",
+				report__bytes(b1, sizeof(b1), s->val.outstanding_bytes),
+				(int64_t)s->val.outstanding_count, (uint64_t)s->val.allocs,
+				(uint64_t)s->val.frees, s->growth_per_s);
+		}
+		write_site_title(out, s);
+		for (int t = 0; s->kind == LT_KIND_FD && t < FD_TYPE__COUNT; t++)
+			if (s->fd_types[t])
+				fprintf(out, "  %s:%u", fd_type_names[t], s->fd_types[t]);
+		fputc('\n', out);
+		if (o->max_frames && frames > o->max_frames)
+			frames = o->max_frames;
+		for (unsigned int f = 0; f < frames; f++)
+			write_frame(out, f, &s->frames[f]);
+	}
+	free(sites);
+	(void)m;
+}
+
+void report__write(FILE *out, const struct model *m, const struct report_opts *o)
+{
+	struct process **procs;
+	size_t n, shown = 0, visible = 0;
+
+	procs = model__procs_by_outstanding(m, &n);
+	if (!procs)
+		return;
+	for (size_t i = 0; i < n; i++)
+		visible += model__visible(procs[i]);
+	fprintf(out, "leaktop %s  elapsed %.1fs  interval %.2gs  processes %zu  probes %zu  "
+		"events %" PRIu64 "  dropped %" PRIu64 "\n",
+		LEAKTOP_VERSION, model__elapsed_s(m), m->interval_s, visible,
+		m->probes_attached, model__events(m), model__dropped(m));
+	for (size_t i = 0; i < n; i++) {
+		if (o->top_procs && shown >= o->top_procs)
+			break;
+		if (!model__visible(procs[i]))
+			continue;
+		write_process(out, m, procs[i], o);
+		shown++;
+	}
+	if (o->top_procs && visible > shown)
+		fprintf(out, "\n(%zu more processes not shown)\n", visible - shown);
+	free(procs);
+	fputc('\n', out);
+	fflush(out);
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * report.h - the plain-text report of batch mode (and of `leaktop report` on saved data).
+ */
+#ifndef LEAKTOP_REPORT_H
+#define LEAKTOP_REPORT_H
+
+#include <stdio.h>
+
+#include "core/model.h"
+
+struct report_opts {
+	unsigned int top_sites;		/* sites per process */
+	unsigned int top_procs;		/* processes, 0: all */
+	unsigned int max_frames;	/* frames per stack, 0: all */
+};
+
+void report__write(FILE *out, const struct model *m, const struct report_opts *o);
+/* "1.5 KiB" style, into buf. */
+const char *report__bytes(char *buf, size_t len, double bytes);
+
+#endif

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * snapshot.c - writes the model as JSON with jansson (the only file that touches it so far;
+ * reading snapshots back comes with `leaktop report`).
+ *
+ * Field names follow the contract; unknown values are null, never 0 or "??".
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <jansson.h>
+
+#include "util/atomic_file.h"
+#include "cli/options.h"
+#include "live/scan_cmd.h"
+#include "view/snapshot.h"
+
+/* A JSON string of s (bytes that are not UTF-8 become U+FFFD), or null when s is NULL. */
+json_t *snapshot__string(const char *s)
+{
+	json_t *j;
+	char *clean, *w;
+
+	if (!s)
+		return json_null();
+	j = json_string(s);
+	if (j)
+		return j;
+	clean = malloc(strlen(s) * 3 + 1);
+	if (!clean)
+		return json_null();
+	for (w = clean; *s; s++) {
+		if ((unsigned char)*s < 0x80) {
+			*w++ = *s;
+		} else {
+			memcpy(w, "\xef\xbf\xbd", 3);
+			w += 3;
+		}
+	}
+	*w = '\0';
+	j = json_string(clean);
+	free(clean);
+	return j ? j : json_null();
+}
+
+json_t *snapshot__frame(const struct sym_frame *f)
+{
+	char addr[32];
+
+	snprintf(addr, sizeof(addr), "0x%" PRIx64, f->addr);
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o}",
+			 "addr", addr,
+			 "symbol", snapshot__string(f->symbol),
+			 "offset", f->symbol ? json_integer(f->offset) : json_null(),
+			 "module", snapshot__string(f->module),
+			 "file", snapshot__string(f->file),
+			 "line", f->line > 0 ? json_integer(f->line) : json_null());
+}
+
+static json_t *fd_types_json(const struct site *s)
+{
+	json_t *types = json_object();
+
+	for (int t = 0; t < FD_TYPE__COUNT; t++)
+		if (s->fd_types[t])
+			json_object_set_new(types, fd_type_names[t], json_integer(s->fd_types[t]));
+	return types;
+}
+
+static json_t *site_json(const struct model *m, const struct site *s)
+{
+	json_t *stack = json_array(), *obj;
+	int64_t outstanding = site__outstanding(s);
+	char id[24];
+	double age = -1;
+
+	for (uint32_t i = 0; i < s->n_frames; i++)
+		json_array_append_new(stack, snapshot__frame(&s->frames[i]));
+	if (outstanding > 0 && s->val.live_since_ns && s->val.live_since_ns <= m->now_ns)
+		age = (m->now_ns - s->val.live_since_ns) / 1e9;
+	snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t)s->key.stack_hash);
+	obj = json_pack("{s:s, s:I, s:I, s:I, s:I, s:f, s:b, s:o, s:s, s:o}",
+			"kind", s->kind == LT_KIND_FD ? "fd" : "heap",
+			"outstanding_bytes", (json_int_t)s->val.outstanding_bytes,
+			"outstanding_count", (json_int_t)outstanding,
+			"allocs", (json_int_t)s->val.allocs,
+			"frees", (json_int_t)site__frees(s),
+			"growth_per_s", s->growth_per_s,
+			"flagged", s->flagged,
+			"oldest_age_s", age >= 0 ? json_real(age) : json_null(),
+			"stack_id", id,
+			"stack", stack);
+	if (!obj)
+		return NULL;
+	json_object_set_new(obj, "trend_z", json_real(s->trend_z));
+	if (s->kind == LT_KIND_FD) {
+		json_t *samples = json_array();
+
+		for (uint32_t i = 0; i < s->n_fd_samples; i++)
+			json_array_append_new(samples, snapshot__string(s->fd_samples[i]));
+		json_object_set_new(obj, "fd_types", fd_types_json(s));
+		json_object_set_new(obj, "fd_samples", samples);
+		json_object_set_new(obj, "repaired", json_integer(s->repaired));
+	} else {
+		json_object_set_new(obj, "alloc_bytes", json_integer(s->val.alloc_bytes));
+	}
+	return obj;
+}
+
+static json_t *counters_json(const struct proc_counters *c)
+{
+	if (!c->valid)
+		return json_pack("{s:n, s:n, s:n, s:n}", "rss_bytes", "vm_bytes", "fd_count",
+				 "threads");
+	return json_pack("{s:I, s:I, s:I, s:I}", "rss_bytes", (json_int_t)c->rss_bytes,
+			 "vm_bytes", (json_int_t)c->vm_bytes, "fd_count", (json_int_t)c->fd_count,
+			 "threads", (json_int_t)c->threads);
+}
+
+static json_t *process_json(const struct model *m, const struct process *p)
+{
+	struct site **sites = model__sites_by_outstanding(p);
+	json_t *arr = json_array(), *obj, *flags;
+
+	for (size_t i = 0; sites && i < p->n_sites; i++)
+		json_array_append_new(arr, site_json(m, sites[i]));
+	free(sites);
+	flags = json_array();
+	for (int f = 0; f < 4; f++)
+		if (p->flags & (1u << f))
+			json_array_append_new(flags, json_string(process_flag_names[f]));
+	obj = json_pack("{s:I, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I}, s:o, s:b, s:o}",
+			"pid", (json_int_t)p->pid,
+			"comm", snapshot__string(p->comm[0] ? p->comm : NULL),
+			"cmdline", snapshot__string(p->cmdline),
+			"counters", counters_json(&p->counters),
+			"heap",
+			"outstanding_bytes", (json_int_t)p->heap_outstanding_bytes,
+			"outstanding_count", (json_int_t)p->heap_outstanding_count,
+			"allocs", (json_int_t)p->heap_allocs,
+			"frees", (json_int_t)p->heap_frees,
+			"flags", flags,
+			"exited", p->exited,
+			"sites", arr);
+	scan_cmd__annotate(obj, m, p);
+	if (obj && p->start_ticks)
+		json_object_set_new(obj, "start_ticks", json_integer(p->start_ticks));
+	if (obj && (m->resources & RES_FD))
+		json_object_set_new(obj, "fd", json_pack("{s:I, s:I, s:I, s:I, s:o}",
+			"outstanding_count", (json_int_t)p->fd_outstanding,
+			"opens", (json_int_t)p->fd_opens,
+			"closes", (json_int_t)p->fd_closes,
+			"repaired", (json_int_t)p->fd_repaired,
+			"untracked", p->fd_census_valid ? json_integer(p->fd_untracked)
+							: json_null()));
+	return obj;
+}
+
+static json_t *model_json(const struct model *m)
+{
+	struct process **procs;
+	json_t *root, *arr = json_array(), *drops = json_object();
+	struct utsname u;
+	char when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (uname(&u))
+		memset(&u, 0, sizeof(u));
+	for (int i = 0; i < LT_DROP__COUNT; i++)
+		json_object_set_new(drops, drop_names[i], json_integer(m->drops[i]));
+	procs = model__procs_by_outstanding(m, &n);
+	for (size_t i = 0; procs && i < n; i++) {
+		if (!model__visible(procs[i]))
+			continue;
+		json_array_append_new(arr, process_json(m, procs[i]));
+	}
+	free(procs);
+	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, "
+			 "s:{s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:f}, s:o}",
+			 "schema", SNAPSHOT_SCHEMA,
+			 "leaktop_version", LEAKTOP_VERSION,
+			 "host", u.nodename,
+			 "kernel", u.release,
+			 "time", when,
+			 "elapsed_s", model__elapsed_s(m),
+			 "interval_s", m->interval_s,
+			 "stats",
+			 "events", (json_int_t)model__events(m),
+			 "dropped", (json_int_t)model__dropped(m),
+			 "drops", drops,
+			 "free_unknown", (json_int_t)m->counters[LT_CNT_FREE_UNKNOWN],
+			 "nested", (json_int_t)m->counters[LT_CNT_NESTED],
+			 "failed_allocs", (json_int_t)m->counters[LT_CNT_FAILED_ALLOCS],
+			 "fd_events", (json_int_t)m->counters[LT_CNT_FD_EVENTS],
+			 "probes", (json_int_t)m->probes_attached,
+			 "collect_ms", m->collect_ms,
+			 "processes", arr);
+	return root;
+}
+
+int snapshot__write_file(const char *path, const struct model *m)
+{
+	struct atomic_file af;
+	json_t *root = model_json(m);
+	int err, ok;
+
+	if (!root)
+		return -ENOMEM;
+	err = atomic_file__open(&af, path);
+	if (err) {
+		json_decref(root);
+		return err;
+	}
+	ok = json_dumpf(root, af.f, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) == 0;
+	if (ok)
+		fputc('\n', af.f);
+	json_decref(root);
+	err = atomic_file__close(&af, ok);
+	return err ? err : (ok ? 0 : -EIO);
+}
+
+int snapshot__write_line(FILE *out, const struct model *m)
+{
+	json_t *root = model_json(m);
+	int err = 0;
+
+	if (!root)
+		return -ENOMEM;
+	if (json_dumpf(root, out, JSON_COMPACT | JSON_REAL_PRECISION(10)) || fputc('\n', out) == EOF ||
+	    fflush(out))
+		err = -EIO;
+	json_decref(root);
+	return err;
+}

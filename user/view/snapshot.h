@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * snapshot.h - the model as a "leaktop.snapshot/1" JSON document (see README): to a file,
+ * replaced atomically, or as one line of JSON Lines.
+ */
+#ifndef LEAKTOP_SNAPSHOT_H
+#define LEAKTOP_SNAPSHOT_H
+
+#include <stdio.h>
+#include <jansson.h>
+
+#include "core/model.h"
+
+#define SNAPSHOT_SCHEMA "leaktop.snapshot/1"
+
+/* 0 or -errno (-ELOOP: path is a symlink). */
+int snapshot__write_file(const char *path, const struct model *m);
+int snapshot__write_line(FILE *out, const struct model *m);
+
+/* Pieces other JSON writers share: a string (null for NULL, never invalid UTF-8) and a
+ * stack frame as snapshots hold it. */
+json_t *snapshot__string(const char *s);
+json_t *snapshot__frame(const struct sym_frame *f);
+
+#endif

@@ -1,0 +1,1147 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * snapshot_read.c - turns a "leaktop.snapshot/1" file back into a struct model, so `leaktop
+ * report`, `leaktop diff` and the exports render saved data with the code that renders live
+ * data.  It owns the checks a file must pass and their messages.
+ *
+ * The file is parsed by jansson, the library snapshot.c writes it with, with duplicate keys
+ * refused.  Limits that hold whatever the file holds: its size is checked before it is read
+ * (SNAPSHOT_MAX_FILE_BYTES); jansson allocates through a counting allocator that refuses to
+ * go past SNAPSHOT_MAX_JSON_BYTES while a snapshot loads (a small file of many tiny values
+ * could otherwise take gigabytes); jansson stops at JSON_PARSER_MAX_DEPTH levels of nesting;
+ * numbers are bounded to 2^53, so no sum a view makes overflows.  Then every field a view
+ * reads is checked for presence, type and range, and a failure names the field's path
+ * ("processes[2].sites[0].allocs").  Fields added by later versions are ignored; values the
+ * file marks unknown (null) stay unknown in the model.
+ *
+ * The model is built the way model.c builds its own, so model__free() releases it: processes
+ * sorted by (pid, gen) with gen the process's position in the file, sites sorted by (kind,
+ * stack hash), empty histories.  Process totals are the file's, not sums recomputed here.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "cli/options.h"
+#include "view/snapshot.h"
+#include "view/snapshot_read.h"
+
+#define FIX_SNAPSHOT "pass a snapshot file written by leaktop -j"
+#define FIX_DAMAGED "the file is damaged or was not written by leaktop: take a new snapshot " \
+		    "with leaktop -j"
+#define NUM_MAX (1ll << 53)		/* largest count a file may hold (exact in a double) */
+#define SECONDS_MAX 1e9			/* ~31 years */
+#define TIME_BASE_NS (1ull << 62)	/* model clock origin: room for ages before "start" */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* ---------------------------------------------------------------- jansson's memory */
+
+/*
+ * jansson allocates through these from the start of the process (a constructor installs
+ * them, so no jansson value ever predates them).  Outside a load they only count; during a
+ * load, an allocation that would take the load past `limit` fails, jansson reports
+ * json_error_out_of_memory and frees what it built.
+ */
+static struct {
+	long long live;		/* bytes jansson holds now */
+	long long base;		/* `live` when the current load started */
+	long long limit;
+	bool armed;
+	bool refused;		/* the current load hit the limit */
+} jmem = { .limit = SNAPSHOT_MAX_JSON_BYTES };
+
+static void *jmem_malloc(size_t n)
+{
+	max_align_t *h;
+
+	if (jmem.armed && (n > (size_t)jmem.limit ||
+			   jmem.live - jmem.base > jmem.limit - (long long)n)) {
+		jmem.refused = true;
+		return NULL;
+	}
+	h = malloc(sizeof(*h) + n);
+	if (!h)
+		return NULL;
+	*(size_t *)h = n;
+	jmem.live += n;
+	return h + 1;
+}
+
+static void jmem_free(void *ptr)
+{
+	max_align_t *h;
+
+	if (!ptr)
+		return;
+	h = (max_align_t *)ptr - 1;
+	jmem.live -= *(size_t *)h;
+	free(h);
+}
+
+__attribute__((constructor)) static void jmem_install(void)
+{
+	json_set_alloc_funcs(jmem_malloc, jmem_free);
+}
+
+static void jmem_arm(bool on)
+{
+	jmem.armed = on;
+	jmem.base = jmem.live;
+	if (on)
+		jmem.refused = false;
+}
+
+size_t snapshot__set_json_limit(size_t bytes)
+{
+	size_t old = jmem.limit;
+
+	jmem.limit = bytes;
+	return old;
+}
+
+/* ---------------------------------------------------------------- loading */
+
+/* Messages are one line: control characters from a path or from the file become '?'. */
+static void one_line(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+static const struct {
+	enum json_error_code code;
+	const char *cause;	/* follows "snapshot PATH " */
+	const char *fix;
+	bool detail;		/* add jansson's position and message */
+} parse_errors[] = {
+	{ json_error_premature_end_of_input, "is truncated (it ends inside a JSON value)",
+	  "use a complete snapshot: leaktop -j replaces its file whole, copy that file", false },
+	{ json_error_stack_overflow, "nests JSON deeper than " STR(JSON_PARSER_MAX_DEPTH)
+	  " levels", FIX_SNAPSHOT, false },
+	{ json_error_out_of_memory, "is too large to load: its JSON values need more memory than "
+	  "a snapshot may use", FIX_SNAPSHOT, false },
+	{ json_error_end_of_input_expected, "holds more than one JSON value",
+	  "pass one snapshot (from JSON Lines written by -j -, take one line: "
+	  "tail -n 1 FILE > snapshot.json)", true },
+	{ json_error_duplicate_key, "has a duplicate key", FIX_SNAPSHOT, true },
+	{ json_error_invalid_utf8, "is not valid UTF-8", FIX_SNAPSHOT, true },
+	{ json_error_numeric_overflow, "has a number out of range", FIX_SNAPSHOT, true },
+};
+
+/* The first byte of a document that is not white space (0 if none). */
+static int first_byte(const unsigned char *buf, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strchr(" \t\r\n", buf[i]))
+			return buf[i];
+	return 0;
+}
+
+/* `first`: the document's first byte (first_byte()). */
+static int parse_error(const char *name, const json_error_t *je, size_t size, int first,
+		       char *err, size_t len)
+{
+	enum json_error_code code = json_error_code(je);
+	const char *cause = "is not valid JSON", *fix = FIX_SNAPSHOT;
+	bool detail = true;
+
+	/* Some of jansson's allocation failures come back without an error code. */
+	if (jmem.refused)
+		code = json_error_out_of_memory;
+	/* An object or array that fails at its very end was cut there ("nu", "2.", "\u1"). */
+	if ((code == json_error_invalid_syntax || code == json_error_invalid_utf8) &&
+	    (size_t)je->position >= size && (first == '{' || first == '['))
+		code = json_error_premature_end_of_input;
+	for (size_t i = 0; i < sizeof(parse_errors) / sizeof(parse_errors[0]); i++) {
+		if (parse_errors[i].code != code)
+			continue;
+		cause = parse_errors[i].cause;
+		fix = parse_errors[i].fix;
+		detail = parse_errors[i].detail;
+	}
+	if (detail)
+		snprintf(err, len, "snapshot %s %s (line %d, column %d: %s); %s", name, cause,
+			 je->line, je->column, je->text, fix);
+	else
+		snprintf(err, len, "snapshot %s %s; %s", name, cause, fix);
+	return code == json_error_out_of_memory ? -ENOMEM : -EINVAL;
+}
+
+static int check_schema(json_t *root, const char *name, char *err, size_t len)
+{
+	json_t *schema;
+
+	if (!json_is_object(root)) {
+		snprintf(err, len, "%s is not a leaktop snapshot (a JSON %s, not an object); "
+			 FIX_SNAPSHOT, name, json_is_array(root) ? "array" : "scalar");
+		return -EINVAL;
+	}
+	schema = json_object_get(root, "schema");
+	if (!schema) {
+		snprintf(err, len, "%s is not a leaktop snapshot (it has no \"schema\" field); "
+			 FIX_SNAPSHOT, name);
+		return -EINVAL;
+	}
+	if (!json_is_string(schema) || strcmp(json_string_value(schema), SNAPSHOT_SCHEMA)) {
+		snprintf(err, len, "%s is not a leaktop snapshot (schema \"%.60s\", expected \""
+			 SNAPSHOT_SCHEMA "\"); " FIX_SNAPSHOT, name,
+			 json_is_string(schema) ? json_string_value(schema) : "(not a string)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int too_large(const char *name, unsigned long long size, char *err, size_t len)
+{
+	snprintf(err, len, "snapshot %s is %.1f MiB, more than the %llu MiB a snapshot may be; "
+		 FIX_SNAPSHOT, name, size / 1048576.0, SNAPSHOT_MAX_FILE_BYTES >> 20);
+	return -EFBIG;
+}
+
+int snapshot__load(const char *path, json_t **root, char *err, size_t len)
+{
+	unsigned char head[256];
+	json_error_t je;
+	struct stat st;
+	FILE *f = NULL;
+	ssize_t n;
+	int fd, ret = 0;
+
+	*root = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, len, "cannot open snapshot %s: %s; check the path", path,
+			 strerror(-ret));
+		goto out;
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		snprintf(err, len, "cannot read snapshot %s: %s; check the path", path,
+			 strerror(-ret));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		snprintf(err, len, "%s is %s, not a snapshot file; " FIX_SNAPSHOT, path,
+			 S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+		goto out;
+	}
+	if (!st.st_size) {
+		ret = -EINVAL;
+		snprintf(err, len, "snapshot %s is empty; " FIX_SNAPSHOT, path);
+		goto out;
+	}
+	if ((unsigned long long)st.st_size > SNAPSHOT_MAX_FILE_BYTES) {
+		ret = too_large(path, st.st_size, err, len);
+		goto out;
+	}
+	n = pread(fd, head, sizeof(head), 0);
+	/* Buffered: json_loadfd() would make one read() per byte. */
+	f = fdopen(fd, "r");
+	if (!f) {
+		ret = -errno;
+		snprintf(err, len, "cannot read snapshot %s: %s; free some memory and retry", path,
+			 strerror(-ret));
+		goto out;
+	}
+	fd = -1;
+	jmem_arm(true);
+	*root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+	jmem_arm(false);
+	if (!*root) {
+		ret = parse_error(path, &je, st.st_size, first_byte(head, n > 0 ? n : 0), err,
+				  len);
+		goto out;
+	}
+	ret = check_schema(*root, path, err, len);
+out:
+	if (f)
+		fclose(f);
+	if (fd >= 0)
+		close(fd);
+	if (ret) {
+		json_decref(*root);
+		*root = NULL;
+		one_line(err);
+	}
+	return ret;
+}
+
+static int load_buf(const void *buf, size_t size, const char *name, json_t **root, char *err,
+		    size_t len)
+{
+	json_error_t je;
+	int ret = 0;
+
+	*root = NULL;
+	if (!size) {
+		ret = -EINVAL;
+		snprintf(err, len, "snapshot %s is empty; " FIX_SNAPSHOT, name);
+		goto out;
+	}
+	if (size > SNAPSHOT_MAX_FILE_BYTES) {
+		ret = too_large(name, size, err, len);
+		goto out;
+	}
+	jmem_arm(true);
+	*root = json_loadb(buf, size, JSON_REJECT_DUPLICATES, &je);
+	jmem_arm(false);
+	if (!*root) {
+		ret = parse_error(name, &je, size, first_byte(buf, size < 256 ? size : 256), err,
+				  len);
+		goto out;
+	}
+	ret = check_schema(*root, name, err, len);
+out:
+	if (ret) {
+		json_decref(*root);
+		*root = NULL;
+		one_line(err);
+	}
+	return ret;
+}
+
+/* ---------------------------------------------------------------- field checks */
+
+/* Where the reader is in the document, for messages: "processes[2].sites[0]". */
+struct rd {
+	char *err;
+	size_t len;
+	char where[192];
+};
+
+static const char *const type_names[] = {
+	[JSON_OBJECT] = "an object", [JSON_ARRAY] = "an array", [JSON_STRING] = "a string",
+	[JSON_INTEGER] = "an integer", [JSON_REAL] = "a real number", [JSON_TRUE] = "true",
+	[JSON_FALSE] = "false", [JSON_NULL] = "null",
+};
+
+static size_t at_key(struct rd *r, const char *key)
+{
+	size_t mark = strlen(r->where);
+
+	snprintf(r->where + mark, sizeof(r->where) - mark, "%s%s", mark ? "." : "", key);
+	return mark;
+}
+
+static size_t at_index(struct rd *r, size_t i)
+{
+	size_t mark = strlen(r->where);
+
+	snprintf(r->where + mark, sizeof(r->where) - mark, "[%zu]", i);
+	return mark;
+}
+
+static void back(struct rd *r, size_t mark)
+{
+	r->where[mark] = '\0';
+}
+
+/* "<where>.<key> <why>"; always -EINVAL. */
+__attribute__((format(printf, 3, 4)))
+static int bad(struct rd *r, const char *key, const char *fmt, ...)
+{
+	size_t mark = key ? at_key(r, key) : strlen(r->where);
+	int n = snprintf(r->err, r->len, "%s ", r->where[0] ? r->where : "the document");
+	va_list ap;
+
+	back(r, mark);
+	if (n < 0 || (size_t)n >= r->len)
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(r->err + n, r->len - n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int bad_type(struct rd *r, const char *key, const json_t *v, const char *want)
+{
+	return bad(r, key, "is %s, expected %s", type_names[json_typeof(v)], want);
+}
+
+enum {
+	F_REQ = 1 << 0,		/* must be present */
+	F_NULL = 1 << 1,	/* may be null: unknown, left 0 */
+};
+
+/* A member that must be `type` (or null, with F_NULL); NULL when absent or null. */
+static int member(struct rd *r, json_t *obj, const char *key, json_type type, unsigned int flags,
+		  json_t **out)
+{
+	static const char *const want[] = {
+		[JSON_OBJECT] = "an object", [JSON_ARRAY] = "an array", [JSON_STRING] = "a string",
+		[JSON_INTEGER] = "an integer", [JSON_REAL] = "a number", [JSON_TRUE] = "a boolean",
+		[JSON_FALSE] = "a boolean", [JSON_NULL] = "null",
+	};
+	json_t *v = json_object_get(obj, key);
+	bool ok;
+
+	*out = NULL;
+	if (!v)
+		return flags & F_REQ ? bad(r, key, "is missing") : 0;
+	if (json_is_null(v)) {
+		if (flags & F_NULL)
+			return 0;
+		return bad(r, key, "is null, expected %s", want[type]);
+	}
+	if (type == JSON_REAL)
+		ok = json_is_number(v);
+	else if (type == JSON_TRUE || type == JSON_FALSE)
+		ok = json_is_boolean(v);
+	else
+		ok = json_typeof(v) == type;
+	if (!ok)
+		return bad_type(r, key, v, want[type]);
+	*out = v;
+	return 0;
+}
+
+struct int_field {
+	const char *key;
+	size_t off;		/* into the destination */
+	unsigned char size;	/* 4 or 8 bytes */
+	long long min, max;
+	unsigned char flags;
+};
+
+/* Read integer fields into dst; bit i of *known is set when field i held a number. */
+static int read_ints(struct rd *r, json_t *obj, void *dst, const struct int_field *f, size_t n,
+		     unsigned int *known)
+{
+	unsigned int mask = 0;
+	int ret;
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *v;
+		long long x;
+
+		ret = member(r, obj, f[i].key, JSON_INTEGER, f[i].flags, &v);
+		if (ret)
+			return ret;
+		if (!v)
+			continue;
+		x = json_integer_value(v);
+		if (x < f[i].min || x > f[i].max)
+			return bad(r, f[i].key, "is %lld, expected %lld to %lld", x, f[i].min,
+				   f[i].max);
+		if (f[i].size == 8) {
+			int64_t v64 = x;
+
+			memcpy((char *)dst + f[i].off, &v64, 8);
+		} else {
+			uint32_t v32 = (uint32_t)x;
+
+			memcpy((char *)dst + f[i].off, &v32, 4);
+		}
+		mask |= 1u << i;
+	}
+	if (known)
+		*known = mask;
+	return 0;
+}
+
+struct real_field {
+	const char *key;
+	size_t off;		/* of a double in the destination */
+	double min, max;
+	unsigned char flags;
+};
+
+static int read_reals(struct rd *r, json_t *obj, void *dst, const struct real_field *f, size_t n,
+		      unsigned int *known)
+{
+	unsigned int mask = 0;
+	int ret;
+
+	for (size_t i = 0; i < n; i++) {
+		json_t *v;
+		double x;
+
+		ret = member(r, obj, f[i].key, JSON_REAL, f[i].flags, &v);
+		if (ret)
+			return ret;
+		if (!v)
+			continue;
+		x = json_number_value(v);
+		if (!isfinite(x) || x < f[i].min || x > f[i].max)
+			return bad(r, f[i].key, "is %g, expected %g to %g", x, f[i].min, f[i].max);
+		memcpy((char *)dst + f[i].off, &x, sizeof(x));
+		mask |= 1u << i;
+	}
+	if (known)
+		*known = mask;
+	return 0;
+}
+
+/* A string member copied with strdup (*out NULL when absent or null). */
+static int read_strdup(struct rd *r, json_t *obj, const char *key, unsigned int flags, char **out)
+{
+	json_t *v;
+	int ret = member(r, obj, key, JSON_STRING, flags | F_NULL, &v);
+
+	*out = NULL;
+	if (ret || !v)
+		return ret;
+	*out = strdup(json_string_value(v));
+	return *out ? 0 : -ENOMEM;
+}
+
+/* A string member copied into buf (truncated); "" when absent or null. */
+static int read_strbuf(struct rd *r, json_t *obj, const char *key, unsigned int flags, char *buf,
+		       size_t size)
+{
+	json_t *v;
+	int ret = member(r, obj, key, JSON_STRING, flags | F_NULL, &v);
+
+	buf[0] = '\0';
+	if (ret || !v)
+		return ret;
+	snprintf(buf, size, "%s", json_string_value(v));
+	return 0;
+}
+
+static int read_bool(struct rd *r, json_t *obj, const char *key, unsigned int flags, bool *out)
+{
+	json_t *v;
+	int ret = member(r, obj, key, JSON_TRUE, flags, &v);
+
+	*out = v && json_is_true(v);
+	return ret;
+}
+
+/* "0x55d0c0ffee00" (at most 16 hex digits). */
+static int parse_hex(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t n = 0;
+
+	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return -EINVAL;
+	for (s += 2; *s; s++, n++) {
+		int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if ((*s | 0x20) >= 'a' && (*s | 0x20) <= 'f')
+			d = (*s | 0x20) - 'a' + 10;
+		else
+			return -EINVAL;
+		if (n == 16)
+			return -EINVAL;
+		v = v << 4 | d;
+	}
+	if (!n)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Digits of a fixed-width field; -1 if any is not a digit. */
+static int digits(const char *s, int n)
+{
+	int v = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+/* RFC 3339 ("2026-11-21T10:00:00Z", with an optional fraction and offset) to Unix seconds. */
+static int parse_time(const char *s, double *out)
+{
+	struct tm tm = {};
+	double frac = 0, scale = 0.1;
+	int offset = 0, y, mo, d, h, mi, sec;
+	const char *p;
+	time_t t;
+
+	if (strlen(s) < 20 || s[4] != '-' || s[7] != '-' || (s[10] | 0x20) != 't' ||
+	    s[13] != ':' || s[16] != ':')
+		return -EINVAL;
+	y = digits(s, 4);
+	mo = digits(s + 5, 2);
+	d = digits(s + 8, 2);
+	h = digits(s + 11, 2);
+	mi = digits(s + 14, 2);
+	sec = digits(s + 17, 2);
+	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 ||
+	    mi > 59 || sec < 0 || sec > 60)
+		return -EINVAL;
+	p = s + 19;
+	if (*p == '.') {
+		if (p[1] < '0' || p[1] > '9')
+			return -EINVAL;
+		for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10)
+			frac += (*p - '0') * scale;
+	}
+	if ((*p | 0x20) == 'z') {
+		p++;
+	} else if ((*p == '+' || *p == '-') && digits(p + 1, 2) >= 0 && p[3] == ':' &&
+		   digits(p + 4, 2) >= 0) {
+		offset = (digits(p + 1, 2) * 60 + digits(p + 4, 2)) * 60 * (*p == '-' ? -1 : 1);
+		p += 6;
+	} else {
+		return -EINVAL;
+	}
+	if (*p)
+		return -EINVAL;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	t = timegm(&tm);
+	if (t == (time_t)-1)
+		return -EINVAL;
+	*out = (double)t - offset + frac;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- the model */
+
+static void site_clear(struct site *s)
+{
+	for (uint32_t i = 0; i < s->n_frames; i++)
+		sym_frame__clear(&s->frames[i]);
+	free(s->frames);
+	series__free(&s->hist);
+	memset(s, 0, sizeof(*s));
+}
+
+static void process_clear(struct process *p)
+{
+	for (size_t i = 0; i < p->n_sites; i++)
+		site_clear(&p->sites[i]);
+	free(p->sites);
+	free(p->cmdline);
+	memset(p, 0, sizeof(*p));
+}
+
+static int read_frame(struct rd *r, json_t *jf, struct sym_frame *f)
+{
+	static const struct int_field fields[] = {
+		{ "offset", offsetof(struct sym_frame, offset), 8, 0, NUM_MAX, F_NULL },
+		{ "line", offsetof(struct sym_frame, line), 4, 0, 0x7fffffff, F_NULL },
+	};
+	json_t *addr;
+	int ret;
+
+	if (!json_is_object(jf))
+		return bad_type(r, NULL, jf, "an object");
+	ret = member(r, jf, "addr", JSON_STRING, F_REQ, &addr);
+	if (ret)
+		return ret;
+	if (parse_hex(json_string_value(addr), &f->addr))
+		return bad(r, "addr", "is \"%.40s\", expected a hex address like "
+			   "\"0x55d0c0ffee00\"", json_string_value(addr));
+	ret = read_ints(r, jf, f, fields, sizeof(fields) / sizeof(fields[0]), NULL);
+	if (!ret)
+		ret = read_strdup(r, jf, "symbol", 0, &f->symbol);
+	if (!ret)
+		ret = read_strdup(r, jf, "module", 0, &f->module);
+	if (!ret)
+		ret = read_strdup(r, jf, "file", 0, &f->file);
+	if (!f->symbol)
+		f->offset = 0;
+	return ret;
+}
+
+static int read_stack(struct rd *r, json_t *js, struct site *s)
+{
+	size_t n = json_array_size(js), mark;
+	int ret = 0;
+
+	s->frames = n ? calloc(n, sizeof(*s->frames)) : NULL;
+	if (n && !s->frames)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && !ret; i++) {
+		mark = at_index(r, i);
+		s->n_frames++;
+		ret = read_frame(r, json_array_get(js, i), &s->frames[i]);
+		back(r, mark);
+	}
+	return ret;
+}
+
+static int read_fd_details(struct rd *r, json_t *js, struct site *s)
+{
+	json_t *types, *samples, *v;
+	const char *name;
+	int ret;
+
+	ret = member(r, js, "fd_types", JSON_OBJECT, F_NULL, &types);
+	if (!ret && types) {
+		size_t mark = at_key(r, "fd_types");
+
+		json_object_foreach(types, name, v) {
+			if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+			    json_integer_value(v) > UINT32_MAX) {
+				ret = bad(r, name, "is not a count of descriptors");
+				break;
+			}
+			for (int t = 0; t < FD_TYPE__COUNT; t++)
+				if (!strcmp(name, fd_type_names[t]))
+					s->fd_types[t] = json_integer_value(v);
+		}
+		back(r, mark);
+	}
+	if (!ret)
+		ret = member(r, js, "fd_samples", JSON_ARRAY, F_NULL, &samples);
+	for (size_t i = 0; !ret && samples && i < json_array_size(samples); i++) {
+		v = json_array_get(samples, i);
+		if (!json_is_string(v)) {
+			size_t mark = at_key(r, "fd_samples");
+
+			at_index(r, i);
+			ret = bad_type(r, NULL, v, "a string");
+			back(r, mark);
+			break;
+		}
+		if (s->n_fd_samples < FD_SAMPLES)
+			snprintf(s->fd_samples[s->n_fd_samples++], sizeof(s->fd_samples[0]), "%s",
+				 json_string_value(v));
+	}
+	return ret;
+}
+
+static const struct {
+	const char *name;
+	enum lt_site_kind kind;
+} site_kinds[] = {
+	{ "heap", LT_KIND_HEAP },
+	{ "fd", LT_KIND_FD },
+};
+
+/* Fill s from js; *skip when the site is of a kind this version does not know. */
+static int read_site(struct rd *r, json_t *js, uint64_t now_ns, struct site *s, bool *skip)
+{
+	static const struct int_field ints[] = {
+		{ "outstanding_bytes", offsetof(struct site, val.outstanding_bytes), 8, -NUM_MAX,
+		  NUM_MAX, F_REQ },
+		{ "outstanding_count", offsetof(struct site, val.outstanding_count), 8, -NUM_MAX,
+		  NUM_MAX, F_REQ },
+		{ "allocs", offsetof(struct site, val.allocs), 8, 0, NUM_MAX, F_REQ },
+		{ "frees", offsetof(struct site, val.frees), 8, 0, NUM_MAX, F_REQ },
+		{ "alloc_bytes", offsetof(struct site, val.alloc_bytes), 8, 0, NUM_MAX, F_NULL },
+		{ "repaired", offsetof(struct site, repaired), 8, 0, NUM_MAX, F_NULL },
+	};
+	static const struct real_field reals[] = {
+		{ "growth_per_s", offsetof(struct site, growth_per_s), -1e300, 1e300, F_REQ },
+		{ "trend_z", offsetof(struct site, trend_z), -1e300, 1e300, F_NULL },
+	};
+	json_t *kind, *stack, *id, *age;
+	int ret;
+
+	*skip = false;
+	if (!json_is_object(js))
+		return bad_type(r, NULL, js, "an object");
+	ret = member(r, js, "kind", JSON_STRING, F_REQ, &kind);
+	if (ret)
+		return ret;
+	*skip = true;
+	for (size_t i = 0; i < sizeof(site_kinds) / sizeof(site_kinds[0]); i++) {
+		if (strcmp(json_string_value(kind), site_kinds[i].name))
+			continue;
+		s->kind = s->key.kind = site_kinds[i].kind;
+		*skip = false;
+	}
+	if (*skip)
+		return 0;
+	ret = read_ints(r, js, s, ints, sizeof(ints) / sizeof(ints[0]), NULL);
+	if (!ret)
+		ret = read_reals(r, js, s, reals, sizeof(reals) / sizeof(reals[0]), NULL);
+	if (!ret)
+		ret = read_bool(r, js, "flagged", F_REQ, &s->flagged);
+	if (!ret)
+		ret = member(r, js, "oldest_age_s", JSON_REAL, F_NULL, &age);
+	if (!ret && age && (json_number_value(age) < 0 || json_number_value(age) > SECONDS_MAX))
+		ret = bad(r, "oldest_age_s", "is %g, expected 0 to %g", json_number_value(age),
+			  SECONDS_MAX);
+	if (!ret)
+		ret = member(r, js, "stack_id", JSON_STRING, F_NULL, &id);
+	if (!ret && id) {
+		char hex[24];
+		uint64_t hash;
+
+		snprintf(hex, sizeof(hex), "0x%.20s", json_string_value(id));
+		if (parse_hex(hex, &hash))
+			ret = bad(r, "stack_id", "is \"%.40s\", expected up to 16 hex digits",
+				  json_string_value(id));
+		s->key.stack_hash = hash;
+	}
+	if (!ret)
+		ret = member(r, js, "stack", JSON_ARRAY, F_REQ, &stack);
+	if (!ret) {
+		size_t mark = at_key(r, "stack");
+
+		ret = read_stack(r, stack, s);
+		back(r, mark);
+	}
+	if (ret)
+		return ret;
+	/* The file has what a view shows: outstanding and frees with fd repairs applied. */
+	if (s->repaired > s->val.frees)
+		return bad(r, "repaired", "is more than frees (%llu)",
+			   (unsigned long long)s->val.frees);
+	s->val.frees -= s->repaired;
+	s->val.outstanding_count += s->repaired;
+	if (age && s->val.outstanding_count > 0)
+		s->val.live_since_ns = now_ns - (uint64_t)(json_number_value(age) * 1e9);
+	if (s->kind == LT_KIND_FD)
+		ret = read_fd_details(r, js, s);
+	return ret;
+}
+
+static int cmp_site_key(const void *a, const void *b)
+{
+	const struct site *x = a, *y = b;
+
+	if (x->key.kind != y->key.kind)
+		return x->key.kind < y->key.kind ? -1 : 1;
+	if (x->key.stack_hash != y->key.stack_hash)
+		return x->key.stack_hash < y->key.stack_hash ? -1 : 1;
+	return 0;
+}
+
+static int read_sites(struct rd *r, json_t *arr, uint64_t now_ns, struct process *p)
+{
+	size_t n = json_array_size(arr), mark;
+	int ret = 0;
+
+	p->sites = n ? calloc(n, sizeof(*p->sites)) : NULL;
+	if (n && !p->sites)
+		return -ENOMEM;
+	p->cap_sites = n;
+	for (size_t i = 0; i < n && !ret; i++) {
+		struct site *s = &p->sites[p->n_sites++];
+		bool skip;
+
+		mark = at_index(r, i);
+		ret = read_site(r, json_array_get(arr, i), now_ns, s, &skip);
+		back(r, mark);
+		if (skip) {
+			site_clear(s);
+			p->n_sites--;
+		}
+	}
+	if (!ret)
+		qsort(p->sites, p->n_sites, sizeof(*p->sites), cmp_site_key);
+	return ret;
+}
+
+static int read_counters(struct rd *r, json_t *jp, struct process *p)
+{
+	static const struct int_field fields[] = {
+		{ "rss_bytes", offsetof(struct proc_counters, rss_bytes), 8, 0, NUM_MAX, F_NULL },
+		{ "vm_bytes", offsetof(struct proc_counters, vm_bytes), 8, 0, NUM_MAX, F_NULL },
+		{ "fd_count", offsetof(struct proc_counters, fd_count), 4, 0, UINT32_MAX, F_NULL },
+		{ "threads", offsetof(struct proc_counters, threads), 4, 0, UINT32_MAX, F_NULL },
+	};
+	unsigned int known;
+	json_t *c;
+	size_t mark;
+	int ret = member(r, jp, "counters", JSON_OBJECT, F_NULL, &c);
+
+	if (ret || !c)
+		return ret;
+	mark = at_key(r, "counters");
+	ret = read_ints(r, c, &p->counters, fields, 4, &known);
+	back(r, mark);
+	/* Counters are one reading of /proc: all known or none. */
+	p->counters.valid = !ret && known == 0xf;
+	return ret;
+}
+
+static int read_fd_totals(struct rd *r, json_t *jp, struct process *p, bool *has_fd)
+{
+	static const struct int_field fields[] = {
+		{ "outstanding_count", offsetof(struct process, fd_outstanding), 8, -NUM_MAX,
+		  NUM_MAX, F_REQ },
+		{ "opens", offsetof(struct process, fd_opens), 8, 0, NUM_MAX, F_REQ },
+		{ "closes", offsetof(struct process, fd_closes), 8, 0, NUM_MAX, F_REQ },
+		{ "repaired", offsetof(struct process, fd_repaired), 8, 0, NUM_MAX, F_NULL },
+		{ "untracked", offsetof(struct process, fd_untracked), 4, 0, UINT32_MAX, F_NULL },
+	};
+	unsigned int known;
+	json_t *fd;
+	size_t mark;
+	int ret = member(r, jp, "fd", JSON_OBJECT, F_NULL, &fd);
+
+	if (ret || !fd)
+		return ret;
+	*has_fd = true;
+	mark = at_key(r, "fd");
+	ret = read_ints(r, fd, p, fields, sizeof(fields) / sizeof(fields[0]), &known);
+	back(r, mark);
+	p->fd_census_valid = known & (1u << 4);
+	return ret;
+}
+
+static int read_flags(struct rd *r, json_t *jp, struct process *p)
+{
+	json_t *flags, *v;
+	size_t i;
+	int ret = member(r, jp, "flags", JSON_ARRAY, F_NULL, &flags);
+
+	if (ret || !flags)
+		return ret;
+	json_array_foreach(flags, i, v) {
+		if (!json_is_string(v)) {
+			size_t mark = at_key(r, "flags");
+
+			at_index(r, i);
+			ret = bad_type(r, NULL, v, "a string");
+			back(r, mark);
+			return ret;
+		}
+		/* Flags a later version adds are not ours to show. */
+		for (int f = 0; f < 4; f++)
+			if (!strcmp(json_string_value(v), process_flag_names[f]))
+				p->flags |= 1u << f;
+	}
+	return 0;
+}
+
+static int read_process(struct rd *r, json_t *jp, uint64_t now_ns, struct process *p,
+			bool *has_fd)
+{
+	static const struct int_field ids[] = {
+		{ "pid", offsetof(struct process, pid), 4, 1, 0x7fffffff, F_REQ },
+		{ "start_ticks", offsetof(struct process, start_ticks), 8, 0, NUM_MAX, F_NULL },
+	};
+	static const struct int_field heap[] = {
+		{ "outstanding_bytes", offsetof(struct process, heap_outstanding_bytes), 8,
+		  -NUM_MAX, NUM_MAX, F_REQ },
+		{ "outstanding_count", offsetof(struct process, heap_outstanding_count), 8,
+		  -NUM_MAX, NUM_MAX, F_REQ },
+		{ "allocs", offsetof(struct process, heap_allocs), 8, 0, NUM_MAX, F_REQ },
+		{ "frees", offsetof(struct process, heap_frees), 8, 0, NUM_MAX, F_REQ },
+	};
+	json_t *jh, *sites;
+	size_t mark;
+	int ret;
+
+	if (!json_is_object(jp))
+		return bad_type(r, NULL, jp, "an object");
+	ret = read_ints(r, jp, p, ids, 2, NULL);
+	if (!ret)
+		ret = read_strbuf(r, jp, "comm", 0, p->comm, sizeof(p->comm));
+	if (!ret)
+		ret = read_strdup(r, jp, "cmdline", 0, &p->cmdline);
+	if (!ret)
+		ret = read_counters(r, jp, p);
+	if (!ret)
+		ret = member(r, jp, "heap", JSON_OBJECT, F_REQ, &jh);
+	if (!ret) {
+		mark = at_key(r, "heap");
+		ret = read_ints(r, jh, p, heap, 4, NULL);
+		back(r, mark);
+	}
+	if (!ret)
+		ret = read_fd_totals(r, jp, p, has_fd);
+	if (!ret)
+		ret = read_flags(r, jp, p);
+	if (!ret)
+		ret = read_bool(r, jp, "exited", 0, &p->exited);
+	if (!ret)
+		ret = member(r, jp, "sites", JSON_ARRAY, F_REQ, &sites);
+	if (!ret) {
+		mark = at_key(r, "sites");
+		ret = read_sites(r, sites, now_ns, p);
+		back(r, mark);
+	}
+	/* It was in the snapshot, so it was shown: keep it shown whatever its numbers. */
+	p->target = true;
+	return ret;
+}
+
+static int cmp_proc_key(const void *a, const void *b)
+{
+	const struct process *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+static const struct {
+	const char *key;
+	enum lt_counter idx;
+} stat_counters[] = {
+	{ "events", LT_CNT_EVENTS },
+	{ "free_unknown", LT_CNT_FREE_UNKNOWN },
+	{ "nested", LT_CNT_NESTED },
+	{ "failed_allocs", LT_CNT_FAILED_ALLOCS },
+	{ "fd_events", LT_CNT_FD_EVENTS },
+};
+
+static int read_stats(struct rd *r, json_t *root, struct model *m, struct snapshot_info *info)
+{
+	static const struct int_field misc[] = {
+		{ "dropped", offsetof(struct snapshot_info, dropped), 8, 0, NUM_MAX, F_REQ },
+	};
+	static const struct int_field probes[] = {
+		{ "probes", offsetof(struct model, probes_attached), 8, 0, NUM_MAX, F_NULL },
+	};
+	static const struct real_field collect[] = {
+		{ "collect_ms", offsetof(struct model, collect_ms), 0, 1e12, F_NULL },
+	};
+	json_t *stats, *drops;
+	uint64_t sum = 0;
+	size_t mark;
+	int ret = member(r, root, "stats", JSON_OBJECT, F_REQ, &stats);
+
+	if (ret)
+		return ret;
+	mark = at_key(r, "stats");
+	for (size_t i = 0; !ret && i < sizeof(stat_counters) / sizeof(stat_counters[0]); i++) {
+		struct int_field f = { stat_counters[i].key, 0, 8, 0, NUM_MAX,
+				       stat_counters[i].idx == LT_CNT_EVENTS ? F_REQ : F_NULL };
+
+		ret = read_ints(r, stats, &m->counters[stat_counters[i].idx], &f, 1, NULL);
+	}
+	if (!ret)
+		ret = read_ints(r, stats, info, misc, 1, NULL);
+	if (!ret)
+		ret = read_ints(r, stats, m, probes, 1, NULL);
+	if (!ret)
+		ret = read_reals(r, stats, m, collect, 1, NULL);
+	if (!ret)
+		ret = member(r, stats, "drops", JSON_OBJECT, F_NULL, &drops);
+	for (int i = 0; !ret && drops && i < LT_DROP__COUNT; i++) {
+		struct int_field f = { drop_names[i], 0, 8, 0, NUM_MAX, F_NULL };
+
+		ret = read_ints(r, drops, &m->drops[i], &f, 1, NULL);
+		sum += m->drops[i];
+	}
+	if (!ret && sum > info->dropped)
+		ret = bad(r, "drops", "add up to %llu, more than dropped (%llu)",
+			  (unsigned long long)sum, (unsigned long long)info->dropped);
+	/*
+	 * Losses of a cause this version does not know (or a file without the breakdown) have
+	 * no slot of their own; views show the total, which must stay the file's.
+	 */
+	if (!ret)
+		m->drops[0] += info->dropped - sum;
+	back(r, mark);
+	return ret;
+}
+
+int snapshot__from_json(json_t *root, const char *name, const struct snapshot_read_opts *o,
+			struct model *m, struct snapshot_info *info, char *err, size_t len)
+{
+	static const struct real_field times[] = {
+		{ "elapsed_s", offsetof(struct snapshot_info, elapsed_s), 0, SECONDS_MAX, F_REQ },
+	};
+	static const struct real_field interval[] = {
+		{ "interval_s", offsetof(struct model, interval_s), 0, SECONDS_MAX, F_REQ },
+	};
+	char why[384] = "";
+	struct rd r = { .err = why, .len = sizeof(why) };
+	json_t *t, *procs;
+	bool has_fd = false;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	memset(info, 0, sizeof(*info));
+	ret = read_reals(&r, root, info, times, 1, NULL);
+	if (!ret)
+		ret = read_reals(&r, root, m, interval, 1, NULL);
+	if (!ret)
+		ret = member(&r, root, "time", JSON_STRING, F_REQ, &t);
+	if (!ret && parse_time(json_string_value(t), &info->time_s))
+		ret = bad(&r, "time", "is \"%.40s\", expected an RFC 3339 time like "
+			  "\"2026-11-21T10:00:00Z\"", json_string_value(t));
+	if (!ret)
+		snprintf(info->time, sizeof(info->time), "%s", json_string_value(t));
+	if (!ret)
+		ret = read_strbuf(&r, root, "host", 0, info->host, sizeof(info->host));
+	if (!ret)
+		ret = read_stats(&r, root, m, info);
+	if (!ret)
+		ret = member(&r, root, "processes", JSON_ARRAY, F_REQ, &procs);
+	if (ret)
+		goto out;
+
+	m->start_ns = TIME_BASE_NS;
+	m->now_ns = TIME_BASE_NS + (uint64_t)(info->elapsed_s * 1e9);
+	m->n_procs = 0;
+	m->cap_procs = json_array_size(procs);
+	m->procs = m->cap_procs ? calloc(m->cap_procs, sizeof(*m->procs)) : NULL;
+	if (m->cap_procs && !m->procs) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < m->cap_procs && !ret; i++) {
+		struct process *p = &m->procs[m->n_procs++];
+		size_t mark = at_key(&r, "processes");
+
+		at_index(&r, i);
+		p->gen = i + 1;
+		ret = read_process(&r, json_array_get(procs, i), m->now_ns, p, &has_fd);
+		back(&r, mark);
+		if (!ret && o && o->pid && p->pid != o->pid) {
+			process_clear(p);
+			m->n_procs--;
+		}
+	}
+	qsort(m->procs, m->n_procs, sizeof(*m->procs), cmp_proc_key);
+	m->resources = RES_HEAP | (has_fd ? RES_FD : 0);
+out:
+	if (ret == -ENOMEM)
+		snprintf(err, len, "out of memory reading snapshot %s; free some memory and retry",
+			 name);
+	else if (ret)
+		snprintf(err, len, "snapshot %s: %s; " FIX_DAMAGED, name, why);
+	if (ret)
+		one_line(err);
+	return ret;
+}
+
+int snapshot__read_file(const char *path, const struct snapshot_read_opts *o, struct model *m,
+			struct snapshot_info *info, char *err, size_t len)
+{
+	json_t *root;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	ret = snapshot__load(path, &root, err, len);
+	if (ret)
+		return ret;
+	ret = snapshot__from_json(root, path, o, m, info, err, len);
+	json_decref(root);
+	return ret;
+}
+
+int snapshot__read_buf(const void *buf, size_t size, const char *name,
+		       const struct snapshot_read_opts *o, struct model *m,
+		       struct snapshot_info *info, char *err, size_t len)
+{
+	json_t *root;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	ret = load_buf(buf, size, name, &root, err, len);
+	if (ret)
+		return ret;
+	ret = snapshot__from_json(root, name, o, m, info, err, len);
+	json_decref(root);
+	return ret;
+}
