@@ -4,23 +4,41 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "cli/options.h"
 
+/*
+ * options__parse keeps pointers into argv (o.cmd, o.json_path, o.pprof_path, o.folded_path),
+ * so argv must outlive the options it fills, as main()'s does.  The helper's argv is
+ * therefore not on its own stack: it stays valid until the next parse(), which is as long
+ * as any test looks at what parse() returned.
+ */
+static char *parse_argv[32];
+
 static int parse(struct options *o, char *err, ...)
 {
-	char *argv[32];
+	const size_t max_args = sizeof(parse_argv) / sizeof(parse_argv[0]) - 1;
 	int argc = 0;
 	va_list ap;
+	char *arg;
 
 	va_start(ap, err);
-	argv[argc++] = "leaktop";
-	while ((argv[argc] = va_arg(ap, char *)))
-		argc++;
+	parse_argv[argc++] = "leaktop";
+	while ((arg = va_arg(ap, char *))) {
+		if ((size_t)argc == max_args) {
+			fprintf(stderr, "test_options: parse() takes at most %zu arguments\n",
+				max_args - 1);
+			abort();
+		}
+		parse_argv[argc++] = arg;
+	}
 	va_end(ap);
-	return options__parse(argc, argv, o, err, 256);
+	parse_argv[argc] = NULL;
+	return options__parse(argc, parse_argv, o, err, 256);
 }
 
 static void test_options_defaults_trace_whole_system(void)
@@ -80,6 +98,20 @@ static void test_options_command_after_double_dash_keeps_its_flags(void)
 	CHECK(o.cmd[3] == NULL);
 	CHECK_EQ_INT(o.n_pids, 0);
 	CHECK(o.batch);
+}
+
+static void test_options_paths_and_command_point_into_argv(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK_EQ_INT(parse(&o, err, "-j", "out.json", "--pprof", "p.gz", "--folded", "f.txt",
+			   "--", "ls", NULL), 0);
+	CHECK(o.json_path == parse_argv[2]);
+	CHECK(o.pprof_path == parse_argv[4]);
+	CHECK(o.folded_path == parse_argv[6]);
+	CHECK(o.cmd == &parse_argv[8]);
+	CHECK(o.cmd[1] == NULL);
 }
 
 static void test_options_missing_command_is_an_error(void)
@@ -170,6 +202,7 @@ int main(void)
 	RUN(test_options_pid_list_long_and_short);
 	RUN(test_options_rejects_bad_pid);
 	RUN(test_options_command_after_double_dash_keeps_its_flags);
+	RUN(test_options_paths_and_command_point_into_argv);
 	RUN(test_options_missing_command_is_an_error);
 	RUN(test_options_stray_argument_is_an_error);
 	RUN(test_options_intervals_accept_fractions_only_in_range);

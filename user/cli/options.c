@@ -2,9 +2,10 @@
 /*
  * options.c - parsing of the `leaktop` command line into struct options.
  *
- * Pure: no I/O, no globals, so every accepted and rejected form is unit-tested.  Number
- * parsing is strict (the whole argument must be a number in range); anything else is a
- * usage error described in one line.
+ * Pure: no I/O and no state of its own (only getopt's, reset on each call), so every
+ * accepted and rejected form is unit-tested.  The result points into argv (see options.h).
+ * Number parsing is strict (the whole argument must be a number in range); anything else is
+ * a usage error described in one line.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -47,8 +47,13 @@ struct options {
 };
 
 /*
- * Parse argv (argv[0] is the program or subcommand name).  Returns 0, or -EINVAL with a
- * one-line reason (no trailing newline) in err.
+ * Parse argv (argv[0] is the program or subcommand name, argv[argc] is NULL).  Returns 0, or
+ * -EINVAL with a one-line reason (no trailing newline) in err.
+ *
+ * Nothing is copied: json_path, pprof_path, folded_path and cmd point into argv, so argv
+ * (the array and its strings) must outlive *opts.  argv is not modified ("+": options stop
+ * at the first non-option, nothing is permuted).  Uses getopt_long, whose globals (optind,
+ * opterr) it resets on entry: not reentrant, not thread-safe.
  */
 int options__parse(int argc, char **argv, struct options *opts, char *err, size_t err_len);
 /* The --help text. */
