@@ -38,8 +38,14 @@ PROTO_OBJS := $(OUT)/proto/profile.pb-c.o
 USER_OBJS := $(patsubst %.c,$(OUT)/%.o,$(USER_SRCS) $(TUI_SRCS)) $(PROTO_OBJS)
 LIB_OBJS  := $(filter-out $(OUT)/user/main.o,$(USER_OBJS))
 
+# Unit tests run under AddressSanitizer and UndefinedBehaviorSanitizer: the test binaries and
+# every object they link are built instrumented in their own tree, $(ASAN_OUT), so ./leaktop
+# stays plain.  Any report ends the test binary with a non-zero status (tests/unit/check.h).
+ASAN_OUT  := $(OUT)/asan
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+ASAN_LIB_OBJS := $(patsubst $(OUT)/%,$(ASAN_OUT)/%,$(LIB_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
-UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(UNIT_SRCS))
+UNIT_BINS := $(patsubst tests/unit/%.c,$(ASAN_OUT)/tests/unit/%,$(UNIT_SRCS))
 PROG_SRCS := $(wildcard tests/progs/*.c)
 PROG_BINS := $(patsubst tests/progs/%.c,$(OUT)/tests/progs/%,$(PROG_SRCS))
 
@@ -98,10 +104,32 @@ leaktop: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(OUT)/tests/unit/%: tests/unit/%.c $(LIB_OBJS)
+$(ASAN_OUT)/%.o: %.c
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) -MMD -MP -c $< -o $@
+
+$(ASAN_OUT)/proto/profile.pb-c.o: $(OUT)/proto/profile.pb-c.c
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) -MMD -MP -c $< -o $@
+
+$(ASAN_OUT)/user/live/loader.o: $(OUT)/leaktop.skel.h
+$(ASAN_OUT)/user/view/export.o: $(OUT)/proto/profile.pb-c.h
+
+# The live process test_scan scans is built plain: an instrumented process maps terabytes of
+# writable shadow memory, more than a scan copies.
+$(ASAN_OUT)/tests/unit/scan_target: tests/unit/scan_target.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -O0 -o $@ $< $(LIB_OBJS) $(LDLIBS) -ldl
+	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer -Wall -o $@ $<
+
+$(ASAN_OUT)/tests/unit/test_scan: $(ASAN_OUT)/tests/unit/scan_target
+
+$(ASAN_OUT)/tests/unit/%: tests/unit/%.c $(ASAN_LIB_OBJS)
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) -O0 -MMD -MP -MF $@.d -o $@ $< $(ASAN_LIB_OBJS) $(LDLIBS) -ldl
 
 # Leaky test programs: built the way users' code usually is for debugging, with frame
 # pointers and line info, no inlining so the leaking function keeps its frame.
@@ -171,4 +199,5 @@ uninstall:
 clean:
 	rm -rf $(OUT) leaktop
 
--include $(USER_OBJS:.o=.d) $(patsubst %,$(OUT)/fuzz/%.d,$(FUZZ_INST))
+-include $(USER_OBJS:.o=.d) $(patsubst %,$(OUT)/fuzz/%.d,$(FUZZ_INST)) $(ASAN_LIB_OBJS:.o=.d) \
+	 $(UNIT_BINS:=.d)

@@ -3,12 +3,14 @@
 #
 # run.sh - the test runner behind `make test` (which builds everything first).
 #
-# Runs every unit test binary build/tests/unit/test_*, then every end-to-end script
-# tests/e2e/*.sh (lib.sh is their shared helper, not a script).  Each prints one line per
-# test, "PASS name" or "FAIL name: why"; this script passes those lines through, counts
-# them, and ends with exactly one line "N passed, M failed".  A unit binary or script that
-# crashes, times out or exits non-zero without printing a FAIL line counts as one failure
-# named after it.  Exit status: 0 when nothing failed, 1 otherwise.
+# Runs every unit test binary build/asan/tests/unit/test_* (built with AddressSanitizer and
+# UndefinedBehaviorSanitizer: a sanitizer report ends the binary with a FAIL line and a
+# non-zero status), then every end-to-end script tests/e2e/*.sh (lib.sh is their shared
+# helper, not a script).  Each prints one line per test, "PASS name" or "FAIL name: why";
+# this script passes those lines through, counts them, and ends with exactly one line
+# "N passed, M failed".  A unit binary or script that crashes, times out or exits non-zero
+# without printing a FAIL line counts as one failure named after it.  Exit status: 0 when
+# nothing failed, 1 otherwise.
 #
 # Must run as root from anywhere (it works from the repository root).
 
@@ -59,7 +61,7 @@ run_one() {
 	fi
 }
 
-for bin in build/tests/unit/test_*; do
+for bin in build/asan/tests/unit/test_*; do
 	case $bin in
 	*.*) continue ;;	# .d, .o and the like
 	esac

@@ -7,10 +7,78 @@
 #ifndef LEAKTOP_CHECK_H
 #define LEAKTOP_CHECK_H
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static int check__failed;
+static const char *check__running;	/* the test RUN is in, NULL between tests */
+
+static void check__say(const char *s)
+{
+	size_t len = strlen(s);
+
+	while (len) {
+		ssize_t n = write(STDOUT_FILENO, s, len);
+
+		if (n <= 0)
+			return;
+		s += n;
+		len -= (size_t)n;
+	}
+}
+
+/*
+ * A test binary that aborts (a sanitizer report, abort(), a failed assert) names the test
+ * it was in as failed before it dies.  Signal context: write(2) only.
+ */
+static void check__aborted(int sig)
+{
+	check__say("FAIL ");
+	if (check__running) {
+		check__say(check__running);
+		check__say(": aborted (a sanitizer report or abort(), see above)\n");
+	} else {
+		check__say(program_invocation_short_name);
+		check__say(": aborted after its last test (a sanitizer's leak check? see above)\n");
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/*
+ * Verdict lines go out as they are printed, so a test that crashes does not take the lines
+ * of the tests before it along.
+ */
+__attribute__((constructor)) static void check__init(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGABRT, check__aborted);
+}
+
+#ifdef __SANITIZE_ADDRESS__
+/*
+ * The unit tests are built with AddressSanitizer and UndefinedBehaviorSanitizer (see the
+ * Makefile).  Their defaults for every test binary, so a test run by hand checks as much as
+ * under make test (ASAN_OPTIONS and UBSAN_OPTIONS still override them): any report aborts,
+ * which check__aborted turns into a FAIL line, and the status is non-zero.
+ */
+const char *__asan_default_options(void);
+const char *__ubsan_default_options(void);
+
+const char *__asan_default_options(void)
+{
+	return "detect_stack_use_after_return=1:detect_leaks=1:strict_string_checks=1:"
+	       "halt_on_error=1:abort_on_error=1";
+}
+
+const char *__ubsan_default_options(void)
+{
+	return "print_stacktrace=1:halt_on_error=1:abort_on_error=1";
+}
+#endif
 
 #define CHECK(cond)								\
 	do {									\
@@ -51,7 +119,9 @@ static int check__failed;
 #define RUN(test)								\
 	do {									\
 		check__failed = 0;						\
+		check__running = #test;						\
 		test();								\
+		check__running = NULL;						\
 		if (!check__failed)						\
 			printf("PASS %s\n", #test);				\
 		else								\

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * test_scan.c - unit tests of the reachability marking in user/scan.c on synthetic memory:
- * a fake heap region holding the tracked blocks and a fake data region of roots, with
- * pointers written where each case needs them.
+ * test_scan.c - unit tests of the reachability marking in user/core/scan.c on synthetic
+ * memory: a fake heap region holding the tracked blocks and a fake data region of roots,
+ * with pointers written where each case needs them.  Then scan__process on real processes:
+ * scan_target (a plain build of tests/unit/scan_target.c) and stuck or missing ones.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -12,6 +13,9 @@
 #include "live/ptrace_stop.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -278,38 +282,79 @@ static void test_no_blocks_is_empty_result(void)
 
 /* ------------------------------------------------------------ a real process */
 
-static void *volatile child_keep;
-
-static __attribute__((noinline)) void make_pair(void **a, void **b)
+/*
+ * Starts scan_target (next to this binary): its stdout on a pipe, fd 3 the shared page it
+ * counts in.  Fills the addresses of its two blocks; the child's pid, or -1.
+ */
+static pid_t start_scan_target(volatile uint64_t **ticks, uint64_t *a, uint64_t *b)
 {
-	*a = malloc(32);
-	*b = malloc(32);
-	*(void **)*a = *b;
-	child_keep = *a;
+	char exe[4096], line[128], *slash;
+	int mem = memfd_create("scan_target_ticks", MFD_CLOEXEC), out[2] = { -1, -1 };
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	pid_t pid = -1;
+	FILE *f = NULL;
+
+	*ticks = MAP_FAILED;
+	if (mem < 0 || n <= 0 || ftruncate(mem, 4096) || pipe2(out, O_CLOEXEC))
+		goto out;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash || (size_t)(slash - exe) + sizeof("/scan_target") > sizeof(exe))
+		goto out;
+	strcpy(slash, "/scan_target");
+	*ticks = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mem, 0);
+	if (*ticks == MAP_FAILED)
+		goto out;
+	pid = fork();
+	if (!pid) {
+		/* (dup2 onto itself would leave fd 3 close-on-exec) */
+		bool mem_ok = mem == 3 ? !fcntl(3, F_SETFD, 0) : dup2(mem, 3) == 3;
+
+		if (mem_ok && dup2(out[1], STDOUT_FILENO) == STDOUT_FILENO)
+			execl(exe, exe, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0)
+		goto out;
+	close(out[1]);
+	out[1] = -1;
+	f = fdopen(out[0], "r");
+	if (f)
+		out[0] = -1;
+	if (!f || !fgets(line, sizeof(line), f) ||
+	    sscanf(line, "%" SCNx64 " %" SCNx64, a, b) != 2) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+out:
+	if (f)
+		fclose(f);
+	if (out[0] >= 0)
+		close(out[0]);
+	if (out[1] >= 0)
+		close(out[1]);
+	if (mem >= 0)
+		close(mem);
+	return pid;
 }
 
 static void test_scan_of_live_child_reads_memory_and_resumes_it(void)
 {
-	volatile uint64_t *ticks = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-					MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	volatile uint64_t *ticks;
 	struct scan_block blocks[2];
 	struct scan_result r;
-	void *a, *b;
+	uint64_t a, b, before;
 	char msg[256];
-	uint64_t before;
 	pid_t pid;
-	int err, status;
+	int err;
 
-	CHECK(ticks != MAP_FAILED);
-	make_pair(&a, &b);
-	blocks[0] = (struct scan_block){ (uintptr_t)a, 32, 1 };
-	blocks[1] = (struct scan_block){ (uintptr_t)b, 32, 2 };
-	pid = fork();
-	CHECK(pid >= 0);
-	if (!pid) {
-		for (;;)
-			(*ticks)++;
-	}
+	pid = start_scan_target(&ticks, &a, &b);
+	if (pid < 0 && ticks != MAP_FAILED)
+		munmap((void *)ticks, 4096);
+	CHECK(pid > 0);
+	blocks[0] = (struct scan_block){ a, 32, 1 };
+	blocks[1] = (struct scan_block){ b, 32, 2 };
 	while (!*ticks)
 		;
 	err = scan__process(pid, blocks, 2, &r, msg, sizeof(msg));
@@ -317,7 +362,7 @@ static void test_scan_of_live_child_reads_memory_and_resumes_it(void)
 	while (*ticks == before)	/* running again */
 		;
 	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
+	waitpid(pid, NULL, 0);
 	munmap((void *)ticks, 4096);
 	CHECK_EQ_STR(err ? msg : "", "");
 	CHECK_EQ_INT(r.threads, 1);
@@ -326,8 +371,6 @@ static void test_scan_of_live_child_reads_memory_and_resumes_it(void)
 	CHECK_EQ_INT(r.cls[0], SCAN_REACHABLE);
 	CHECK_EQ_INT(r.cls[1], SCAN_REACHABLE);
 	scan_result__free(&r);
-	free(a);
-	free(b);
 }
 
 static void test_scan_of_missing_process_says_so(void)

@@ -167,7 +167,8 @@ static int fetch_fixed(void *ctx, struct scan_block **blocks, size_t *n)
 	*blocks = malloc((f->n + 1) * sizeof(**blocks));
 	if (!*blocks)
 		return -ENOMEM;
-	memcpy(*blocks, f->v, f->n * sizeof(**blocks));
+	if (f->n)
+		memcpy(*blocks, f->v, f->n * sizeof(**blocks));
 	*n = f->n;
 	return 0;
 }

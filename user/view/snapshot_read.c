@@ -1102,7 +1102,8 @@ int snapshot__from_json(json_t *root, const char *name, const struct snapshot_re
 			m->n_procs--;
 		}
 	}
-	qsort(m->procs, m->n_procs, sizeof(*m->procs), cmp_proc_key);
+	if (m->n_procs)		/* qsort's base is declared nonnull, even for none */
+		qsort(m->procs, m->n_procs, sizeof(*m->procs), cmp_proc_key);
 	m->resources = RES_HEAP | (has_fd ? RES_FD : 0);
 out:
 	if (ret == -ENOMEM)

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * scan_target.c - the live process test_scan stops and scans.  Built without sanitizers,
+ * unlike the unit tests: an instrumented process maps terabytes of writable shadow memory,
+ * far more than a scan copies.
+ *
+ * Allocates two blocks of 32 bytes, the first pointing to the second and kept in a global,
+ * writes their addresses ("0xA 0xB\n") on stdout, then counts forever in the first word of
+ * the shared memory on fd 3, so the test sees it running.  It dies with its parent.
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+
+static void *volatile kept;
+
+int main(void)
+{
+	volatile uint64_t *ticks = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, 3, 0);
+	void **a = malloc(32), *b = malloc(32);
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || ticks == MAP_FAILED || !a || !b)
+		return 1;
+	*a = b;
+	kept = a;
+	if (printf("%p %p\n", (void *)a, b) < 0 || fflush(stdout))
+		return 1;
+	a = NULL;
+	b = NULL;
+	for (;;)
+		(*ticks)++;
+}
