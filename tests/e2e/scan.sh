@@ -4,7 +4,8 @@
 # scan.sh - the reachability scan, `leaktop scan -p PID`, on real heap shapes.
 #
 # tests/progs/scan_shapes.c allocates, while traced, one shape per allocating function: a
-# dropped tree of 127 blocks, the same tree kept in a global, a dropped two-block cycle, a
+# dropped tree of 127 blocks, the same tree kept in a global, a dropped two-block cycle, the
+# same with blocks whose next chunk's header (which glibc points at) lies inside them, a
 # block known only through an interior pointer, blocks whose pointer is only on a thread's
 # stack or only in a register, and a block pointed to only by memory allocated before
 # tracing.  The assertions are on a snapshot taken after the program allocated, summed per
@@ -72,6 +73,11 @@ test_tree_kept_in_a_global_is_all_reachable() {
 test_dropped_cycle_is_one_definite_and_one_indirect_block() {
 	ss || return 1
 	expect_lost cycle_block '[[1,48],[1,48],[0,0],[0,0]]'
+}
+
+test_dropped_cycle_is_definite_and_indirect_when_glibc_points_at_a_chunk_header_inside() {
+	ss || return 1
+	expect_lost odd_cycle_block '[[1,40],[1,40],[0,0],[0,0]]'
 }
 
 test_block_reached_only_through_interior_pointer_is_possibly_lost() {

@@ -5,13 +5,18 @@
  *   node_dropped     a binary tree of 127 blocks of 32 bytes whose root pointer is dropped
  *   node_kept        the same tree, its root kept in a global
  *   cycle_block      two blocks of 48 bytes pointing at each other, dropped
+ *   odd_cycle_block  two blocks of 40 bytes pointing at each other, dropped, where glibc
+ *                    keeps a pointer into the second: its chunk of 48 bytes lends the
+ *                    block the next chunk's first word, so the next chunk's header lies 32
+ *                    bytes into the block, and that chunk (an odd_spare) is freed into a
+ *                    fastbin whose head in main_arena points at its header
  *   interior_block   a block of 64 bytes known only through a pointer 24 bytes into it
  *   stack_block      a block of 80 bytes whose pointer is only on a thread's stack
  *   reg_block        a block of 96 bytes whose pointer is only in register r12 of a thread
  *                    spinning in inline asm
  *   pre_target       a block of 112 bytes pointed to only by a block allocated before
  *                    tracing (and itself dropped)
- * Sizes are multiples of 16 so glibc's chunk headers never fall inside a block.
+ * Other sizes are multiples of 16 so glibc's chunk headers never fall inside a block.
  *
  * Usage: scan_shapes DIR.  Creates DIR/ready (pid) and waits for DIR/go (leaktop traces it),
  * allocates, creates DIR/done and waits for DIR/quit, then exits 0.
@@ -36,6 +41,15 @@ struct pair {
 	struct pair *next;
 	long pad[5];
 };
+
+/* 40 bytes: glibc's smallest chunk for it is 48 bytes, header included. */
+struct odd {
+	struct odd *next;
+	long pad[4];
+};
+
+#define ODD_CHUNK_BYTES 48
+#define TCACHE_FILL 7		/* glibc's default tcache_count: frees beyond it skip the tcache */
 
 static struct node *kept_tree;
 static char *interior_ptr;
@@ -109,6 +123,45 @@ NOINLINE void drop_cycle(void)
 
 	a->next = b;
 	b->next = a;
+}
+
+NOINLINE struct odd *odd_cycle_block(void)
+{
+	return calloc(1, sizeof(struct odd));
+}
+
+NOINLINE void *odd_spare(void)
+{
+	return malloc(sizeof(struct odd));
+}
+
+/*
+ * The spares first take whatever 48-byte chunks glibc had free; freed again they fill the
+ * tcache, so the chunk right after b goes to a fastbin.  Exits 5 if the chunks did not
+ * come out next to each other (the layout this shape needs).
+ */
+NOINLINE void drop_odd_cycle(void)
+{
+	void *spare[TCACHE_FILL];
+	struct odd *a, *b;
+	char *after_b;
+	int i;
+
+	for (i = 0; i < TCACHE_FILL; i++)
+		spare[i] = odd_spare();
+	a = odd_cycle_block();
+	b = odd_cycle_block();
+	after_b = odd_spare();
+	if (!a || !b || after_b != (char *)b + ODD_CHUNK_BYTES) {
+		fprintf(stderr, "scan_shapes: glibc did not put the chunk after b right after it "
+			"(b %p, next %p)\n", (void *)b, (void *)after_b);
+		_exit(5);
+	}
+	a->next = b;
+	b->next = a;
+	for (i = 0; i < TCACHE_FILL; i++)
+		free(spare[i]);
+	free(after_b);
 }
 
 NOINLINE char *interior_block(void)
@@ -187,6 +240,7 @@ NOINLINE void allocate_all(void **pre)
 	drop_tree();
 	kept_tree = tree(7, node_kept);
 	drop_cycle();
+	drop_odd_cycle();
 	interior_ptr = interior_block() + 24;
 	*pre = pre_target();
 }

@@ -207,6 +207,87 @@ static void test_interior_pointer_only_is_possibly_lost(void)
 	scan_result__free(&r);
 }
 
+/*
+ * A block of size bytes laid out as glibc does: its chunk starts 16 bytes before it, the
+ * size word (chunk bytes | PREV_INUSE) 8 bytes before it; the chunk is the smallest that
+ * holds size plus the 8 bytes lent by the next chunk.  off is the chunk's heap offset.
+ */
+static uint64_t glibc_blk(size_t off, uint64_t size, uint64_t site)
+{
+	uint64_t chunk_bytes = (size + 8 + 15) & ~15ull;
+
+	put(HEAP + off + 8, (chunk_bytes < 32 ? 32 : chunk_bytes) | 1);
+	return blk(off + 16, size, site);
+}
+
+/*
+ * Two dropped 40-byte blocks pointing at each other: each 48-byte chunk's successor starts
+ * 32 bytes into the block.  glibc points at the header of b's successor (a free chunk: a
+ * fastbin, or main_arena's top) and, for a's successor, at b's header: metadata, so the
+ * cycle stays one definite and one indirect block, as valgrind reports it.
+ */
+static void test_dropped_cycle_stays_lost_when_glibc_points_at_the_next_chunk_header(void)
+{
+	struct scan_result r;
+	uint64_t a, b;
+
+	fake_reset();
+	a = glibc_blk(0, 40, 1);
+	b = glibc_blk(48, 40, 1);
+	put(HEAP + 96 + 8, 0x41);	/* b's successor: a free chunk of 64 bytes */
+	put(a, b);
+	put(b, a);
+	put(DATA, b + 32);		/* a bin or top: the free chunk's header */
+	put(DATA + 8, a + 32);		/* b's header, 16 bytes before b */
+	CHECK_EQ_INT(classify(&r), 0);
+	CHECK_EQ_INT(r.count[SCAN_DEFINITE], 1);
+	CHECK_EQ_INT(r.count[SCAN_INDIRECT], 1);
+	CHECK_EQ_INT(r.count[SCAN_POSSIBLE], 0);
+	CHECK_EQ_INT(r.n_leaks, 1);
+	CHECK_EQ_INT(r.leaks[0].blocks, 2);
+	CHECK_EQ_INT(r.leaks[0].bytes, 80);
+	CHECK_EQ_INT(r.leaks[0].total_edges, 2);
+	scan_result__free(&r);
+}
+
+static void test_pointer_inside_block_before_the_next_chunk_header_is_interior(void)
+{
+	struct scan_result r;
+	uint64_t a, b;
+
+	fake_reset();
+	a = glibc_blk(0, 40, 1);
+	b = glibc_blk(48, 40, 1);
+	put(a, b);
+	put(b, a);
+	put(DATA, b + 24);
+	CHECK_EQ_INT(classify(&r), 0);
+	CHECK_EQ_INT(r.cls[0], SCAN_POSSIBLE);
+	CHECK_EQ_INT(r.cls[1], SCAN_POSSIBLE);
+	scan_result__free(&r);
+}
+
+/*
+ * The rule needs the block's own size word to say so: a bigger chunk (memalign's slack), an
+ * mmapped one, or no glibc header at all (another allocator) leave +32 an interior pointer.
+ */
+static void test_chunk_header_rule_needs_a_size_word_matching_the_block(void)
+{
+	const uint64_t size_words[] = { 0x51, 0x32, 0 };
+	struct scan_result r;
+	uint64_t b;
+
+	for (size_t i = 0; i < sizeof(size_words) / sizeof(size_words[0]); i++) {
+		fake_reset();
+		b = blk(16, 40, 1);
+		put(HEAP + 8, size_words[i]);
+		put(DATA, b + 32);
+		CHECK_EQ_INT(classify(&r), 0);
+		CHECK_EQ_INT(r.cls[0], SCAN_POSSIBLE);
+		scan_result__free(&r);
+	}
+}
+
 static void test_pointer_in_register_only_is_reachable(void)
 {
 	struct scan_result r;
@@ -467,6 +548,9 @@ int main(void)
 	RUN(test_tree_kept_in_data_is_all_reachable);
 	RUN(test_dropped_cycle_is_one_definite_one_indirect);
 	RUN(test_interior_pointer_only_is_possibly_lost);
+	RUN(test_dropped_cycle_stays_lost_when_glibc_points_at_the_next_chunk_header);
+	RUN(test_pointer_inside_block_before_the_next_chunk_header_is_interior);
+	RUN(test_chunk_header_rule_needs_a_size_word_matching_the_block);
 	RUN(test_pointer_in_register_only_is_reachable);
 	RUN(test_untracked_heap_memory_is_a_root);
 	RUN(test_pointer_from_lost_block_does_not_make_reachable);

@@ -8,6 +8,17 @@
  * lost.  What roots and reachable blocks do not reach is lost: the blocks other lost blocks
  * point to are indirectly lost, the rest (one per cycle) definitely lost, each the root of
  * a leak graph listing what it drags along.  Nothing here touches a process.
+ *
+ * glibc's chunk layout (malloc/malloc.c) is known to the marking: a block is the user part
+ * of a chunk that starts 16 bytes before it (prev_size, then the size with flags in its low
+ * 3 bits), and an in-use chunk lends its block the first word of the next chunk, so for
+ * requests of 16n+1 to 16n+8 bytes the next chunk's header, where the block's chunk ends,
+ * lies inside the block.  glibc points at chunk headers (main_arena's top and
+ * last_remainder, fastbins, bins, the links of free chunks): a word equal to the header of
+ * the chunk after a block is allocator metadata, not an interior pointer into the block,
+ * which would otherwise make a lost block "possibly lost".  (A program pointer to that very
+ * address inside the block is taken for metadata too: the price of the rule.)  The size word
+ * is read from the copy and must match the block, so other allocators' blocks are unaffected.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,8 +35,17 @@ const char *const scan_class_names[SCAN__COUNT] = {
 
 #define UNSET 0xff
 
+/* glibc's malloc_chunk on x86-64 (SIZE_SZ 8, MALLOC_ALIGNMENT 16). */
+#define CHUNK_HEADER_BYTES	16	/* prev_size, size: the block starts after them */
+#define CHUNK_ALIGN_BYTES	16
+#define CHUNK_MIN_BYTES		32
+#define CHUNK_LENT_BYTES	8	/* the next chunk's prev_size, usable by an in-use chunk */
+#define CHUNK_IS_MMAPPED	0x2ull
+#define CHUNK_FLAG_BITS		0x7ull	/* PREV_INUSE, IS_MMAPPED, NON_MAIN_ARENA */
+
 struct sblock {
 	uint64_t addr, end;		/* [addr, end) */
+	uint64_t next_chunk;		/* the next chunk's header when inside the block, else 0 */
 	size_t in;			/* index in the caller's array */
 };
 
@@ -55,7 +75,7 @@ static int cmp_region(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Sorted index of the block holding address v, or -1. */
+/* Sorted index of the block v points into (never at its successor's chunk header), or -1. */
 static long find_block(const struct marker *m, uint64_t v)
 {
 	size_t lo = 0, hi = m->n;
@@ -71,22 +91,23 @@ static long find_block(const struct marker *m, uint64_t v)
 	if (!lo)
 		return -1;
 	lo--;
-	if (v < m->b[lo].end || v == m->b[lo].addr)
+	if (v == m->b[lo].addr)
+		return lo;
+	if (v < m->b[lo].end && v != m->b[lo].next_chunk)
 		return lo;
 	return -1;
 }
 
-/* The copied bytes of block k (clipped to the region holding its start), or NULL. */
-static const uint8_t *contents(const struct marker *m, size_t k, size_t *len)
+/* The copied region holding address a, or NULL. */
+static const struct scan_region *region_of(const struct marker *m, uint64_t a)
 {
 	size_t lo = 0, hi = m->n_mem;
 	const struct scan_region *r;
-	uint64_t end;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (m->mem[mid]->addr <= m->b[k].addr)
+		if (m->mem[mid]->addr <= a)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -94,7 +115,16 @@ static const uint8_t *contents(const struct marker *m, size_t k, size_t *len)
 	if (!lo)
 		return NULL;
 	r = m->mem[lo - 1];
-	if (m->b[k].addr >= r->addr + r->len)
+	return a - r->addr < r->len ? r : NULL;
+}
+
+/* The copied bytes of block k (clipped to the region holding its start), or NULL. */
+static const uint8_t *contents(const struct marker *m, size_t k, size_t *len)
+{
+	const struct scan_region *r = region_of(m, m->b[k].addr);
+	uint64_t end;
+
+	if (!r)
 		return NULL;
 	end = m->b[k].end < r->addr + r->len ? m->b[k].end : r->addr + r->len;
 	*len = end - m->b[k].addr;
@@ -107,6 +137,32 @@ static uint64_t word_at(const uint8_t *p)
 
 	memcpy(&w, p, sizeof(w));
 	return w;
+}
+
+/*
+ * The header of the chunk after block b when glibc's layout puts it inside b, else 0: b's
+ * size word (8 bytes before it, in the copy) must be that of a heap chunk just big enough for
+ * b, the only chunk size whose successor starts inside the block.
+ */
+static uint64_t next_chunk_inside(const struct marker *m, const struct sblock *b)
+{
+	uint64_t size = b->end - b->addr, size_word, chunk_bytes, at = b->addr - sizeof(size_word);
+	const struct scan_region *r;
+
+	if (b->addr % CHUNK_ALIGN_BYTES || b->addr < CHUNK_HEADER_BYTES ||
+	    size > UINT64_MAX - CHUNK_HEADER_BYTES)
+		return 0;
+	r = region_of(m, at);
+	if (!r || r->len - (at - r->addr) < sizeof(size_word))
+		return 0;
+	size_word = word_at((const uint8_t *)r->data + (at - r->addr));
+	chunk_bytes = size_word & ~CHUNK_FLAG_BITS;
+	if ((size_word & CHUNK_IS_MMAPPED) || chunk_bytes < CHUNK_MIN_BYTES ||
+	    chunk_bytes % CHUNK_ALIGN_BYTES ||
+	    chunk_bytes - CHUNK_HEADER_BYTES + CHUNK_LENT_BYTES < size ||
+	    chunk_bytes >= size + CHUNK_HEADER_BYTES)
+		return 0;
+	return b->addr - CHUNK_HEADER_BYTES + chunk_bytes;
 }
 
 /* Aligned words of block k: its copied bytes are p[first..len), stepping by 8. */
@@ -354,13 +410,16 @@ int scan__classify(const struct scan_block *blocks, size_t n, const struct scan_
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		m.b[i] = (struct sblock){ blocks[i].addr, blocks[i].addr + blocks[i].size, i };
+		m.b[i] = (struct sblock){ .addr = blocks[i].addr,
+					  .end = blocks[i].addr + blocks[i].size, .in = i };
 		leader[i] = i;
 	}
 	qsort(m.b, n, sizeof(*m.b), cmp_sblock);
 	for (size_t i = 0; i < n_mem; i++)
 		m.mem[i] = &mem[i];
 	qsort(m.mem, n_mem, sizeof(*m.mem), cmp_region);
+	for (size_t i = 0; i < n; i++)
+		m.b[i].next_chunk = next_chunk_inside(&m, &m.b[i]);
 	memset(m.cls, UNSET, n + 1);
 
 	scan_roots(&m, root_words, n_root_words);

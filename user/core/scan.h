@@ -78,7 +78,9 @@ struct scan_result {
 /*
  * Classify blocks[0..n) given copies of the target's memory (mem, any order, not
  * overlapping) and extra root words (registers).  Words of mem outside every block are
- * roots; words inside a block are its contents.  Only 8-byte aligned words are pointers.
+ * roots; words inside a block are its contents.  Only 8-byte aligned words are pointers,
+ * and a word equal to the header of the glibc chunk after a block, when that header lies
+ * inside the block (scan.c), is allocator metadata, not a pointer into it.
  * 0 or -errno; free out with scan_result__free.
  */
 int scan__classify(const struct scan_block *blocks, size_t n, const struct scan_region *mem,
