@@ -56,6 +56,14 @@ test_growth_process_flags_name_heap_and_fd_growth() {
 			(index("fd_growth") != null), (index("rss_growth_unexplained") != null)]')"
 }
 
+test_growth_process_with_a_flagged_site_has_the_flag_of_its_kind() {
+	scenario run_growth || return 1
+	expect_eq "[pid, site kind] of flagged sites whose process lacks <kind>_growth" '[]' \
+		"$(jqc "$GR/snap.json" '[.processes[] | .pid as $p | .flags as $f | .sites[] |
+			.kind as $k | select(.flagged and ($f | index($k + "_growth")) == null) |
+			[$p, $k]]')"
+}
+
 test_growth_flagged_sites_sorted_first() {
 	scenario run_growth || return 1
 	expect_eq "flags of the first two sites" '[true,true]' \

@@ -161,6 +161,8 @@ void analysis__run(struct model *m)
 		goto out;
 	for (size_t i = 0; i < m->n_procs; i++) {
 		struct process *p = &m->procs[i];
+		double heap_sites_growth_per_s = 0, heap_explained_per_s = 0;
+		bool heap_site_flagged = false, fd_site_flagged = false;
 		struct trend heap, fds, rss;
 
 		for (size_t j = 0; j < p->n_sites; j++) {
@@ -176,19 +178,33 @@ void analysis__run(struct model *m)
 			s->growth_per_s = t.slope_per_s;
 			s->flagged = t.growing;
 			s->trend_z = t.z;
+			if (s->flagged && s->kind == LT_KIND_HEAP) {
+				heap_site_flagged = true;
+				heap_sites_growth_per_s += s->growth_per_s;
+			} else if (s->flagged && s->kind == LT_KIND_FD) {
+				fd_site_flagged = true;
+			}
 		}
 		series_trend(&p->hist_heap, ts, v, p->flags & PROC_HEAP_GROWTH, &heap);
 		series_trend(&p->hist_fds, ts, v, p->flags & PROC_FD_GROWTH, &fds);
 		series_trend(&p->hist_rss, ts, v, p->flags & PROC_RSS_GROWTH, &rss);
+		/*
+		 * A process grows when its total does, or when one of its sites does: other
+		 * sites' caches and bursts can hide a steady leak in the total, never in the
+		 * leaking site itself.
+		 */
 		p->flags = 0;
-		if (heap.growing)
+		if (heap.growing || heap_site_flagged) {
 			p->flags |= PROC_HEAP_GROWTH;
-		if (fds.growing)
+			heap_explained_per_s = heap.slope_per_s > heap_sites_growth_per_s ?
+					       heap.slope_per_s : heap_sites_growth_per_s;
+		}
+		if (fds.growing || fd_site_flagged)
 			p->flags |= PROC_FD_GROWTH;
 		if (rss.growing) {
 			p->flags |= PROC_RSS_GROWTH;
 			/* The working set grows faster than tracked memory explains. */
-			if (rss.slope_per_s > 2 * (heap.growing ? heap.slope_per_s : 0))
+			if (rss.slope_per_s > 2 * heap_explained_per_s)
 				p->flags |= PROC_RSS_UNEXPLAINED;
 		}
 		p->heap_growth_per_s = heap.slope_per_s;

@@ -43,7 +43,11 @@ double analysis__mann_kendall_z(const double *v, size_t n);
 void analysis__trend(const uint64_t *ts_ns, const double *v, size_t n, bool was_growing,
 		     struct trend *out);
 
-/* Recompute every site's growth_per_s and flag, and every process's flags. */
+/*
+ * Recompute every site's growth_per_s and flag, and every process's flags.  A process has
+ * heap_growth (fd_growth) when its total grows or when any of its heap (fd) sites is
+ * flagged; the flag is also the totals' hysteresis state.
+ */
 void analysis__run(struct model *m);
 
 #endif
