@@ -9,13 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define OPT_MAX_PIDS 64
+#include "core/types.h"
 
-enum resource_bits {
-	RES_HEAP = 1u << 0,
-	RES_FD = 1u << 1,
-	RES_ALL = RES_HEAP | RES_FD,
-};
+#define OPT_MAX_PIDS 64
 
 enum run_mode {
 	MODE_SYSTEM,		/* whole system */

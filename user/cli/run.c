@@ -119,7 +119,7 @@ static int note_image(struct run *r, struct process *p)
  */
 static void note_short_lived(struct run *r, struct process *p, const struct lt_event *ev)
 {
-	struct process *parent;
+	const struct process *parent;
 	char exe[LT_EXE_LEN + 1];
 
 	if (ev->type == LT_EV_FORK) {
@@ -194,7 +194,7 @@ static void on_event(void *ctx, const struct lt_event *ev)
 			note_short_lived(r, p, ev);
 		break;
 	case LT_EV_EXEC:
-		old = model__find(&r->model, ev->tgid, ev->old_gen);
+		old = model__find_mut(&r->model, ev->tgid, ev->old_gen);
 		if (old) {
 			target = old->target;
 			/* An image that did nothing (the `--` child before its exec) is no news. */
@@ -429,7 +429,6 @@ static int emit(struct run *r)
 		return err;
 	} else {
 		report__write(stdout, &r->model, &ro);
-		scan_cmd__report(stdout, &r->model);
 	}
 	if (o->json_path && strcmp(o->json_path, "-")) {
 		err = snapshot__write_file(o->json_path, &r->model);
@@ -776,6 +775,5 @@ out:
 	loader__destroy(r.ld);
 	symbolizer__free(r.sym);
 	model__free(&r.model);
-	scan_cmd__reset();
 	return status;
 }

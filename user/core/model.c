@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "core/model.h"
-#include "cli/options.h"
+#include "live/collector.h"
+#include "live/procfs.h"
+#include "live/symbolize.h"
 
 const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_ALLOC_MAP_FULL] = "alloc_map_full",
@@ -50,8 +52,17 @@ static void site_free(struct site *s)
 	free(s->frames);
 }
 
+static void scan_free(struct proc_scan *ps)
+{
+	if (!ps)
+		return;
+	scan_result__free(&ps->result);
+	free(ps);
+}
+
 static void process_free(struct process *p)
 {
+	scan_free(p->scan);
 	series__free(&p->hist_heap);
 	series__free(&p->hist_fds);
 	series__free(&p->hist_rss);
@@ -103,14 +114,21 @@ static bool proc_search(const struct model *m, uint32_t pid, uint64_t gen, size_
 	return false;
 }
 
-struct process *model__find(struct model *m, uint32_t pid, uint64_t gen)
+struct process *model__find_mut(struct model *m, uint32_t pid, uint64_t gen)
 {
 	size_t at;
 
 	return proc_search(m, pid, gen, &at) ? &m->procs[at] : NULL;
 }
 
-struct process *model__find_pid(struct model *m, uint32_t pid)
+const struct process *model__find(const struct model *m, uint32_t pid, uint64_t gen)
+{
+	size_t at;
+
+	return proc_search(m, pid, gen, &at) ? &m->procs[at] : NULL;
+}
+
+const struct process *model__find_pid(const struct model *m, uint32_t pid)
 {
 	for (size_t i = 0; i < m->n_procs; i++)
 		if (m->procs[i].pid == pid && !m->procs[i].exited)
@@ -155,7 +173,7 @@ struct process *model__process(struct model *m, uint32_t pid, uint64_t gen)
 
 void model__mark_exited(struct model *m, uint32_t pid, uint64_t gen)
 {
-	struct process *p = model__find(m, pid, gen);
+	struct process *p = model__find_mut(m, pid, gen);
 
 	if (!p)
 		return;
@@ -199,10 +217,10 @@ size_t model__reap(struct model *m, struct dead_image **dead)
 
 static int cmp_site(const struct site *s, uint32_t kind, uint64_t hash)
 {
-	if (s->key.kind != kind)
-		return s->key.kind < kind ? -1 : 1;
-	if (s->key.stack_hash != hash)
-		return s->key.stack_hash < hash ? -1 : 1;
+	if (s->kind != kind)
+		return s->kind < kind ? -1 : 1;
+	if (s->stack_hash != hash)
+		return s->stack_hash < hash ? -1 : 1;
 	return 0;
 }
 
@@ -256,8 +274,8 @@ static struct site *site_find_or_add(struct process *p, uint32_t kind, uint64_t 
 	p->n_sites++;
 	s = &p->sites[lo];
 	memset(s, 0, sizeof(*s));
-	s->key.kind = kind;
-	s->key.stack_hash = hash;
+	s->kind = kind;
+	s->stack_hash = hash;
 	if (series__init(&s->hist, window)) {
 		memmove(&p->sites[lo], &p->sites[lo + 1], (p->n_sites - lo - 1) * sizeof(*s));
 		p->n_sites--;
@@ -267,14 +285,43 @@ static struct site *site_find_or_add(struct process *p, uint32_t kind, uint64_t 
 	return s;
 }
 
+/* The heap sites' lost classes from the process's latest scan (zeros: none of its blocks). */
+static void apply_site_lost(struct process *p)
+{
+	const struct scan_result *r = p->scan && p->scan->ok ? &p->scan->result : NULL;
+
+	for (size_t i = 0; i < p->n_sites; i++) {
+		struct site *s = &p->sites[i];
+		size_t lo = 0, hi = r ? r->n_sites : 0;
+
+		s->has_lost = r && s->kind == LT_KIND_HEAP;
+		memset(s->lost_count, 0, sizeof(s->lost_count));
+		memset(s->lost_bytes, 0, sizeof(s->lost_bytes));
+		if (!s->has_lost)
+			continue;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (r->sites[mid].stack_hash < s->stack_hash)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < r->n_sites && r->sites[lo].stack_hash == s->stack_hash) {
+			memcpy(s->lost_count, r->sites[lo].count, sizeof(s->lost_count));
+			memcpy(s->lost_bytes, r->sites[lo].bytes, sizeof(s->lost_bytes));
+		}
+	}
+}
+
 int64_t site__outstanding(const struct site *s)
 {
-	return s->val.outstanding_count - (int64_t)s->repaired;
+	return s->outstanding_count - (int64_t)s->repaired;
 }
 
 uint64_t site__frees(const struct site *s)
 {
-	return s->val.frees + s->repaired;
+	return s->frees + s->repaired;
 }
 
 /* Fold a reconciliation with /proc/PID/fd into p's fd sites. */
@@ -331,7 +378,7 @@ static void resolve_site(struct process *p, struct site *s, struct collector *c,
 			 struct symbolizer *sym)
 {
 	uint64_t ips[LT_MAX_STACK_DEPTH];
-	uint32_t n = collector__stack(c, s->key.stack_hash, ips, LT_MAX_STACK_DEPTH);
+	uint32_t n = collector__stack(c, s->stack_hash, ips, LT_MAX_STACK_DEPTH);
 	bool missing = false;
 
 	s->resolved = true;
@@ -360,7 +407,7 @@ static void resolve_site(struct process *p, struct site *s, struct collector *c,
 static void push_history(struct site *s, uint64_t ts)
 {
 	series__push(&s->hist, ts, s->kind == LT_KIND_FD ? site__outstanding(s)
-							  : s->val.outstanding_bytes);
+							  : s->outstanding_bytes);
 }
 
 /* The process's own series, once its totals and counters are known. */
@@ -424,9 +471,13 @@ int model__update(struct model *m, const struct sample *s, struct collector *c,
 		site = site_find_or_add(p, r->key.kind, r->key.stack_hash, m->window, &added);
 		if (!site)
 			return -ENOMEM;
-		site->key = r->key;
-		site->val = r->val;
-		site->kind = r->key.kind;
+		site->outstanding_bytes = r->val.outstanding_bytes;
+		site->outstanding_count = r->val.outstanding_count;
+		site->allocs = r->val.allocs;
+		site->frees = r->val.frees;
+		site->alloc_bytes = r->val.alloc_bytes;
+		site->live_since_ns = r->val.live_since_ns;
+		site->last_alloc_ns = r->val.last_alloc_ns;
 		site->seen = true;
 		if (!site->resolved)
 			resolve_site(p, site, c, sym);
@@ -450,6 +501,7 @@ int model__update(struct model *m, const struct sample *s, struct collector *c,
 			q->sites[keep++] = *st;
 		}
 		q->n_sites = keep;
+		apply_site_lost(q);
 		if (!q->exited) {
 			struct fd_census fc;
 
@@ -470,20 +522,83 @@ int model__update(struct model *m, const struct sample *s, struct collector *c,
 
 			if (st->kind == LT_KIND_FD) {
 				q->fd_outstanding += site__outstanding(st);
-				q->fd_opens += st->val.allocs;
+				q->fd_opens += st->allocs;
 				q->fd_closes += site__frees(st);
 				continue;
 			}
-			q->heap_outstanding_bytes += st->val.outstanding_bytes;
-			q->heap_outstanding_count += st->val.outstanding_count;
-			q->heap_allocs += st->val.allocs;
-			q->heap_frees += st->val.frees;
+			q->heap_outstanding_bytes += st->outstanding_bytes;
+			q->heap_outstanding_count += st->outstanding_count;
+			q->heap_allocs += st->allocs;
+			q->heap_frees += st->frees;
 		}
 		if (!q->exited)
 			push_process_history(q, s->ts_ns);
 	}
 	m->collect_ms = s->read_ms + (monotonic_ns() - t0) / 1e6;
 	return 0;
+}
+
+/* A copy of r without the per-block classes (the model keeps what the views show). */
+static int scan_result_copy(struct scan_result *dst, const struct scan_result *r)
+{
+	*dst = *r;
+	dst->cls = NULL;
+	dst->sites = r->n_sites ? malloc(r->n_sites * sizeof(*r->sites)) : NULL;
+	dst->leaks = r->n_leaks ? malloc(r->n_leaks * sizeof(*r->leaks)) : NULL;
+	if ((r->n_sites && !dst->sites) || (r->n_leaks && !dst->leaks)) {
+		scan_result__free(dst);
+		return -ENOMEM;
+	}
+	if (r->n_sites)
+		memcpy(dst->sites, r->sites, r->n_sites * sizeof(*r->sites));
+	if (r->n_leaks)
+		memcpy(dst->leaks, r->leaks, r->n_leaks * sizeof(*r->leaks));
+	return 0;
+}
+
+int model__set_scan(struct model *m, uint32_t pid, uint64_t gen, const struct scan_result *r,
+		    const char *error)
+{
+	struct process *p = model__find_mut(m, pid, gen);
+	struct scan_result copy;
+
+	if (!p)
+		return 0;
+	if (!p->scan) {
+		p->scan = calloc(1, sizeof(*p->scan));
+		if (!p->scan)
+			return -ENOMEM;
+	}
+	if (!r) {
+		snprintf(p->scan->error, sizeof(p->scan->error), "%s", error ? error : "");
+		return 0;
+	}
+	if (scan_result_copy(&copy, r))
+		return -ENOMEM;
+	scan_result__free(&p->scan->result);
+	p->scan->result = copy;
+	p->scan->ok = true;
+	p->scan->error[0] = '\0';
+	apply_site_lost(p);
+	return 0;
+}
+
+const struct site *model__heap_site(const struct process *p, uint64_t stack_hash)
+{
+	size_t lo = 0, hi = p->n_sites;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = cmp_site(&p->sites[mid], LT_KIND_HEAP, stack_hash);
+
+		if (!c)
+			return &p->sites[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 uint64_t model__events(const struct model *m)
@@ -530,13 +645,13 @@ static int cmp_site_outstanding(const void *a, const void *b)
 		return -1;
 	if (site__outstanding(y) > 0 && site__outstanding(x) <= 0)
 		return 1;
-	if (x->val.outstanding_bytes != y->val.outstanding_bytes)
-		return x->val.outstanding_bytes > y->val.outstanding_bytes ? -1 : 1;
+	if (x->outstanding_bytes != y->outstanding_bytes)
+		return x->outstanding_bytes > y->outstanding_bytes ? -1 : 1;
 	if (site__outstanding(x) != site__outstanding(y))
 		return site__outstanding(x) > site__outstanding(y) ? -1 : 1;
-	if (x->val.allocs != y->val.allocs)
-		return x->val.allocs > y->val.allocs ? -1 : 1;
-	return x->key.stack_hash < y->key.stack_hash ? -1 : 1;
+	if (x->allocs != y->allocs)
+		return x->allocs > y->allocs ? -1 : 1;
+	return x->stack_hash < y->stack_hash ? -1 : 1;
 }
 
 struct process **model__procs_by_outstanding(const struct model *m, size_t *n)

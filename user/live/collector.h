@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "bpf/leaktop.h"
+#include "core/types.h"
 #include "live/loader.h"
 
 struct raw_site {
@@ -31,12 +32,6 @@ struct sample {
 	uint64_t drops[LT_DROP__COUNT];
 	uint64_t counters[LT_CNT__COUNT];
 	double read_ms;				/* time spent reading the maps */
-};
-
-/* An image whose process exited or exec'd: its records are garbage. */
-struct dead_image {
-	uint32_t tgid;
-	uint64_t gen;
 };
 
 struct collector;

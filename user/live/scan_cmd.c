@@ -22,7 +22,6 @@
 #include "live/scan_cmd.h"
 
 #define STACK_RED_ZONE	128		/* x86-64 ABI: below the stack pointer, still live */
-#define MAX_LEAKS_SHOWN	20
 
 /* ---------------------------------------------------------------- one scan */
 
@@ -180,46 +179,7 @@ int scan__process(int pid, const struct scan_block *blocks, size_t n, struct sca
 	return scan__process_live(pid, fetch_fixed, &f, out, msg, msg_len);
 }
 
-/* ---------------------------------------------------------------- results of the run */
-
-struct scan_entry {
-	uint32_t pid;
-	uint64_t gen;
-	bool ok;
-	struct scan_result r;
-	char error[512];
-};
-
-static struct scan_entry *entries;
-static size_t n_entries;
-
-static struct scan_entry *entry_of(uint32_t pid, uint64_t gen, bool create)
-{
-	struct scan_entry *v;
-
-	for (size_t i = 0; i < n_entries; i++)
-		if (entries[i].pid == pid && entries[i].gen == gen)
-			return &entries[i];
-	if (!create)
-		return NULL;
-	v = realloc(entries, (n_entries + 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	entries = v;
-	memset(&entries[n_entries], 0, sizeof(*entries));
-	entries[n_entries].pid = pid;
-	entries[n_entries].gen = gen;
-	return &entries[n_entries++];
-}
-
-void scan_cmd__reset(void)
-{
-	for (size_t i = 0; i < n_entries; i++)
-		scan_result__free(&entries[i].r);
-	free(entries);
-	entries = NULL;
-	n_entries = 0;
-}
+/* ---------------------------------------------------------------- scans of traced images */
 
 struct fetch_ctx {
 	struct collector *c;
@@ -268,12 +228,11 @@ static const char *fix_for(int err)
 	}
 }
 
-int scan_cmd__scan_one(struct collector *c, const struct model *m, uint32_t pid, char *msg,
+int scan_cmd__scan_one(struct collector *c, struct model *m, uint32_t pid, char *msg,
 		       size_t len)
 {
-	const struct process *p = model__find_pid((struct model *)m, pid);
+	const struct process *p = model__find_pid(m, pid);
 	struct fetch_ctx f;
-	struct scan_entry *e;
 	struct scan_result r;
 	char why[256];
 	int err;
@@ -283,205 +242,55 @@ int scan_cmd__scan_one(struct collector *c, const struct model *m, uint32_t pid,
 		return -ESRCH;
 	}
 	f = (struct fetch_ctx){ c, p->pid, p->gen };
-	e = entry_of(p->pid, p->gen, true);
-	if (!e)
-		return -ENOMEM;
 	err = scan__process_live(p->pid, fetch_allocs, &f, &r, why, sizeof(why));
 	if (err) {
 		snprintf(msg, len, "cannot scan process %u: %s; %s", pid, why, fix_for(err));
 		return err;
 	}
-	scan_result__free(&e->r);
-	e->r = r;
-	e->ok = true;
-	e->error[0] = '\0';
 	snprintf(msg, len, "scan of %u: %llu definitely lost (%llu B), %llu indirectly, %llu "
 		 "possibly; stopped %.1f ms", pid,
-		 (unsigned long long)e->r.count[SCAN_DEFINITE],
-		 (unsigned long long)e->r.bytes[SCAN_DEFINITE],
-		 (unsigned long long)e->r.count[SCAN_INDIRECT],
-		 (unsigned long long)e->r.count[SCAN_POSSIBLE], e->r.stop_ms);
-	return 0;
+		 (unsigned long long)r.count[SCAN_DEFINITE],
+		 (unsigned long long)r.bytes[SCAN_DEFINITE],
+		 (unsigned long long)r.count[SCAN_INDIRECT],
+		 (unsigned long long)r.count[SCAN_POSSIBLE], r.stop_ms);
+	err = model__set_scan(m, p->pid, p->gen, &r, NULL);
+	scan_result__free(&r);
+	return err;
 }
 
-int scan_cmd__scan_targets(struct collector *c, const struct model *m)
+int scan_cmd__scan_targets(struct collector *c, struct model *m)
 {
 	int scanned = 0;
 
-	/* Results of images the model no longer holds. */
-	for (size_t i = 0; i < n_entries;) {
-		if (!model__find((struct model *)m, entries[i].pid, entries[i].gen)) {
-			scan_result__free(&entries[i].r);
-			entries[i] = entries[--n_entries];
-		} else {
-			i++;
-		}
-	}
 	for (size_t i = 0; i < m->n_procs; i++) {
 		const struct process *p = &m->procs[i];
 		struct fetch_ctx f = { c, p->pid, p->gen };
-		struct scan_entry *e;
 		struct scan_result r;
 		char msg[256];
 		int err;
 
 		if (!p->target || p->exited)
 			continue;
-		e = entry_of(p->pid, p->gen, true);
-		if (!e)
-			return -ENOMEM;
 		err = scan__process_live(p->pid, fetch_allocs, &f, &r, msg, sizeof(msg));
 		if (err) {
-			char line[sizeof(e->error)];
+			char line[SCAN_ERROR_LEN];
 
 			snprintf(line, sizeof(line), "cannot scan process %u: %s; %s", p->pid, msg,
 				 fix_for(err));
 			/* Once per cause, not every interval. */
-			if (strcmp(line, e->error))
+			if (!p->scan || strcmp(line, p->scan->error))
 				fprintf(stderr, "leaktop: %s\n", line);
-			memcpy(e->error, line, sizeof(line));
+			if (model__set_scan(m, p->pid, p->gen, NULL, line))
+				return -ENOMEM;
 			continue;
 		}
-		scan_result__free(&e->r);
-		e->r = r;
-		e->ok = true;
-		e->error[0] = '\0';
+		err = model__set_scan(m, p->pid, p->gen, &r, NULL);
+		scan_result__free(&r);
+		if (err)
+			return err;
 		scanned++;
 	}
 	return scanned;
-}
-
-/* ---------------------------------------------------------------- output */
-
-static const struct site *heap_site(const struct process *p, uint64_t hash)
-{
-	for (size_t i = 0; i < p->n_sites; i++)
-		if (p->sites[i].kind == LT_KIND_HEAP && p->sites[i].key.stack_hash == hash)
-			return &p->sites[i];
-	return NULL;
-}
-
-static const char *site_symbol(const struct process *p, uint64_t hash)
-{
-	const struct site *s = heap_site(p, hash);
-
-	return s && s->n_frames && s->frames[0].symbol ? s->frames[0].symbol : NULL;
-}
-
-static json_t *hex(uint64_t v)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-	return json_string(buf);
-}
-
-static json_t *classes_json(const uint64_t *count, const uint64_t *bytes)
-{
-	json_t *o = json_object();
-
-	for (int k = SCAN__COUNT - 1; k >= 0; k--)
-		json_object_set_new(o, scan_class_names[k], json_pack("{s:I, s:I}",
-				    "count", (json_int_t)count[k], "bytes", (json_int_t)bytes[k]));
-	return o;
-}
-
-static json_t *leak_json(const struct process *p, const struct scan_leak *l)
-{
-	const char *sym = site_symbol(p, l->root.stack_hash);
-	json_t *edges = json_array();
-	char id[24];
-
-	for (uint32_t i = 0; i < l->n_edges; i++)
-		json_array_append_new(edges, json_pack("{s:o, s:I, s:o}",
-				      "from", hex(l->edges[i].from),
-				      "offset", (json_int_t)l->edges[i].offset,
-				      "to", hex(l->edges[i].to)));
-	snprintf(id, sizeof(id), "%016" PRIx64, l->root.stack_hash);
-	return json_pack("{s:{s:o, s:I, s:s, s:o}, s:I, s:I, s:o, s:I}",
-			 "root", "addr", hex(l->root.addr), "size", (json_int_t)l->root.size,
-			 "stack_id", id, "symbol", sym ? json_string(sym) : json_null(),
-			 "blocks", (json_int_t)l->blocks, "bytes", (json_int_t)l->bytes,
-			 "edges", edges, "edges_total", (json_int_t)l->total_edges);
-}
-
-void scan_cmd__annotate(json_t *proc_obj, const struct model *m, const struct process *p)
-{
-	const struct scan_entry *e = entry_of(p->pid, p->gen, false);
-	json_t *sites, *site, *graph;
-	const struct scan_result *r;
-	size_t i;
-
-	if (!e || !proc_obj)
-		return;
-	if (!e->ok) {
-		json_object_set_new(proc_obj, "scan", json_pack("{s:s}", "error", e->error));
-		return;
-	}
-	r = &e->r;
-	json_object_set_new(proc_obj, "scan", json_pack("{s:f, s:I, s:I, s:I, s:o}",
-			    "stop_ms", r->stop_ms, "threads", (json_int_t)r->threads,
-			    "bytes_read", (json_int_t)r->bytes_read,
-			    "blocks", (json_int_t)r->n_blocks,
-			    "lost", classes_json(r->count, r->bytes)));
-	graph = json_array();
-	for (i = 0; i < r->n_leaks && i < MAX_LEAKS_SHOWN; i++)
-		json_array_append_new(graph, leak_json(p, &r->leaks[i]));
-	json_object_set_new(proc_obj, "leak_graph", graph);
-	sites = json_object_get(proc_obj, "sites");
-	json_array_foreach(sites, i, site) {
-		const char *id = json_string_value(json_object_get(site, "stack_id"));
-		const char *kind = json_string_value(json_object_get(site, "kind"));
-		uint64_t zero[SCAN__COUNT] = {};
-		uint64_t hash;
-
-		if (!id || !kind || strcmp(kind, "heap"))
-			continue;
-		hash = strtoull(id, NULL, 16);
-		for (size_t k = 0; k < r->n_sites; k++) {
-			if (r->sites[k].stack_hash != hash)
-				continue;
-			json_object_set_new(site, "lost", classes_json(r->sites[k].count,
-								       r->sites[k].bytes));
-			break;
-		}
-		if (!json_object_get(site, "lost"))
-			json_object_set_new(site, "lost", classes_json(zero, zero));
-	}
-}
-
-void scan_cmd__report(FILE *out, const struct model *m)
-{
-	for (size_t i = 0; i < n_entries; i++) {
-		const struct scan_entry *e = &entries[i];
-		const struct process *p = model__find((struct model *)m, e->pid, e->gen);
-		const struct scan_result *r = &e->r;
-
-		if (!p)
-			continue;
-		if (!e->ok) {
-			fprintf(out, "scan of %u: %s\n", e->pid, e->error);
-			continue;
-		}
-		fprintf(out, "scan of %u (stopped %.1f ms, %u threads, %" PRIu64 " KiB read):",
-			e->pid, r->stop_ms, r->threads, r->bytes_read >> 10);
-		for (int k = SCAN__COUNT - 1; k >= 0; k--)
-			fprintf(out, " %s %" PRIu64 " (%" PRIu64 " B)%s", scan_class_names[k],
-				r->count[k], r->bytes[k], k ? "," : "\n");
-		for (size_t l = 0; l < r->n_leaks && l < MAX_LEAKS_SHOWN; l++) {
-			const struct scan_leak *lk = &r->leaks[l];
-			const char *sym = site_symbol(p, lk->root.stack_hash);
-
-			fprintf(out, "  leak: %" PRIu64 " blocks, %" PRIu64 " B, from 0x%" PRIx64
-				" (%" PRIu64 " B) allocated in %s: fix there\n", lk->blocks,
-				lk->bytes, lk->root.addr, lk->root.size, sym ? sym : "?");
-			for (uint32_t k = 0; k < lk->n_edges && k < 8; k++)
-				fprintf(out, "    0x%" PRIx64 " +0x%" PRIx64 " -> 0x%" PRIx64 "\n",
-					lk->edges[k].from, lk->edges[k].offset, lk->edges[k].to);
-			if (lk->total_edges > 8)
-				fprintf(out, "    ... %" PRIu64 " more edges\n", lk->total_edges - 8);
-		}
-	}
 }
 
 /* ---------------------------------------------------------------- leaktop scan */

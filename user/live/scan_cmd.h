@@ -8,7 +8,6 @@
 #define LEAKTOP_SCAN_CMD_H
 
 #include <stdio.h>
-#include <jansson.h>
 
 #include "live/collector.h"
 #include "core/model.h"
@@ -21,17 +20,11 @@ typedef int (*scan_fetch_fn)(void *ctx, struct scan_block **blocks, size_t *n);
 int scan__process_live(int pid, scan_fetch_fn fetch, void *ctx, struct scan_result *out,
 		       char *msg, size_t msg_len);
 
-/* Scan every live -p target of m; results kept for the snapshot and report.  Count scanned. */
-int scan_cmd__scan_targets(struct collector *c, const struct model *m);
+/* Scan every live -p target of m; results go to the model.  Count scanned. */
+int scan_cmd__scan_targets(struct collector *c, struct model *m);
 /* Scan one traced process now (the TUI's key); a one-line summary or error in msg. */
-int scan_cmd__scan_one(struct collector *c, const struct model *m, uint32_t pid, char *msg,
+int scan_cmd__scan_one(struct collector *c, struct model *m, uint32_t pid, char *msg,
 		       size_t len);
-/* Add the latest scan of p to its snapshot object: scan, leak_graph, sites[].lost. */
-void scan_cmd__annotate(json_t *proc_obj, const struct model *m, const struct process *p);
-/* The latest scans in the text report. */
-void scan_cmd__report(FILE *out, const struct model *m);
-/* Forget every result. */
-void scan_cmd__reset(void);
 
 /* `leaktop scan ...`: exit status. */
 int scan_cmd__main(int argc, char **argv);

@@ -32,7 +32,6 @@
 #include <unistd.h>
 #include <jansson.h>
 
-#include "cli/options.h"
 #include "view/snapshot.h"
 #include "view/snapshot_read.h"
 
@@ -733,13 +732,13 @@ static const struct {
 static int read_site(struct rd *r, json_t *js, uint64_t now_ns, struct site *s, bool *skip)
 {
 	static const struct int_field ints[] = {
-		{ "outstanding_bytes", offsetof(struct site, val.outstanding_bytes), 8, -NUM_MAX,
+		{ "outstanding_bytes", offsetof(struct site, outstanding_bytes), 8, -NUM_MAX,
 		  NUM_MAX, F_REQ },
-		{ "outstanding_count", offsetof(struct site, val.outstanding_count), 8, -NUM_MAX,
+		{ "outstanding_count", offsetof(struct site, outstanding_count), 8, -NUM_MAX,
 		  NUM_MAX, F_REQ },
-		{ "allocs", offsetof(struct site, val.allocs), 8, 0, NUM_MAX, F_REQ },
-		{ "frees", offsetof(struct site, val.frees), 8, 0, NUM_MAX, F_REQ },
-		{ "alloc_bytes", offsetof(struct site, val.alloc_bytes), 8, 0, NUM_MAX, F_NULL },
+		{ "allocs", offsetof(struct site, allocs), 8, 0, NUM_MAX, F_REQ },
+		{ "frees", offsetof(struct site, frees), 8, 0, NUM_MAX, F_REQ },
+		{ "alloc_bytes", offsetof(struct site, alloc_bytes), 8, 0, NUM_MAX, F_NULL },
 		{ "repaired", offsetof(struct site, repaired), 8, 0, NUM_MAX, F_NULL },
 	};
 	static const struct real_field reals[] = {
@@ -759,7 +758,7 @@ static int read_site(struct rd *r, json_t *js, uint64_t now_ns, struct site *s, 
 	for (size_t i = 0; i < sizeof(site_kinds) / sizeof(site_kinds[0]); i++) {
 		if (strcmp(json_string_value(kind), site_kinds[i].name))
 			continue;
-		s->kind = s->key.kind = site_kinds[i].kind;
+		s->kind = site_kinds[i].kind;
 		*skip = false;
 	}
 	if (*skip)
@@ -784,7 +783,7 @@ static int read_site(struct rd *r, json_t *js, uint64_t now_ns, struct site *s, 
 		if (parse_hex(hex, &hash))
 			ret = bad(r, "stack_id", "is \"%.40s\", expected up to 16 hex digits",
 				  json_string_value(id));
-		s->key.stack_hash = hash;
+		s->stack_hash = hash;
 	}
 	if (!ret)
 		ret = member(r, js, "stack", JSON_ARRAY, F_REQ, &stack);
@@ -797,13 +796,13 @@ static int read_site(struct rd *r, json_t *js, uint64_t now_ns, struct site *s, 
 	if (ret)
 		return ret;
 	/* The file has what a view shows: outstanding and frees with fd repairs applied. */
-	if (s->repaired > s->val.frees)
+	if (s->repaired > s->frees)
 		return bad(r, "repaired", "is more than frees (%llu)",
-			   (unsigned long long)s->val.frees);
-	s->val.frees -= s->repaired;
-	s->val.outstanding_count += s->repaired;
-	if (age && s->val.outstanding_count > 0)
-		s->val.live_since_ns = now_ns - (uint64_t)(json_number_value(age) * 1e9);
+			   (unsigned long long)s->frees);
+	s->frees -= s->repaired;
+	s->outstanding_count += s->repaired;
+	if (age && s->outstanding_count > 0)
+		s->live_since_ns = now_ns - (uint64_t)(json_number_value(age) * 1e9);
 	if (s->kind == LT_KIND_FD)
 		ret = read_fd_details(r, js, s);
 	return ret;
@@ -813,10 +812,10 @@ static int cmp_site_key(const void *a, const void *b)
 {
 	const struct site *x = a, *y = b;
 
-	if (x->key.kind != y->key.kind)
-		return x->key.kind < y->key.kind ? -1 : 1;
-	if (x->key.stack_hash != y->key.stack_hash)
-		return x->key.stack_hash < y->key.stack_hash ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->stack_hash != y->stack_hash)
+		return x->stack_hash < y->stack_hash ? -1 : 1;
 	return 0;
 }
 
