@@ -50,4 +50,11 @@ int options__parse(int argc, char **argv, struct options *opts, char *err, size_
 /* The --help text. */
 const char *options__usage(void);
 
+/*
+ * `leaktop scan -p PID [-i SEC] [-d SEC] [-j FILE]`: the options of `leaktop -b -p PID -i SEC
+ * --scan-every SEC ...`.  0 (o->help set for -h), or -EINVAL with one line in err.
+ */
+int options__parse_scan(int argc, char **argv, struct options *o, char *err, size_t len);
+const char *options__scan_usage(void);
+
 #endif

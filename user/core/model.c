@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * model.c - folds samples into long-lived processes and sites.
+ * model.c - folds samples into long-lived processes and sites: a pure function of the model
+ * and the sample (no system calls, no clock; the producers in live/ did the observing).
  *
  * Processes are images (pid, gen): an exec starts a new one, so the old program's sites never
- * mix with the new one's.  Sites keep their resolved stack (resolved once: a site's stack never
- * changes) and a bounded history.  Images that exited are kept for exactly one more report,
- * then reaped, and the collector purges their kernel records.  Arrays are kept sorted and
- * searched with bsearch; memory is bounded by the kernel maps' sizes.
+ * mix with the new one's.  Sites keep their frames (a site's stack never changes; its frames
+ * may arrive in a later sample than the site) and a bounded history.  Images that exited are
+ * kept for exactly one more report, then reaped, and the caller purges their kernel records.
+ * Arrays are kept sorted and searched by halving; memory is bounded by the kernel maps' sizes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,9 +15,7 @@
 #include <string.h>
 
 #include "core/model.h"
-#include "live/collector.h"
-#include "live/procfs.h"
-#include "live/symbolize.h"
+#include "core/sample.h"
 
 const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_ALLOC_MAP_FULL] = "alloc_map_full",
@@ -40,8 +39,6 @@ void model__init(struct model *m, double interval_s, unsigned int resources, uin
 	m->interval_s = interval_s;
 	m->window = window;
 	m->resources = resources;
-	m->start_ns = monotonic_ns();
-	m->now_ns = m->start_ns;
 }
 
 static void site_free(struct site *s)
@@ -114,7 +111,7 @@ static bool proc_search(const struct model *m, uint32_t pid, uint64_t gen, size_
 	return false;
 }
 
-struct process *model__find_mut(struct model *m, uint32_t pid, uint64_t gen)
+static struct process *find_mut(struct model *m, uint32_t pid, uint64_t gen)
 {
 	size_t at;
 
@@ -158,7 +155,6 @@ struct process *model__process(struct model *m, uint32_t pid, uint64_t gen)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->gen = gen;
-	p->first_seen_ns = monotonic_ns();
 	if (series__init(&p->hist_heap, m->window) || series__init(&p->hist_fds, m->window) ||
 	    series__init(&p->hist_rss, m->window) || series__init(&p->hist_vm, m->window) ||
 	    series__init(&p->hist_fd_count, m->window) ||
@@ -171,9 +167,9 @@ struct process *model__process(struct model *m, uint32_t pid, uint64_t gen)
 	return p;
 }
 
-void model__mark_exited(struct model *m, uint32_t pid, uint64_t gen)
+static void mark_exited(struct model *m, uint32_t pid, uint64_t gen)
 {
-	struct process *p = model__find_mut(m, pid, gen);
+	struct process *p = find_mut(m, pid, gen);
 
 	if (!p)
 		return;
@@ -363,47 +359,6 @@ static void apply_census(struct process *p, const struct fd_census *fc)
 	p->fd_census_valid = fc->valid;
 }
 
-static void register_image(struct process *p, struct symbolizer *sym)
-{
-	if (p->image_registered || p->exited || p->maps_final)
-		return;
-	if (!symbolizer__add_image(sym, p->gen, p->pid)) {
-		p->image_registered = true;
-		p->maps_read_ns = monotonic_ns();
-	}
-}
-
-/* Resolve a new site's frames; re-read the maps once per interval if an address is unmapped. */
-static void resolve_site(struct process *p, struct site *s, struct collector *c,
-			 struct symbolizer *sym)
-{
-	uint64_t ips[LT_MAX_STACK_DEPTH];
-	uint32_t n = collector__stack(c, s->stack_hash, ips, LT_MAX_STACK_DEPTH);
-	bool missing = false;
-
-	s->resolved = true;
-	s->frames = n ? calloc(n, sizeof(*s->frames)) : NULL;
-	if (!s->frames)
-		return;
-	s->n_frames = n;
-	for (int pass = 0; pass < 2; pass++) {
-		missing = false;
-		for (uint32_t i = 0; i < n; i++) {
-			if (s->frames[i].symbol || (pass && s->frames[i].module))
-				continue;
-			sym_frame__clear(&s->frames[i]);
-			if (symbolizer__resolve(sym, p->gen, ips[i], true, &s->frames[i]) == -ENOENT)
-				missing = true;
-		}
-		if (!missing || p->refreshed || p->exited || p->maps_final)
-			break;
-		p->refreshed = true;
-		if (symbolizer__add_image(sym, p->gen, p->pid))
-			break;
-		p->image_registered = true;
-	}
-}
-
 static void push_history(struct site *s, uint64_t ts)
 {
 	series__push(&s->hist, ts, s->kind == LT_KIND_FD ? site__outstanding(s)
@@ -428,114 +383,95 @@ bool model__visible(const struct process *p)
 	return p->heap_allocs > 0 || p->fd_opens > 0 || p->target;
 }
 
-void model__refresh_identity(struct process *p)
+/* comm and start time are kept once known (a later exec's name belongs to another image);
+ * the command line follows what /proc shows. */
+static int apply_identity(struct process *p, const struct sample_identity *id)
 {
-	char buf[4096];
-
-	if (!p->comm[0])
-		procfs__comm(p->pid, p->comm, sizeof(p->comm));
-	if (!procfs__cmdline(p->pid, buf, sizeof(buf))) {
-		free(p->cmdline);
-		p->cmdline = strdup(buf);
-	}
+	if (!p->comm[0] && id->comm[0])
+		memcpy(p->comm, id->comm, sizeof(p->comm));
 	if (!p->start_ticks)
-		procfs__start_ticks(p->pid, &p->start_ticks);
+		p->start_ticks = id->start_ticks;
+	if (id->cmdline) {
+		char *c = strdup(id->cmdline);
+
+		if (!c)
+			return -ENOMEM;
+		free(p->cmdline);
+		p->cmdline = c;
+	}
+	return 0;
 }
 
-int model__update(struct model *m, const struct sample *s, struct collector *c,
-		  struct symbolizer *sym)
+static int apply_event(struct model *m, const struct sample_event *ev)
 {
-	uint64_t t0 = monotonic_ns();
-	struct process *p = NULL;
+	struct process *p, *old;
+	bool target = ev->target;
 
-	m->now_ns = s->ts_ns;
-	memcpy(m->drops, s->drops, sizeof(m->drops));
-	memcpy(m->counters, s->counters, sizeof(m->counters));
-	for (size_t i = 0; i < m->n_procs; i++) {
-		m->procs[i].refreshed = false;
-		for (size_t j = 0; j < m->procs[i].n_sites; j++)
-			m->procs[i].sites[j].seen = false;
+	switch (ev->type) {
+	case SAMPLE_EV_EXIT:
+		mark_exited(m, ev->pid, ev->old_gen);
+		return 0;
+	case SAMPLE_EV_EXEC:
+		old = find_mut(m, ev->pid, ev->old_gen);
+		/* An image that did nothing (the `--` child before its exec) is no news. */
+		if (old && !old->n_sites)
+			old->target = false;
+		mark_exited(m, ev->pid, ev->old_gen);
+		break;
+	case SAMPLE_EV_FIRST:
+	case SAMPLE_EV_FORK:
+		break;
 	}
-
-	for (size_t i = 0; i < s->n_sites; i++) {
-		const struct raw_site *r = &s->sites[i];
-		struct site *site;
-		bool added;
-
-		if (!p || p->pid != r->key.tgid || p->gen != r->key.gen) {
-			p = model__process(m, r->key.tgid, r->key.gen);
-			if (!p)
-				return -ENOMEM;
-			register_image(p, sym);
-		}
-		site = site_find_or_add(p, r->key.kind, r->key.stack_hash, m->window, &added);
-		if (!site)
-			return -ENOMEM;
-		site->outstanding_bytes = r->val.outstanding_bytes;
-		site->outstanding_count = r->val.outstanding_count;
-		site->allocs = r->val.allocs;
-		site->frees = r->val.frees;
-		site->alloc_bytes = r->val.alloc_bytes;
-		site->live_since_ns = r->val.live_since_ns;
-		site->last_alloc_ns = r->val.last_alloc_ns;
-		site->seen = true;
-		if (!site->resolved)
-			resolve_site(p, site, c, sym);
-		push_history(site, s->ts_ns);
-	}
-
-	for (size_t i = 0; i < m->n_procs; i++) {
-		struct process *q = &m->procs[i];
-		size_t keep = 0;
-
-		q->heap_outstanding_bytes = q->heap_outstanding_count = 0;
-		q->heap_allocs = q->heap_frees = 0;
-		for (size_t j = 0; j < q->n_sites; j++) {
-			struct site *st = &q->sites[j];
-
-			/* A site the kernel no longer has was purged: drop it too. */
-			if (!st->seen) {
-				site_free(st);
-				continue;
-			}
-			q->sites[keep++] = *st;
-		}
-		q->n_sites = keep;
-		apply_site_lost(q);
-		if (!q->exited) {
-			struct fd_census fc;
-
-			register_image(q, sym);
-			model__refresh_identity(q);
-			if (procfs__counters(q->pid, &q->counters))
-				q->counters.valid = false;
-			if ((m->resources & RES_FD) &&
-			    !collector__fd_census(c, s, q->pid, q->gen, &fc)) {
-				apply_census(q, &fc);
-				fd_census__free(&fc);
-			}
-		}
-		q->fd_outstanding = 0;
-		q->fd_opens = q->fd_closes = 0;
-		for (size_t j = 0; j < q->n_sites; j++) {
-			struct site *st = &q->sites[j];
-
-			if (st->kind == LT_KIND_FD) {
-				q->fd_outstanding += site__outstanding(st);
-				q->fd_opens += st->allocs;
-				q->fd_closes += site__frees(st);
-				continue;
-			}
-			q->heap_outstanding_bytes += st->outstanding_bytes;
-			q->heap_outstanding_count += st->outstanding_count;
-			q->heap_allocs += st->allocs;
-			q->heap_frees += st->frees;
-		}
-		if (!q->exited)
-			push_process_history(q, s->ts_ns);
-	}
-	m->collect_ms = s->read_ms + (monotonic_ns() - t0) / 1e6;
+	p = model__process(m, ev->pid, ev->gen);
+	if (!p)
+		return -ENOMEM;
+	p->target = target;
 	return 0;
+}
+
+/* Sites of (pid, gen) with this stack get its frames (copied), unless they have some. */
+static int apply_frames(struct model *m, const struct sample_frames *sf)
+{
+	struct process *p = find_mut(m, sf->pid, sf->gen);
+
+	if (!p)
+		return 0;
+	for (size_t i = 0; i < p->n_sites; i++) {
+		struct site *s = &p->sites[i];
+
+		if (s->stack_hash != sf->stack_hash || s->resolved)
+			continue;
+		s->resolved = true;
+		if (!sf->n_frames)
+			continue;
+		s->frames = calloc(sf->n_frames, sizeof(*s->frames));
+		if (!s->frames)
+			return -ENOMEM;
+		for (uint32_t k = 0; k < sf->n_frames; k++) {
+			if (sym_frame__copy(&s->frames[k], &sf->frames[k])) {
+				for (uint32_t j = 0; j < k; j++)
+					sym_frame__clear(&s->frames[j]);
+				free(s->frames);
+				s->frames = NULL;
+				return -ENOMEM;
+			}
+		}
+		s->n_frames = sf->n_frames;
+	}
+	return 0;
+}
+
+/* Who it is, whatever its state; counters and census only of a live image. */
+static int apply_readings(struct model *m, struct process *p, const struct sample_proc *r)
+{
+	int err = apply_identity(p, &r->id);
+
+	if (p->exited || !r->alive)
+		return err;
+	p->counters = r->counters;
+	if (r->census_done && (m->resources & RES_FD))
+		apply_census(p, &r->census);
+	return err;
 }
 
 /* A copy of r without the per-block classes (the model keeps what the views show). */
@@ -546,7 +482,9 @@ static int scan_result_copy(struct scan_result *dst, const struct scan_result *r
 	dst->sites = r->n_sites ? malloc(r->n_sites * sizeof(*r->sites)) : NULL;
 	dst->leaks = r->n_leaks ? malloc(r->n_leaks * sizeof(*r->leaks)) : NULL;
 	if ((r->n_sites && !dst->sites) || (r->n_leaks && !dst->leaks)) {
-		scan_result__free(dst);
+		free(dst->sites);
+		free(dst->leaks);
+		memset(dst, 0, sizeof(*dst));
 		return -ENOMEM;
 	}
 	if (r->n_sites)
@@ -556,10 +494,10 @@ static int scan_result_copy(struct scan_result *dst, const struct scan_result *r
 	return 0;
 }
 
-int model__set_scan(struct model *m, uint32_t pid, uint64_t gen, const struct scan_result *r,
-		    const char *error)
+/* A scan replaces the image's previous result; a failed one only notes its error. */
+static int apply_scan(struct model *m, const struct sample_scan *sc)
 {
-	struct process *p = model__find_mut(m, pid, gen);
+	struct process *p = find_mut(m, sc->pid, sc->gen);
 	struct scan_result copy;
 
 	if (!p)
@@ -569,17 +507,138 @@ int model__set_scan(struct model *m, uint32_t pid, uint64_t gen, const struct sc
 		if (!p->scan)
 			return -ENOMEM;
 	}
-	if (!r) {
-		snprintf(p->scan->error, sizeof(p->scan->error), "%s", error ? error : "");
+	if (!sc->ok) {
+		snprintf(p->scan->error, sizeof(p->scan->error), "%s", sc->error);
 		return 0;
 	}
-	if (scan_result_copy(&copy, r))
+	if (scan_result_copy(&copy, &sc->result))
 		return -ENOMEM;
 	scan_result__free(&p->scan->result);
 	p->scan->result = copy;
 	p->scan->ok = true;
 	p->scan->error[0] = '\0';
-	apply_site_lost(p);
+	return 0;
+}
+
+/* The process's totals over its sites. */
+static void sum_sites(struct process *q)
+{
+	q->heap_outstanding_bytes = q->heap_outstanding_count = 0;
+	q->heap_allocs = q->heap_frees = 0;
+	q->fd_outstanding = 0;
+	q->fd_opens = q->fd_closes = 0;
+	for (size_t j = 0; j < q->n_sites; j++) {
+		const struct site *st = &q->sites[j];
+
+		if (st->kind == LT_KIND_FD) {
+			q->fd_outstanding += site__outstanding(st);
+			q->fd_opens += st->allocs;
+			q->fd_closes += site__frees(st);
+			continue;
+		}
+		q->heap_outstanding_bytes += st->outstanding_bytes;
+		q->heap_outstanding_count += st->outstanding_count;
+		q->heap_allocs += st->allocs;
+		q->heap_frees += st->frees;
+	}
+}
+
+/* Drop the sites the kernel no longer has (purged with a dead image). */
+static void drop_unseen_sites(struct process *q)
+{
+	size_t keep = 0;
+
+	for (size_t j = 0; j < q->n_sites; j++) {
+		struct site *st = &q->sites[j];
+
+		if (!st->seen) {
+			site_free(st);
+			continue;
+		}
+		q->sites[keep++] = *st;
+	}
+	q->n_sites = keep;
+}
+
+static int apply_sites(struct model *m, const struct sample *s)
+{
+	struct process *p = NULL;
+
+	for (size_t i = 0; i < s->n_sites; i++) {
+		const struct sample_site *r = &s->sites[i];
+		struct site *site;
+		bool added;
+
+		if (!p || p->pid != r->pid || p->gen != r->gen) {
+			p = model__process(m, r->pid, r->gen);
+			if (!p)
+				return -ENOMEM;
+		}
+		site = site_find_or_add(p, r->kind, r->stack_hash, m->window, &added);
+		if (!site)
+			return -ENOMEM;
+		site->outstanding_bytes = r->outstanding_bytes;
+		site->outstanding_count = r->outstanding_count;
+		site->allocs = r->allocs;
+		site->frees = r->frees;
+		site->alloc_bytes = r->alloc_bytes;
+		site->live_since_ns = r->live_since_ns;
+		site->last_alloc_ns = r->last_alloc_ns;
+		site->seen = true;
+		push_history(site, s->ts_ns);
+	}
+	return 0;
+}
+
+int model__apply(struct model *m, const struct sample *s)
+{
+	int err;
+
+	m->now_ns = s->ts_ns;
+	memcpy(m->drops, s->drops, sizeof(m->drops));
+	memcpy(m->counters, s->counters, sizeof(m->counters));
+	m->probes_attached = s->probes_attached;
+	m->stacks_pending = s->stacks_pending;
+	m->collect_ms = s->timing.read_ms + s->timing.track_ms + s->timing.census_ms +
+			s->timing.scan_ms;
+	for (size_t i = 0; i < s->n_events; i++) {
+		err = apply_event(m, &s->events[i]);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < m->n_procs; i++)
+		for (size_t j = 0; j < m->procs[i].n_sites; j++)
+			m->procs[i].sites[j].seen = false;
+	err = apply_sites(m, s);
+	if (err)
+		return err;
+	for (size_t i = 0; i < m->n_procs; i++)
+		drop_unseen_sites(&m->procs[i]);
+	for (size_t i = 0; i < s->n_frames; i++) {
+		err = apply_frames(m, &s->frames[i]);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < s->n_scans; i++) {
+		err = apply_scan(m, &s->scans[i]);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < m->n_procs; i++) {
+		struct process *q = &m->procs[i];
+		const struct sample_proc *r;
+
+		r = sample__find_proc(s, q->pid, q->gen);
+		if (r) {
+			err = apply_readings(m, q, r);
+			if (err)
+				return err;
+		}
+		apply_site_lost(q);
+		sum_sites(q);
+		if (!q->exited)
+			push_process_history(q, s->ts_ns);
+	}
 	return 0;
 }
 

@@ -20,8 +20,6 @@
 #include "core/types.h"
 
 struct sample;
-struct collector;
-struct symbolizer;
 
 #define DEFAULT_WINDOW 40	/* samples of history per series (--window) */
 #define FD_SAMPLES 3		/* example targets kept per fd site */
@@ -102,11 +100,6 @@ struct process {
 	bool target;			/* named by -p or started by --: shown without sites */
 	bool exited;			/* exited or exec'd: in this report, gone from the next */
 	bool exit_reported;		/* exited and already in a report: reaped next update */
-	bool image_registered;		/* maps handed to the symbolizer */
-	bool refreshed;			/* maps re-read this interval */
-	bool maps_final;		/* /proc shows another program now: never read its maps */
-	uint64_t first_seen_ns;
-	uint64_t maps_read_ns;		/* last time its maps went to the symbolizer */
 };
 
 struct model {
@@ -118,7 +111,9 @@ struct model {
 	uint64_t drops[LT_DROP__COUNT];
 	uint64_t counters[LT_CNT__COUNT];
 	size_t probes_attached;
-	double collect_ms;		/* last interval: maps + /proc + symbols */
+	double collect_ms;		/* last interval: the producers (maps, /proc, symbols, fd census,
+					 * scans) */
+	uint32_t stacks_pending;	/* stacks whose frames are still to come */
 	unsigned int resources;
 };
 
@@ -128,29 +123,23 @@ void model__free(struct model *m);
 /* Find or add the process image (pid, gen). */
 struct process *model__process(struct model *m, uint32_t pid, uint64_t gen);
 const struct process *model__find(const struct model *m, uint32_t pid, uint64_t gen);
-struct process *model__find_mut(struct model *m, uint32_t pid, uint64_t gen);
 /* Any live image of pid. */
 const struct process *model__find_pid(const struct model *m, uint32_t pid);
-/* Mark (pid, gen) exited: it stays for one more report. */
-void model__mark_exited(struct model *m, uint32_t pid, uint64_t gen);
 /* Note that a report showed the current state (exited images were in it). */
 void model__reported(struct model *m);
 /* Remove exited images a report already showed; list them in dead (malloc'd). */
 size_t model__reap(struct model *m, struct dead_image **dead);
 
 /*
- * Fold a sample into the model: update sites (new ones get their stack from the collector
- * and resolved through the symbolizer), sum per process, read /proc counters of live ones.
+ * Fold one interval's sample into the model, a pure function of the model and the sample
+ * (no system calls, no clock: time is the sample's).  In order: lifecycle events (new
+ * images, exits: an exited image stays for one more report), the kernel's site records
+ * (sites it no longer has are dropped), frames of stacks, /proc readings and fd censuses of
+ * live images, scans; then per-process sums and histories.  0 or -ENOMEM (the model stays
+ * consistent, the rest of the sample is not applied).
  */
-int model__update(struct model *m, const struct sample *s, struct collector *c,
-		  struct symbolizer *sym);
+int model__apply(struct model *m, const struct sample *s);
 
-/*
- * Attach a scan of image (pid, gen): a result (copied) or, with r NULL, the one-line error.
- * Images the model does not hold are ignored.  0 or -ENOMEM.
- */
-int model__set_scan(struct model *m, uint32_t pid, uint64_t gen, const struct scan_result *r,
-		    const char *error);
 /* The heap site (hash) of p, or NULL. */
 const struct site *model__heap_site(const struct process *p, uint64_t stack_hash);
 
@@ -169,8 +158,6 @@ uint64_t site__frees(const struct site *s);
 
 /* Shown in reports: has heap activity, or is a live target of -p / --. */
 bool model__visible(const struct process *p);
-/* Read comm, cmdline and start time of a live process (kept once known). */
-void model__refresh_identity(struct process *p);
 
 /* Display order, shared by every view: the clearest leaks first, then most outstanding
  * bytes.  Caller frees. */

@@ -1,25 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * scan_cmd.c - the reachability scan of traced processes, and `leaktop scan -p PID`.
+ * scanner.c - the reachability scan of traced processes: the producer of a sample's scans.
  *
  * A scan stops the process (ptrace_stop.c), reads the tracked live blocks from the BPF
  * `allocs` map while it is stopped (so none is freed or reused under the scan), copies its
  * registers and every readable and writable mapping (thread stacks from the stack pointer
- * up), resumes it, and classifies the blocks (scan.c).  The stop is bounded: past
- * SCAN_MAX_STOP_MS the scan gives up and the process runs on.  The latest result of each
- * image is kept here and shown in the snapshot (processes[].scan, .leak_graph,
- * .sites[].lost) and the text report.
+ * up), resumes it, and classifies the blocks (core/scan.c).  The stop is bounded: past
+ * SCAN_MAX_STOP_MS the scan gives up and the process runs on.  Results go into the sample
+ * (a scan made on demand between samples waits for the next one); the model keeps the
+ * latest of each image and the views render it.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/options.h"
+#include "live/collector.h"
 #include "live/procmaps.h"
 #include "live/ptrace_stop.h"
-#include "cli/run.h"
-#include "live/scan_cmd.h"
+#include "live/scanner.h"
 
 #define STACK_RED_ZONE	128		/* x86-64 ABI: below the stack pointer, still live */
 
@@ -228,143 +228,157 @@ static const char *fix_for(int err)
 	}
 }
 
-int scan_cmd__scan_one(struct collector *c, struct model *m, uint32_t pid, char *msg,
-		       size_t len)
+/* Last error reported for an image: the same cause is printed once, not every interval. */
+struct scan_error {
+	uint32_t pid;
+	uint64_t gen;
+	char line[512];
+};
+
+struct scanner {
+	struct collector *col;
+	struct sample_scan *pending;	/* scans made on demand since the last sample */
+	size_t n_pending;
+	struct scan_error *errors;
+	size_t n_errors;
+};
+
+int scanner__new(struct scanner **out, struct collector *c)
 {
-	const struct process *p = model__find_pid(m, pid);
-	struct fetch_ctx f;
-	struct scan_result r;
+	struct scanner *sc = calloc(1, sizeof(*sc));
+
+	if (!sc)
+		return -ENOMEM;
+	sc->col = c;
+	*out = sc;
+	return 0;
+}
+
+void scanner__free(struct scanner *sc)
+{
+	if (!sc)
+		return;
+	for (size_t i = 0; i < sc->n_pending; i++)
+		scan_result__free(&sc->pending[i].result);
+	free(sc->pending);
+	free(sc->errors);
+	free(sc);
+}
+
+/* Scan image (pid, gen) into out; on failure out->error gets the one line.  0 or -errno. */
+static int scan_image(struct scanner *sc, uint32_t pid, uint64_t gen, struct sample_scan *out)
+{
+	struct fetch_ctx f = { sc->col, pid, gen };
 	char why[256];
 	int err;
 
-	if (!p) {
-		snprintf(msg, len, "process %u is not traced any more", pid);
-		return -ESRCH;
-	}
-	f = (struct fetch_ctx){ c, p->pid, p->gen };
-	err = scan__process_live(p->pid, fetch_allocs, &f, &r, why, sizeof(why));
+	memset(out, 0, sizeof(*out));
+	out->pid = pid;
+	out->gen = gen;
+	err = scan__process_live(pid, fetch_allocs, &f, &out->result, why, sizeof(why));
 	if (err) {
-		snprintf(msg, len, "cannot scan process %u: %s; %s", pid, why, fix_for(err));
+		snprintf(out->error, sizeof(out->error), "cannot scan process %u: %s; %s", pid, why,
+			 fix_for(err));
+		return err;
+	}
+	out->ok = true;
+	return 0;
+}
+
+int scanner__scan_now(struct scanner *sc, uint32_t pid, uint64_t gen, char *msg, size_t len)
+{
+	struct sample_scan r, *v;
+	int err = scan_image(sc, pid, gen, &r);
+
+	if (err) {
+		snprintf(msg, len, "%s", r.error);
 		return err;
 	}
 	snprintf(msg, len, "scan of %u: %llu definitely lost (%llu B), %llu indirectly, %llu "
 		 "possibly; stopped %.1f ms", pid,
-		 (unsigned long long)r.count[SCAN_DEFINITE],
-		 (unsigned long long)r.bytes[SCAN_DEFINITE],
-		 (unsigned long long)r.count[SCAN_INDIRECT],
-		 (unsigned long long)r.count[SCAN_POSSIBLE], r.stop_ms);
-	err = model__set_scan(m, p->pid, p->gen, &r, NULL);
-	scan_result__free(&r);
-	return err;
+		 (unsigned long long)r.result.count[SCAN_DEFINITE],
+		 (unsigned long long)r.result.bytes[SCAN_DEFINITE],
+		 (unsigned long long)r.result.count[SCAN_INDIRECT],
+		 (unsigned long long)r.result.count[SCAN_POSSIBLE], r.result.stop_ms);
+	v = realloc(sc->pending, (sc->n_pending + 1) * sizeof(*v));
+	if (!v) {
+		scan_result__free(&r.result);
+		return -ENOMEM;
+	}
+	sc->pending = v;
+	sc->pending[sc->n_pending++] = r;
+	return 0;
 }
 
-int scan_cmd__scan_targets(struct collector *c, struct model *m)
+/* Print err's line unless it is the one last printed for this image. */
+static void report_error(struct scanner *sc, const struct sample_scan *r)
 {
+	struct scan_error *e = NULL, *v;
+
+	for (size_t i = 0; i < sc->n_errors && !e; i++)
+		if (sc->errors[i].pid == r->pid && sc->errors[i].gen == r->gen)
+			e = &sc->errors[i];
+	if (e && !strcmp(e->line, r->error))
+		return;
+	fprintf(stderr, "leaktop: %s\n", r->error);
+	if (!e) {
+		v = realloc(sc->errors, (sc->n_errors + 1) * sizeof(*v));
+		if (!v)
+			return;
+		sc->errors = v;
+		e = &sc->errors[sc->n_errors++];
+		e->pid = r->pid;
+		e->gen = r->gen;
+	}
+	snprintf(e->line, sizeof(e->line), "%s", r->error);
+}
+
+/* Forget the errors of images the sample no longer shows alive. */
+static void prune_errors(struct scanner *sc, const struct sample *s)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < sc->n_errors; i++) {
+		const struct sample_proc *p = sample__find_proc(s, sc->errors[i].pid,
+								sc->errors[i].gen);
+
+		if (p && p->alive)
+			sc->errors[keep++] = sc->errors[i];
+	}
+	sc->n_errors = keep;
+}
+
+int scanner__fill(struct scanner *sc, struct sample *s, bool due)
+{
+	uint64_t t0 = monotonic_ns();
 	int scanned = 0;
 
-	for (size_t i = 0; i < m->n_procs; i++) {
-		const struct process *p = &m->procs[i];
-		struct fetch_ctx f = { c, p->pid, p->gen };
-		struct scan_result r;
-		char msg[256];
-		int err;
+	for (size_t i = 0; i < sc->n_pending; i++) {
+		struct sample_scan *r = sample__add_scan(s);
 
-		if (!p->target || p->exited)
-			continue;
-		err = scan__process_live(p->pid, fetch_allocs, &f, &r, msg, sizeof(msg));
-		if (err) {
-			char line[SCAN_ERROR_LEN];
-
-			snprintf(line, sizeof(line), "cannot scan process %u: %s; %s", p->pid, msg,
-				 fix_for(err));
-			/* Once per cause, not every interval. */
-			if (!p->scan || strcmp(line, p->scan->error))
-				fprintf(stderr, "leaktop: %s\n", line);
-			if (model__set_scan(m, p->pid, p->gen, NULL, line))
-				return -ENOMEM;
+		if (!r) {
+			scan_result__free(&sc->pending[i].result);
 			continue;
 		}
-		err = model__set_scan(m, p->pid, p->gen, &r, NULL);
-		scan_result__free(&r);
-		if (err)
-			return err;
+		*r = sc->pending[i];
+	}
+	sc->n_pending = 0;
+	prune_errors(sc, s);
+	for (size_t i = 0; due && i < s->n_procs; i++) {
+		const struct sample_proc *p = &s->procs[i];
+		struct sample_scan *r;
+
+		if (!p->target || !p->alive)
+			continue;
+		r = sample__add_scan(s);
+		if (!r)
+			return -ENOMEM;
+		if (scan_image(sc, p->pid, p->gen, r)) {
+			report_error(sc, r);
+			continue;
+		}
 		scanned++;
 	}
+	s->timing.scan_ms = (monotonic_ns() - t0) / 1e6;
 	return scanned;
-}
-
-/* ---------------------------------------------------------------- leaktop scan */
-
-static const char usage[] =
-	"usage: leaktop scan -p PID [-i SEC] [-d SEC] [-j FILE]\n"
-	"Trace PID like `leaktop -p PID` and, every interval, stop it briefly to find the\n"
-	"blocks allocated while traced that no pointer reaches any more.\n"
-	"  -p PID    process to scan\n"
-	"  -i SEC    seconds between scans (default 1)\n"
-	"  -d SEC    stop after SEC seconds (default: until Ctrl-C or the process exits)\n"
-	"  -j FILE   write the JSON snapshot to FILE ('-': JSON Lines on stdout)\n";
-
-int scan_cmd__main(int argc, char **argv)
-{
-	const char *pid = NULL, *every = "1", *dur = NULL, *json = NULL;
-	char *args[16], err[512];
-	struct options o;
-	int n = 0;
-
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fputs(usage, stdout);
-			return 0;
-		}
-		if (strcmp(a, "-p") && strcmp(a, "-i") && strcmp(a, "-d") && strcmp(a, "-j")) {
-			fprintf(stderr, "leaktop: unknown scan argument '%s'; see leaktop scan "
-				"--help\n", a);
-			return 2;
-		}
-		if (i + 1 >= argc) {
-			fprintf(stderr, "leaktop: option '%s' needs a value; see leaktop scan "
-				"--help\n", a);
-			return 2;
-		}
-		if (a[1] == 'p')
-			pid = argv[++i];
-		else if (a[1] == 'i')
-			every = argv[++i];
-		else if (a[1] == 'd')
-			dur = argv[++i];
-		else
-			json = argv[++i];
-	}
-	if (!pid) {
-		fprintf(stderr, "leaktop: scan needs a process; give -p PID\n");
-		return 2;
-	}
-	args[n++] = "scan";
-	args[n++] = "-b";
-	args[n++] = "-p";
-	args[n++] = (char *)pid;
-	args[n++] = "-i";
-	args[n++] = (char *)every;
-	args[n++] = "--scan-every";
-	args[n++] = (char *)every;
-	if (dur) {
-		args[n++] = "-d";
-		args[n++] = (char *)dur;
-	}
-	if (json) {
-		args[n++] = "-j";
-		args[n++] = (char *)json;
-	}
-	args[n] = NULL;
-	if (options__parse(n, args, &o, err, sizeof(err))) {
-		fprintf(stderr, "leaktop: %s\n", err);
-		return 2;
-	}
-	if (o.n_pids != 1) {
-		fprintf(stderr, "leaktop: scan takes one process; give -p PID\n");
-		return 2;
-	}
-	return run__main(&o);
 }
