@@ -599,8 +599,8 @@ int model__apply(struct model *m, const struct sample *s)
 	memcpy(m->counters, s->counters, sizeof(m->counters));
 	m->probes_attached = s->probes_attached;
 	m->stacks_pending = s->stacks_pending;
-	m->collect_ms = s->timing.read_ms + s->timing.track_ms + s->timing.census_ms +
-			s->timing.scan_ms;
+	/* The producers' time; scans are reported on their own (stop_ms). */
+	m->collect_ms = s->timing.read_ms + s->timing.track_ms + s->timing.census_ms;
 	for (size_t i = 0; i < s->n_events; i++) {
 		err = apply_event(m, &s->events[i]);
 		if (err)
