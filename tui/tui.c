@@ -18,7 +18,6 @@
 #include <curses.h>
 
 #include "tui.h"
-#include "cli/options.h"
 #include "view/report.h"
 
 enum view {
@@ -313,9 +312,9 @@ static void draw_procs(struct tui *t, const struct model *m, int y0, int height)
 
 /* ------------------------------------------------------------------ sites and stack */
 
-static struct process *current_process(const struct tui *t, const struct model *m)
+static const struct process *current_process(const struct tui *t, const struct model *m)
 {
-	return model__find((struct model *)m, t->pid, t->gen);
+	return model__find(m, t->pid, t->gen);
 }
 
 static void site_where(const struct site *s, char *buf, size_t len)
@@ -330,9 +329,9 @@ static void site_where(const struct site *s, char *buf, size_t len)
 
 static double site_age_s(const struct model *m, const struct site *s)
 {
-	if (site__outstanding(s) <= 0 || !s->val.live_since_ns || s->val.live_since_ns > m->now_ns)
+	if (site__outstanding(s) <= 0 || !s->live_since_ns || s->live_since_ns > m->now_ns)
 		return -1;
-	return (m->now_ns - s->val.live_since_ns) / 1e9;
+	return (m->now_ns - s->live_since_ns) / 1e9;
 }
 
 static void draw_sites(struct tui *t, const struct model *m, int y0, int height)
@@ -361,7 +360,7 @@ static void draw_sites(struct tui *t, const struct model *m, int y0, int height)
 		s = sites[i];
 		if (i == t->sel) {
 			t->site_kind = s->kind;
-			t->site_hash = s->key.stack_hash;
+			t->site_hash = s->stack_hash;
 		}
 		site_where(s, where, sizeof(where));
 		sparkline(t, &s->hist, 6, spark, sizeof(spark));
@@ -373,7 +372,7 @@ static void draw_sites(struct tui *t, const struct model *m, int y0, int height)
 		snprintf(line, sizeof(line), "%-4s %-4s %10s %7" PRId64 " %9.1f %7s %s %s",
 			 s->flagged ? "LEAK" : "", s->kind == LT_KIND_FD ? "fd" : "heap",
 			 s->kind == LT_KIND_FD ? "-" :
-			 report__bytes(b1, sizeof(b1), s->val.outstanding_bytes),
+			 report__bytes(b1, sizeof(b1), s->outstanding_bytes),
 			 site__outstanding(s), s->growth_per_s, age, spark, where);
 		put_line(y0 + 1 + r, line, i == t->sel, s->flagged, t);
 	}
@@ -388,7 +387,7 @@ static void draw_stack(struct tui *t, const struct model *m, int y0, int height)
 	int row = y0, first;
 
 	for (size_t i = 0; p && i < p->n_sites; i++)
-		if (p->sites[i].kind == t->site_kind && p->sites[i].key.stack_hash == t->site_hash)
+		if (p->sites[i].kind == t->site_kind && p->sites[i].stack_hash == t->site_hash)
 			s = &p->sites[i];
 	attron(A_REVERSE);
 	mvprintw(row++, 0, "%s site of %s (pid %u)%s", s && s->kind == LT_KIND_FD ? "fd" : "heap",
@@ -402,15 +401,15 @@ static void draw_stack(struct tui *t, const struct model *m, int y0, int height)
 		if (s->kind == LT_KIND_FD)
 			snprintf(line, sizeof(line), "open %" PRId64 "  opens %" PRIu64 "  closes %"
 				 PRIu64 "  repaired %" PRIu64 "  growth %.1f/s", site__outstanding(s),
-				 (uint64_t)s->val.allocs, site__frees(s), s->repaired,
+				 (uint64_t)s->allocs, site__frees(s), s->repaired,
 				 s->growth_per_s);
 		else
 			snprintf(line, sizeof(line), "outstanding %s in %" PRId64 " blocks  allocs %"
 				 PRIu64 "  frees %" PRIu64 "  allocated %s  growth %.0f B/s",
-				 report__bytes(b1, sizeof(b1), s->val.outstanding_bytes),
-				 (int64_t)s->val.outstanding_count, (uint64_t)s->val.allocs,
-				 (uint64_t)s->val.frees,
-				 report__bytes(b2, sizeof(b2), s->val.alloc_bytes), s->growth_per_s);
+				 report__bytes(b1, sizeof(b1), s->outstanding_bytes),
+				 (int64_t)s->outstanding_count, (uint64_t)s->allocs,
+				 (uint64_t)s->frees,
+				 report__bytes(b2, sizeof(b2), s->alloc_bytes), s->growth_per_s);
 		mvaddnstr(row++, 0, line, COLS);
 		clrtoeol();
 		if (s->kind == LT_KIND_FD) {

@@ -10,7 +10,6 @@
 #include "cli/options.h"
 #include "cli/report_cmd.h"
 #include "cli/run.h"
-#include "live/scan_cmd.h"
 
 static int cmd_run(int argc, char **argv)
 {
@@ -39,7 +38,7 @@ static const struct command {
 	{ "run", cmd_run },
 	{ "report", report_cmd__report },
 	{ "diff", report_cmd__diff },
-	{ "scan", scan_cmd__main },
+	{ "scan", run__scan_main },
 };
 
 int main(int argc, char **argv)

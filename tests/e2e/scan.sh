@@ -132,6 +132,39 @@ test_scanned_process_runs_on_and_exits_normally() {
 	expect_eq "leaktop's stderr" "leaktop: every traced process has exited" "$(cat "$SS/err")"
 }
 
+# ------------------------------------------------------------ saved snapshots
+
+reports_in() { grep -c '^leaktop [0-9]' "$1" 2>/dev/null; }
+reports_at_least() { [ "$(reports_in "$1")" -ge "$2" ]; }
+
+test_report_of_saved_snapshot_prints_the_leak_lines_batch_mode_printed() {
+	local d=$E2E_TMP/scan_report n
+	mkdir -p "$d/dir"
+	"$PROGS/scan_shapes" "$d/dir" &
+	BG_PIDS+=("$!")
+	wait_file "$d/dir/ready" || return 1
+	lt_bg "$d/batch.txt" "$d/err" scan -p "$(pid_in "$d/dir/ready")" -i "$INTERVAL" \
+		-j "$d/snap.json"
+	wait_snapshot_file "$d/snap.json" "$d/err" || return 1
+	touch "$d/dir/go"
+	wait_file "$d/dir/done" || return 1
+	# Two reports from now hold a scan made after the program's last allocation.
+	n=$(reports_in "$d/batch.txt")
+	wait_until "two more batch reports" reports_at_least "$d/batch.txt" $((n + 2)) || return 1
+	touch "$d/dir/quit"
+	wait_exit "$LT_PID" || return 1
+	# The snapshot file is the model of the last report: compare that report's leak lines.
+	awk '/^leaktop [0-9]/ { buf = "" } /^  leak: / { buf = buf $0 "\n" }
+	     END { printf "%s", buf }' "$d/batch.txt" >"$d/batch.leaks"
+	"$LEAKTOP" report "$d/snap.json" >"$d/report.txt" 2>"$d/report.err"
+	grep '^  leak: ' "$d/report.txt" >"$d/report.leaks"
+	expect_eq "leak lines of the last batch report (node_dropped and cycle_block roots)" 2 \
+		"$(grep -c 'allocated in \(node_dropped\|cycle_block\): fix there' \
+		"$d/batch.leaks")" || return 1
+	expect_eq "leak lines of 'leaktop report' of the saved snapshot" \
+		"$(cat "$d/batch.leaks")" "$(cat "$d/report.leaks")"
+}
+
 # ------------------------------------------------------------ refusals
 
 test_process_already_traced_is_refused_politely() {

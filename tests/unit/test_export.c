@@ -149,11 +149,11 @@ static void test_folded_leaves_out_fd_sites_and_sites_with_nothing_outstanding(v
 {
 	struct sym_frame fr = { .addr = 0x10, .symbol = "s;x\n" };
 	struct site sites[3] = {
-		{ .kind = LT_KIND_FD, .val = { .outstanding_count = 3 }, .frames = &fr,
+		{ .kind = LT_KIND_FD, .outstanding_count = 3, .frames = &fr,
 		  .n_frames = 1 },
-		{ .kind = LT_KIND_HEAP, .val = { .allocs = 2, .frees = 2 }, .frames = &fr,
+		{ .kind = LT_KIND_HEAP, .allocs = 2, .frees = 2, .frames = &fr,
 		  .n_frames = 1 },
-		{ .kind = LT_KIND_HEAP, .val = { .outstanding_bytes = 8, .outstanding_count = 1 },
+		{ .kind = LT_KIND_HEAP, .outstanding_bytes = 8, .outstanding_count = 1,
 		  .frames = &fr, .n_frames = 1 },
 	};
 	struct process p = { .pid = 1, .target = true, .sites = sites, .n_sites = 3 };
@@ -314,7 +314,7 @@ static void self_model(struct model *m, struct process *p, struct site *s, struc
 {
 	*f = (struct sym_frame){ .addr = 0x1000, .symbol = "main", .module = exe };
 	*s = (struct site){ .kind = LT_KIND_HEAP, .frames = f, .n_frames = 1,
-			    .val = { .outstanding_bytes = 64, .outstanding_count = 1 } };
+			    .outstanding_bytes = 64, .outstanding_count = 1 };
 	*p = (struct process){ .pid = getpid(), .target = true, .sites = s, .n_sites = 1 };
 	*m = (struct model){ .procs = p, .n_procs = 1 };
 }

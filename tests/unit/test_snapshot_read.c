@@ -142,12 +142,12 @@ static void test_golden_file_fills_sites_and_frames(void)
 	s = site_named(&m.procs[0], "leak_here");
 	CHECK(s);
 	CHECK_EQ_INT(s->kind, LT_KIND_HEAP);
-	CHECK_EQ_INT(s->val.outstanding_bytes, 1024);
+	CHECK_EQ_INT(s->outstanding_bytes, 1024);
 	CHECK_EQ_INT(site__outstanding(s), 4);
-	CHECK_EQ_INT(s->val.allocs, 4);
+	CHECK_EQ_INT(s->allocs, 4);
 	CHECK(s->flagged);
 	CHECK(fabs(s->growth_per_s - 409.6) < 1e-9);
-	CHECK_EQ_INT(s->key.stack_hash, 0xaaaa000000000001ull);
+	CHECK_EQ_INT(s->stack_hash, 0xaaaa000000000001ull);
 	CHECK_EQ_INT(s->n_frames, 2);
 	CHECK_EQ_INT(s->frames[0].addr, 0x55d0c0ffee00ull);
 	CHECK_EQ_INT(s->frames[0].offset, 20);
@@ -156,7 +156,7 @@ static void test_golden_file_fills_sites_and_frames(void)
 	CHECK_EQ_INT(s->frames[0].line, 12);
 	CHECK_EQ_STR(s->frames[1].symbol, "main");
 	/* oldest_age_s 1.5 at elapsed 2.0 */
-	CHECK_EQ_INT(m.now_ns - s->val.live_since_ns, 1500000000);
+	CHECK_EQ_INT(m.now_ns - s->live_since_ns, 1500000000);
 	s = site_named(&m.procs[0], "open_conn");
 	CHECK(s);
 	CHECK_EQ_INT(s->kind, LT_KIND_FD);

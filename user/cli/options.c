@@ -171,17 +171,22 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-int options__parse(int argc, char **argv, struct options *o, char *err, size_t len)
+static void defaults(struct options *o)
 {
-	unsigned long n;
-	int c, ret;
-
 	memset(o, 0, sizeof(*o));
 	o->interval_s = 1.0;
 	o->resources = RES_ALL;
 	o->stack_depth = LT_DEFAULT_STACK_DEPTH;
 	o->top_sites = 10;
 	o->window = 40;
+}
+
+int options__parse(int argc, char **argv, struct options *o, char *err, size_t len)
+{
+	unsigned long n;
+	int c, ret;
+
+	defaults(o);
 	err[0] = '\0';
 
 	/* "+": stop at the first non-option so CMD's own options are left alone. */
@@ -297,4 +302,70 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 	if (o->scan_every_s > 0 && o->mode == MODE_SYSTEM)
 		return fail(err, len, "--scan-every scans traced processes: give -p PID or -- CMD");
 	return 0;
+}
+
+int options__parse_scan(int argc, char **argv, struct options *o, char *err, size_t len)
+{
+	const char *pid = NULL;
+	int ret;
+
+	defaults(o);
+	err[0] = '\0';
+	o->mode = MODE_PIDS;
+	o->batch = o->batch_set = true;
+	o->scan_every_s = o->interval_s;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			o->help = true;
+			return 0;
+		}
+		if (strcmp(a, "-p") && strcmp(a, "-i") && strcmp(a, "-d") && strcmp(a, "-j"))
+			return fail(err, len, "unknown scan argument '%s'; see leaktop scan --help",
+				    a);
+		if (i + 1 >= argc)
+			return fail(err, len, "option '%s' needs a value; see leaktop scan --help",
+				    a);
+		a = argv[++i];
+		switch (argv[i - 1][1]) {
+		case 'p':
+			pid = a;
+			break;
+		case 'i':
+			if (parse_seconds(a, 0.01, &o->interval_s))
+				return fail(err, len, "invalid interval '%s': expected seconds >= 0.01",
+					    a);
+			o->scan_every_s = o->interval_s;
+			break;
+		case 'd':
+			if (parse_seconds(a, 0, &o->duration_s))
+				return fail(err, len, "invalid duration '%s': expected seconds >= 0", a);
+			break;
+		default:
+			if (!*a)
+				return fail(err, len, "empty --json path: give a file name or '-'");
+			o->json_path = a;
+			break;
+		}
+	}
+	if (!pid)
+		return fail(err, len, "scan needs a process; give -p PID");
+	ret = parse_pids(pid, o, err, len);
+	if (ret)
+		return ret;
+	if (o->n_pids != 1)
+		return fail(err, len, "scan takes one process; give -p PID");
+	return 0;
+}
+
+const char *options__scan_usage(void)
+{
+	return "usage: leaktop scan -p PID [-i SEC] [-d SEC] [-j FILE]\n"
+	       "Trace PID like `leaktop -p PID` and, every interval, stop it briefly to find the\n"
+	       "blocks allocated while traced that no pointer reaches any more.\n"
+	       "  -p PID    process to scan\n"
+	       "  -i SEC    seconds between scans (default 1)\n"
+	       "  -d SEC    stop after SEC seconds (default: until Ctrl-C or the process exits)\n"
+	       "  -j FILE   write the JSON snapshot to FILE ('-': JSON Lines on stdout)\n";
 }

@@ -9,13 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define OPT_MAX_PIDS 64
+#include "core/types.h"
 
-enum resource_bits {
-	RES_HEAP = 1u << 0,
-	RES_FD = 1u << 1,
-	RES_ALL = RES_HEAP | RES_FD,
-};
+#define OPT_MAX_PIDS 64
 
 enum run_mode {
 	MODE_SYSTEM,		/* whole system */
@@ -58,5 +54,12 @@ struct options {
 int options__parse(int argc, char **argv, struct options *opts, char *err, size_t err_len);
 /* The --help text. */
 const char *options__usage(void);
+
+/*
+ * `leaktop scan -p PID [-i SEC] [-d SEC] [-j FILE]`: the options of `leaktop -b -p PID -i SEC
+ * --scan-every SEC ...`.  0 (o->help set for -h), or -EINVAL with one line in err.
+ */
+int options__parse_scan(int argc, char **argv, struct options *o, char *err, size_t len);
+const char *options__scan_usage(void);
 
 #endif

@@ -32,7 +32,9 @@
 #include "live/procfs.h"
 #include "view/report.h"
 #include "cli/run.h"
-#include "live/scan_cmd.h"
+#include "live/fdcensus.h"
+#include "live/scanner.h"
+#include "live/tracker.h"
 #include "view/snapshot.h"
 #include "live/symbolize.h"
 #include "tui/tui.h"
@@ -41,8 +43,6 @@
 #define ALLOC_SWEEP_NS		(5ULL * 1000000000ULL)
 #define STACK_GC_NS		(30ULL * 1000000000ULL)
 #define POLL_SLICE_MS		50
-#define YOUNG_IMAGE_NS		(2ULL * 1000000000ULL)
-#define YOUNG_REFRESH_NS	(50ULL * 1000000ULL)
 
 static volatile sig_atomic_t stop_signal;
 
@@ -56,6 +56,8 @@ struct run {
 	struct loader *ld;
 	struct collector *col;
 	struct symbolizer *sym;
+	struct tracker *tr;
+	struct scanner *sc;
 	struct model model;
 	struct sample sample;
 	struct launcher child;
@@ -99,129 +101,11 @@ int run__check_privileges(void)
 	return -EPERM;
 }
 
-/* Hand a live image's maps to the symbolizer and note who it is, while it still exists. */
-static int note_image(struct run *r, struct process *p)
-{
-	int err = symbolizer__add_image(r->sym, p->gen, p->pid);
-
-	if (!err) {
-		p->image_registered = true;
-		p->maps_read_ns = monotonic_ns();
-	}
-	model__refresh_identity(p);
-	return err;
-}
-
-/*
- * A process may be gone before leaktop reads its maps.  A forked child's memory was its
- * parent's, so the parent's image stands in; an exec'd program's main executable is found
- * from what the exec event carried.
- */
-static void note_short_lived(struct run *r, struct process *p, const struct lt_event *ev)
-{
-	struct process *parent;
-	char exe[LT_EXE_LEN + 1];
-
-	if (ev->type == LT_EV_FORK) {
-		parent = model__find_pid(&r->model, ev->ppid);
-		if (parent && !symbolizer__clone_image(r->sym, p->gen, parent->gen))
-			p->image_registered = true;
-		if (parent && !p->comm[0])
-			memcpy(p->comm, parent->comm, sizeof(p->comm));
-	} else if (ev->type == LT_EV_EXEC) {
-		memcpy(exe, ev->exe, LT_EXE_LEN);
-		exe[LT_EXE_LEN] = '\0';
-		if (!symbolizer__add_exe_image(r->sym, p->gen, exe, ev->start_code, ev->end_code))
-			p->image_registered = true;
-		if (!p->comm[0]) {
-			const char *base = strrchr(exe, '/');
-
-			snprintf(p->comm, sizeof(p->comm), "%.15s", base ? base + 1 : exe);
-		}
-	}
-}
-
-/*
- * A young image is still mapping its libraries (ld.so runs after exec): re-read the maps of
- * young traced images every few polls so a short-lived program's frames still resolve.
- */
-static void refresh_young_images(struct run *r)
-{
-	uint64_t now = monotonic_ns();
-
-	if (r->o->mode == MODE_SYSTEM)
-		return;
-	for (size_t i = 0; i < r->model.n_procs; i++) {
-		struct process *p = &r->model.procs[i];
-
-		if (p->exited || p->maps_final || now - p->first_seen_ns > YOUNG_IMAGE_NS ||
-		    now - p->maps_read_ns < YOUNG_REFRESH_NS)
-			continue;
-		note_image(r, p);
-	}
-}
-
-/* Does /proc/PID/exe still name the program this exec event loaded? */
-static bool still_this_exe(const struct lt_event *ev)
-{
-	char exe[LT_EXE_LEN + 1], link[64];
-	struct stat a, b;
-
-	memcpy(exe, ev->exe, LT_EXE_LEN);
-	exe[LT_EXE_LEN] = '\0';
-	snprintf(link, sizeof(link), "/proc/%u/exe", ev->tgid);
-	if (stat(link, &b))
-		return false;		/* gone: its maps are gone too */
-	if (exe[0] != '/' || stat(exe, &a))
-		return true;		/* cannot tell: trust /proc */
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
 static void on_event(void *ctx, const struct lt_event *ev)
 {
 	struct run *r = ctx;
-	struct process *p, *old;
-	bool target = false;
 
-	switch (ev->type) {
-	case LT_EV_FORK:
-	case LT_EV_FIRST:
-		p = model__process(&r->model, ev->tgid, ev->new_gen);
-		if (!p)
-			return;
-		p->target = ev->type == LT_EV_FORK && r->o->mode == MODE_COMMAND;
-		if (note_image(r, p))
-			note_short_lived(r, p, ev);
-		break;
-	case LT_EV_EXEC:
-		old = model__find(&r->model, ev->tgid, ev->old_gen);
-		if (old) {
-			target = old->target;
-			/* An image that did nothing (the `--` child before its exec) is no news. */
-			if (!old->n_sites)
-				old->target = false;
-		}
-		model__mark_exited(&r->model, ev->tgid, ev->old_gen);
-		p = model__process(&r->model, ev->tgid, ev->new_gen);
-		if (!p)
-			return;
-		p->target = target;
-		/*
-		 * Only the program and ld.so are mapped yet: refresh_young_images() follows up.
-		 * If the process has exec'd yet again by now, /proc shows the next program:
-		 * never lend its maps or name to this image.
-		 */
-		if (!still_this_exe(ev)) {
-			note_short_lived(r, p, ev);
-			p->maps_final = true;
-		} else if (note_image(r, p)) {
-			note_short_lived(r, p, ev);
-		}
-		break;
-	case LT_EV_EXIT:
-		model__mark_exited(&r->model, ev->tgid, ev->old_gen);
-		break;
-	}
+	tracker__on_event(r->tr, ev);
 }
 
 /* Attach to every libc this process maps that is not probed yet. */
@@ -293,16 +177,22 @@ static int setup_pids(struct run *r)
 	char comm[64];
 	int err;
 
+	int seen[OPT_MAX_PIDS];
+	size_t n_seen = 0;
+
 	for (size_t i = 0; i < o->n_pids; i++) {
 		int pid = o->pids[i], tgid;
-		struct process *p;
+		bool dup = false;
 		uint64_t gen;
 
 		/* A thread id stands for its process: the probes see every thread anyway. */
 		if (!procfs__tgid(pid, &tgid))
 			pid = tgid;
-		if (model__find_pid(&r->model, pid))
+		for (size_t k = 0; k < n_seen; k++)
+			dup |= seen[k] == pid;
+		if (dup)
 			continue;
+		seen[n_seen++] = pid;
 
 		err = attach_libcs_of(r, pid, pid, false);
 		if (err == -ESRCH) {
@@ -328,18 +218,15 @@ static int setup_pids(struct run *r)
 			err_line("cannot mark PID %d as traced: %s", pid, strerror(errno));
 			return -EIO;
 		}
-		p = model__process(&r->model, pid, gen);
-		if (!p)
-			return -ENOMEM;
-		p->target = true;
-		note_image(r, p);
+		err = tracker__add_target(r->tr, pid, gen);
+		if (err == -ENOMEM)
+			return err;
 	}
 	return 0;
 }
 
 static int setup_command(struct run *r)
 {
-	struct process *p;
 	uint64_t gen;
 	int err;
 
@@ -356,13 +243,13 @@ static int setup_command(struct run *r)
 		err_line("cannot mark the command as traced: %s", strerror(errno));
 		return -EIO;
 	}
-	p = model__process(&r->model, r->child.pid, gen);
-	if (!p)
-		return -ENOMEM;
-	p->target = true;
 	err = launcher__release(&r->child);
 	if (!err)
-		note_image(r, p);
+		err = tracker__add_target(r->tr, r->child.pid, gen) == -ENOMEM ? -ENOMEM : 0;
+	if (err == -ENOMEM) {
+		err_line("out of memory");
+		return err;
+	}
 	if (err) {
 		err_line("cannot run '%s': %s; check the command name and PATH", r->o->cmd[0],
 			 strerror(-err));
@@ -429,7 +316,6 @@ static int emit(struct run *r)
 		return err;
 	} else {
 		report__write(stdout, &r->model, &ro);
-		scan_cmd__report(stdout, &r->model);
 	}
 	if (o->json_path && strcmp(o->json_path, "-")) {
 		err = snapshot__write_file(o->json_path, &r->model);
@@ -462,6 +348,7 @@ static void upkeep(struct run *r)
 	if (n) {
 		struct dead_image *v = realloc(r->pending, (r->n_pending + n) * sizeof(*v));
 
+		tracker__forget(r->tr, dead, n);
 		collector__purge_sites(r->col, dead, n, &r->sample);
 		collector__purge_fds(r->col, dead, n);
 		if (v) {
@@ -488,20 +375,33 @@ static void upkeep(struct run *r)
 	}
 }
 
-static int collect(struct run *r)
+/*
+ * One interval: the producers fill the sample (the maps; events, /proc, images and symbols;
+ * the fd census; the scans when due), then the model folds it in and analysis runs.
+ */
+static int collect(struct run *r, bool scan_due)
 {
-	int err = collector__read(r->col, &r->sample);
+	struct sample *s = &r->sample;
+	int err;
 
+	sample__reset(s);
+	err = collector__read(r->col, s);
 	if (err) {
 		err_line("cannot read the BPF maps: %s", strerror(-err));
 		return err;
 	}
-	err = model__update(&r->model, &r->sample, r->col, r->sym);
+	s->probes_attached = loader__probe_count(r->ld);
+	err = tracker__fill(r->tr, r->col, s);
+	if (!err && (r->o->resources & RES_FD))
+		err = fdcensus__fill(r->col, s);
+	if (!err)
+		err = scanner__fill(r->sc, s, scan_due) < 0 ? -ENOMEM : 0;
+	if (!err)
+		err = model__apply(&r->model, s);
 	if (err) {
 		err_line("out of memory updating the model");
 		return err;
 	}
-	r->model.probes_attached = loader__probe_count(r->ld);
 	analysis__run(&r->model);
 	return 0;
 }
@@ -542,10 +442,14 @@ static bool handle_tui(struct run *r)
 		uint32_t pid = tui__selected_pid(r->tui);
 		char msg[320];
 
+		const struct process *p = pid ? model__find_pid(&r->model, pid) : NULL;
+
 		if (!pid)
 			snprintf(msg, sizeof(msg), "no process selected to scan");
+		else if (!p)
+			snprintf(msg, sizeof(msg), "process %u is not traced any more", pid);
 		else
-			scan_cmd__scan_one(r->col, &r->model, pid, msg, sizeof(msg));
+			scanner__scan_now(r->sc, p->pid, p->gen, msg, sizeof(msg));
 		tui__message(r->tui, &r->model, msg);
 		return false;
 	}
@@ -567,10 +471,10 @@ static int loop(struct run *r)
 {
 	const struct options *o = r->o;
 	uint64_t interval_ns = o->interval_s * 1e9, start = monotonic_ns(), next = start;
-	bool last = false;
+	bool last = false, scan_due;
 	int err;
 
-	r->model.start_ns = start;
+	r->model.start_ns = r->model.now_ns = start;
 	r->last_libc_scan_ns = r->last_sweep_ns = r->last_gc_ns = start;
 	while (!last) {
 		next += interval_ns;
@@ -590,7 +494,7 @@ static int loop(struct run *r)
 			slice = (next - now) / 1000000;
 			slice = slice > POLL_SLICE_MS ? POLL_SLICE_MS : slice < 1 ? 1 : slice;
 			err = loader__poll(r->ld, slice);
-			refresh_young_images(r);
+			tracker__refresh_young(r->tr);
 			if (r->tui && handle_tui(r)) {
 				last = true;
 				break;
@@ -603,13 +507,12 @@ static int loop(struct run *r)
 		/* Events already queued (an exit, say) belong in this report. */
 		loader__poll(r->ld, 0);
 		upkeep(r);
-		if (collect(r))
+		scan_due = o->scan_every_s > 0 &&
+			   monotonic_ns() - r->last_reach_scan_ns >= o->scan_every_s * 1e9;
+		if (collect(r, scan_due))
 			return 1;
-		if (o->scan_every_s > 0 &&
-		    monotonic_ns() - r->last_reach_scan_ns >= o->scan_every_s * 1e9) {
-			scan_cmd__scan_targets(r->col, &r->model);
+		if (scan_due)
 			r->last_reach_scan_ns = monotonic_ns();
-		}
 		if (o->duration_s > 0 && model__elapsed_s(&r->model) >= o->duration_s)
 			last = true;
 		if (emit(r))
@@ -672,6 +575,10 @@ int run__main(const struct options *o)
 		.probes = o->probe_floor == 1 ? PROBES_FLOOR_ENTRY :
 			  o->probe_floor == 2 ? PROBES_FLOOR_PLANNED : PROBES_ACCOUNTING,
 	};
+	struct tracker_config tcfg = {
+		.fork_targets = o->mode == MODE_COMMAND,
+		.refresh_young = o->mode != MODE_SYSTEM,
+	};
 	struct run r = { .o = o };
 	struct sigaction sa = { .sa_handler = on_signal };
 	char msg[512], how[128];
@@ -732,6 +639,10 @@ int run__main(const struct options *o)
 		goto out;
 	}
 	err = collector__new(&r.col, loader__maps(r.ld), o->stack_depth);
+	if (!err)
+		err = tracker__new(&r.tr, r.sym, &tcfg);
+	if (!err)
+		err = scanner__new(&r.sc, r.col);
 	if (err) {
 		err_line("out of memory");
 		goto out;
@@ -772,10 +683,27 @@ out:
 	}
 	free(r.pending);
 	sample__free(&r.sample);
+	scanner__free(r.sc);
+	tracker__free(r.tr);
 	collector__free(r.col);
 	loader__destroy(r.ld);
 	symbolizer__free(r.sym);
 	model__free(&r.model);
-	scan_cmd__reset();
 	return status;
+}
+
+int run__scan_main(int argc, char **argv)
+{
+	struct options o;
+	char err[512];
+
+	if (options__parse_scan(argc, argv, &o, err, sizeof(err))) {
+		err_line("%s", err);
+		return 2;
+	}
+	if (o.help) {
+		fputs(options__scan_usage(), stdout);
+		return 0;
+	}
+	return run__main(&o);
 }

@@ -9,6 +9,8 @@
 
 /* Returns the process exit status: 0, 1 (runtime failure) or 2 (usage). */
 int run__main(const struct options *o);
+/* `leaktop scan ...`: exit status. */
+int run__scan_main(int argc, char **argv);
 /* Privileges the live run needs: 0, or -EPERM with nothing printed. */
 int run__check_privileges(void);
 

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * model.c - folds samples into long-lived processes and sites.
+ * model.c - folds samples into long-lived processes and sites: a pure function of the model
+ * and the sample (no system calls, no clock; the producers in live/ did the observing).
  *
  * Processes are images (pid, gen): an exec starts a new one, so the old program's sites never
- * mix with the new one's.  Sites keep their resolved stack (resolved once: a site's stack never
- * changes) and a bounded history.  Images that exited are kept for exactly one more report,
- * then reaped, and the collector purges their kernel records.  Arrays are kept sorted and
- * searched with bsearch; memory is bounded by the kernel maps' sizes.
+ * mix with the new one's.  Sites keep their frames (a site's stack never changes; its frames
+ * may arrive in a later sample than the site) and a bounded history.  Images that exited are
+ * kept for exactly one more report, then reaped, and the caller purges their kernel records.
+ * Arrays are kept sorted and searched by halving; memory is bounded by the kernel maps' sizes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@
 #include <string.h>
 
 #include "core/model.h"
-#include "cli/options.h"
+#include "core/sample.h"
 
 const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_ALLOC_MAP_FULL] = "alloc_map_full",
@@ -38,8 +39,6 @@ void model__init(struct model *m, double interval_s, unsigned int resources, uin
 	m->interval_s = interval_s;
 	m->window = window;
 	m->resources = resources;
-	m->start_ns = monotonic_ns();
-	m->now_ns = m->start_ns;
 }
 
 static void site_free(struct site *s)
@@ -50,8 +49,17 @@ static void site_free(struct site *s)
 	free(s->frames);
 }
 
+static void scan_free(struct proc_scan *ps)
+{
+	if (!ps)
+		return;
+	scan_result__free(&ps->result);
+	free(ps);
+}
+
 static void process_free(struct process *p)
 {
+	scan_free(p->scan);
 	series__free(&p->hist_heap);
 	series__free(&p->hist_fds);
 	series__free(&p->hist_rss);
@@ -103,14 +111,21 @@ static bool proc_search(const struct model *m, uint32_t pid, uint64_t gen, size_
 	return false;
 }
 
-struct process *model__find(struct model *m, uint32_t pid, uint64_t gen)
+static struct process *find_mut(struct model *m, uint32_t pid, uint64_t gen)
 {
 	size_t at;
 
 	return proc_search(m, pid, gen, &at) ? &m->procs[at] : NULL;
 }
 
-struct process *model__find_pid(struct model *m, uint32_t pid)
+const struct process *model__find(const struct model *m, uint32_t pid, uint64_t gen)
+{
+	size_t at;
+
+	return proc_search(m, pid, gen, &at) ? &m->procs[at] : NULL;
+}
+
+const struct process *model__find_pid(const struct model *m, uint32_t pid)
 {
 	for (size_t i = 0; i < m->n_procs; i++)
 		if (m->procs[i].pid == pid && !m->procs[i].exited)
@@ -140,7 +155,6 @@ struct process *model__process(struct model *m, uint32_t pid, uint64_t gen)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->gen = gen;
-	p->first_seen_ns = monotonic_ns();
 	if (series__init(&p->hist_heap, m->window) || series__init(&p->hist_fds, m->window) ||
 	    series__init(&p->hist_rss, m->window) || series__init(&p->hist_vm, m->window) ||
 	    series__init(&p->hist_fd_count, m->window) ||
@@ -153,9 +167,9 @@ struct process *model__process(struct model *m, uint32_t pid, uint64_t gen)
 	return p;
 }
 
-void model__mark_exited(struct model *m, uint32_t pid, uint64_t gen)
+static void mark_exited(struct model *m, uint32_t pid, uint64_t gen)
 {
-	struct process *p = model__find(m, pid, gen);
+	struct process *p = find_mut(m, pid, gen);
 
 	if (!p)
 		return;
@@ -199,10 +213,10 @@ size_t model__reap(struct model *m, struct dead_image **dead)
 
 static int cmp_site(const struct site *s, uint32_t kind, uint64_t hash)
 {
-	if (s->key.kind != kind)
-		return s->key.kind < kind ? -1 : 1;
-	if (s->key.stack_hash != hash)
-		return s->key.stack_hash < hash ? -1 : 1;
+	if (s->kind != kind)
+		return s->kind < kind ? -1 : 1;
+	if (s->stack_hash != hash)
+		return s->stack_hash < hash ? -1 : 1;
 	return 0;
 }
 
@@ -256,8 +270,8 @@ static struct site *site_find_or_add(struct process *p, uint32_t kind, uint64_t 
 	p->n_sites++;
 	s = &p->sites[lo];
 	memset(s, 0, sizeof(*s));
-	s->key.kind = kind;
-	s->key.stack_hash = hash;
+	s->kind = kind;
+	s->stack_hash = hash;
 	if (series__init(&s->hist, window)) {
 		memmove(&p->sites[lo], &p->sites[lo + 1], (p->n_sites - lo - 1) * sizeof(*s));
 		p->n_sites--;
@@ -267,14 +281,43 @@ static struct site *site_find_or_add(struct process *p, uint32_t kind, uint64_t 
 	return s;
 }
 
+/* The heap sites' lost classes from the process's latest scan (zeros: none of its blocks). */
+static void apply_site_lost(struct process *p)
+{
+	const struct scan_result *r = p->scan && p->scan->ok ? &p->scan->result : NULL;
+
+	for (size_t i = 0; i < p->n_sites; i++) {
+		struct site *s = &p->sites[i];
+		size_t lo = 0, hi = r ? r->n_sites : 0;
+
+		s->has_lost = r && s->kind == LT_KIND_HEAP;
+		memset(s->lost_count, 0, sizeof(s->lost_count));
+		memset(s->lost_bytes, 0, sizeof(s->lost_bytes));
+		if (!s->has_lost)
+			continue;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (r->sites[mid].stack_hash < s->stack_hash)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < r->n_sites && r->sites[lo].stack_hash == s->stack_hash) {
+			memcpy(s->lost_count, r->sites[lo].count, sizeof(s->lost_count));
+			memcpy(s->lost_bytes, r->sites[lo].bytes, sizeof(s->lost_bytes));
+		}
+	}
+}
+
 int64_t site__outstanding(const struct site *s)
 {
-	return s->val.outstanding_count - (int64_t)s->repaired;
+	return s->outstanding_count - (int64_t)s->repaired;
 }
 
 uint64_t site__frees(const struct site *s)
 {
-	return s->val.frees + s->repaired;
+	return s->frees + s->repaired;
 }
 
 /* Fold a reconciliation with /proc/PID/fd into p's fd sites. */
@@ -316,51 +359,10 @@ static void apply_census(struct process *p, const struct fd_census *fc)
 	p->fd_census_valid = fc->valid;
 }
 
-static void register_image(struct process *p, struct symbolizer *sym)
-{
-	if (p->image_registered || p->exited || p->maps_final)
-		return;
-	if (!symbolizer__add_image(sym, p->gen, p->pid)) {
-		p->image_registered = true;
-		p->maps_read_ns = monotonic_ns();
-	}
-}
-
-/* Resolve a new site's frames; re-read the maps once per interval if an address is unmapped. */
-static void resolve_site(struct process *p, struct site *s, struct collector *c,
-			 struct symbolizer *sym)
-{
-	uint64_t ips[LT_MAX_STACK_DEPTH];
-	uint32_t n = collector__stack(c, s->key.stack_hash, ips, LT_MAX_STACK_DEPTH);
-	bool missing = false;
-
-	s->resolved = true;
-	s->frames = n ? calloc(n, sizeof(*s->frames)) : NULL;
-	if (!s->frames)
-		return;
-	s->n_frames = n;
-	for (int pass = 0; pass < 2; pass++) {
-		missing = false;
-		for (uint32_t i = 0; i < n; i++) {
-			if (s->frames[i].symbol || (pass && s->frames[i].module))
-				continue;
-			sym_frame__clear(&s->frames[i]);
-			if (symbolizer__resolve(sym, p->gen, ips[i], true, &s->frames[i]) == -ENOENT)
-				missing = true;
-		}
-		if (!missing || p->refreshed || p->exited || p->maps_final)
-			break;
-		p->refreshed = true;
-		if (symbolizer__add_image(sym, p->gen, p->pid))
-			break;
-		p->image_registered = true;
-	}
-}
-
 static void push_history(struct site *s, uint64_t ts)
 {
 	series__push(&s->hist, ts, s->kind == LT_KIND_FD ? site__outstanding(s)
-							  : s->val.outstanding_bytes);
+							  : s->outstanding_bytes);
 }
 
 /* The process's own series, once its totals and counters are known. */
@@ -381,109 +383,281 @@ bool model__visible(const struct process *p)
 	return p->heap_allocs > 0 || p->fd_opens > 0 || p->target;
 }
 
-void model__refresh_identity(struct process *p)
+/* comm and start time are kept once known (a later exec's name belongs to another image);
+ * the command line follows what /proc shows. */
+static int apply_identity(struct process *p, const struct sample_identity *id)
 {
-	char buf[4096];
-
-	if (!p->comm[0])
-		procfs__comm(p->pid, p->comm, sizeof(p->comm));
-	if (!procfs__cmdline(p->pid, buf, sizeof(buf))) {
-		free(p->cmdline);
-		p->cmdline = strdup(buf);
-	}
+	if (!p->comm[0] && id->comm[0])
+		memcpy(p->comm, id->comm, sizeof(p->comm));
 	if (!p->start_ticks)
-		procfs__start_ticks(p->pid, &p->start_ticks);
+		p->start_ticks = id->start_ticks;
+	if (id->cmdline) {
+		char *c = strdup(id->cmdline);
+
+		if (!c)
+			return -ENOMEM;
+		free(p->cmdline);
+		p->cmdline = c;
+	}
+	return 0;
 }
 
-int model__update(struct model *m, const struct sample *s, struct collector *c,
-		  struct symbolizer *sym)
+static int apply_event(struct model *m, const struct sample_event *ev)
 {
-	uint64_t t0 = monotonic_ns();
+	struct process *p, *old;
+	bool target = ev->target;
+
+	switch (ev->type) {
+	case SAMPLE_EV_EXIT:
+		mark_exited(m, ev->pid, ev->old_gen);
+		return 0;
+	case SAMPLE_EV_EXEC:
+		old = find_mut(m, ev->pid, ev->old_gen);
+		/* An image that did nothing (the `--` child before its exec) is no news. */
+		if (old && !old->n_sites)
+			old->target = false;
+		mark_exited(m, ev->pid, ev->old_gen);
+		break;
+	case SAMPLE_EV_FIRST:
+	case SAMPLE_EV_FORK:
+		break;
+	}
+	p = model__process(m, ev->pid, ev->gen);
+	if (!p)
+		return -ENOMEM;
+	p->target = target;
+	return 0;
+}
+
+/* Sites of (pid, gen) with this stack get its frames (copied), unless they have some. */
+static int apply_frames(struct model *m, const struct sample_frames *sf)
+{
+	struct process *p = find_mut(m, sf->pid, sf->gen);
+
+	if (!p)
+		return 0;
+	for (size_t i = 0; i < p->n_sites; i++) {
+		struct site *s = &p->sites[i];
+
+		if (s->stack_hash != sf->stack_hash || s->resolved)
+			continue;
+		s->resolved = true;
+		if (!sf->n_frames)
+			continue;
+		s->frames = calloc(sf->n_frames, sizeof(*s->frames));
+		if (!s->frames)
+			return -ENOMEM;
+		for (uint32_t k = 0; k < sf->n_frames; k++) {
+			if (sym_frame__copy(&s->frames[k], &sf->frames[k])) {
+				for (uint32_t j = 0; j < k; j++)
+					sym_frame__clear(&s->frames[j]);
+				free(s->frames);
+				s->frames = NULL;
+				return -ENOMEM;
+			}
+		}
+		s->n_frames = sf->n_frames;
+	}
+	return 0;
+}
+
+/* Who it is, whatever its state; counters and census only of a live image. */
+static int apply_readings(struct model *m, struct process *p, const struct sample_proc *r)
+{
+	int err = apply_identity(p, &r->id);
+
+	if (p->exited || !r->alive)
+		return err;
+	p->counters = r->counters;
+	if (r->census_done && (m->resources & RES_FD))
+		apply_census(p, &r->census);
+	return err;
+}
+
+/* A copy of r without the per-block classes (the model keeps what the views show). */
+static int scan_result_copy(struct scan_result *dst, const struct scan_result *r)
+{
+	*dst = *r;
+	dst->cls = NULL;
+	dst->sites = r->n_sites ? malloc(r->n_sites * sizeof(*r->sites)) : NULL;
+	dst->leaks = r->n_leaks ? malloc(r->n_leaks * sizeof(*r->leaks)) : NULL;
+	if ((r->n_sites && !dst->sites) || (r->n_leaks && !dst->leaks)) {
+		free(dst->sites);
+		free(dst->leaks);
+		memset(dst, 0, sizeof(*dst));
+		return -ENOMEM;
+	}
+	if (r->n_sites)
+		memcpy(dst->sites, r->sites, r->n_sites * sizeof(*r->sites));
+	if (r->n_leaks)
+		memcpy(dst->leaks, r->leaks, r->n_leaks * sizeof(*r->leaks));
+	return 0;
+}
+
+/* A scan replaces the image's previous result; a failed one only notes its error. */
+static int apply_scan(struct model *m, const struct sample_scan *sc)
+{
+	struct process *p = find_mut(m, sc->pid, sc->gen);
+	struct scan_result copy;
+
+	if (!p)
+		return 0;
+	if (!p->scan) {
+		p->scan = calloc(1, sizeof(*p->scan));
+		if (!p->scan)
+			return -ENOMEM;
+	}
+	if (!sc->ok) {
+		snprintf(p->scan->error, sizeof(p->scan->error), "%s", sc->error);
+		return 0;
+	}
+	if (scan_result_copy(&copy, &sc->result))
+		return -ENOMEM;
+	scan_result__free(&p->scan->result);
+	p->scan->result = copy;
+	p->scan->ok = true;
+	p->scan->error[0] = '\0';
+	return 0;
+}
+
+/* The process's totals over its sites. */
+static void sum_sites(struct process *q)
+{
+	q->heap_outstanding_bytes = q->heap_outstanding_count = 0;
+	q->heap_allocs = q->heap_frees = 0;
+	q->fd_outstanding = 0;
+	q->fd_opens = q->fd_closes = 0;
+	for (size_t j = 0; j < q->n_sites; j++) {
+		const struct site *st = &q->sites[j];
+
+		if (st->kind == LT_KIND_FD) {
+			q->fd_outstanding += site__outstanding(st);
+			q->fd_opens += st->allocs;
+			q->fd_closes += site__frees(st);
+			continue;
+		}
+		q->heap_outstanding_bytes += st->outstanding_bytes;
+		q->heap_outstanding_count += st->outstanding_count;
+		q->heap_allocs += st->allocs;
+		q->heap_frees += st->frees;
+	}
+}
+
+/* Drop the sites the kernel no longer has (purged with a dead image). */
+static void drop_unseen_sites(struct process *q)
+{
+	size_t keep = 0;
+
+	for (size_t j = 0; j < q->n_sites; j++) {
+		struct site *st = &q->sites[j];
+
+		if (!st->seen) {
+			site_free(st);
+			continue;
+		}
+		q->sites[keep++] = *st;
+	}
+	q->n_sites = keep;
+}
+
+static int apply_sites(struct model *m, const struct sample *s)
+{
 	struct process *p = NULL;
+
+	for (size_t i = 0; i < s->n_sites; i++) {
+		const struct sample_site *r = &s->sites[i];
+		struct site *site;
+		bool added;
+
+		if (!p || p->pid != r->pid || p->gen != r->gen) {
+			p = model__process(m, r->pid, r->gen);
+			if (!p)
+				return -ENOMEM;
+		}
+		site = site_find_or_add(p, r->kind, r->stack_hash, m->window, &added);
+		if (!site)
+			return -ENOMEM;
+		site->outstanding_bytes = r->outstanding_bytes;
+		site->outstanding_count = r->outstanding_count;
+		site->allocs = r->allocs;
+		site->frees = r->frees;
+		site->alloc_bytes = r->alloc_bytes;
+		site->live_since_ns = r->live_since_ns;
+		site->last_alloc_ns = r->last_alloc_ns;
+		site->seen = true;
+		push_history(site, s->ts_ns);
+	}
+	return 0;
+}
+
+int model__apply(struct model *m, const struct sample *s)
+{
+	int err;
 
 	m->now_ns = s->ts_ns;
 	memcpy(m->drops, s->drops, sizeof(m->drops));
 	memcpy(m->counters, s->counters, sizeof(m->counters));
-	for (size_t i = 0; i < m->n_procs; i++) {
-		m->procs[i].refreshed = false;
+	m->probes_attached = s->probes_attached;
+	m->stacks_pending = s->stacks_pending;
+	/* The producers' time; scans are reported on their own (stop_ms). */
+	m->collect_ms = s->timing.read_ms + s->timing.track_ms + s->timing.census_ms;
+	for (size_t i = 0; i < s->n_events; i++) {
+		err = apply_event(m, &s->events[i]);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < m->n_procs; i++)
 		for (size_t j = 0; j < m->procs[i].n_sites; j++)
 			m->procs[i].sites[j].seen = false;
+	err = apply_sites(m, s);
+	if (err)
+		return err;
+	for (size_t i = 0; i < m->n_procs; i++)
+		drop_unseen_sites(&m->procs[i]);
+	for (size_t i = 0; i < s->n_frames; i++) {
+		err = apply_frames(m, &s->frames[i]);
+		if (err)
+			return err;
 	}
-
-	for (size_t i = 0; i < s->n_sites; i++) {
-		const struct raw_site *r = &s->sites[i];
-		struct site *site;
-		bool added;
-
-		if (!p || p->pid != r->key.tgid || p->gen != r->key.gen) {
-			p = model__process(m, r->key.tgid, r->key.gen);
-			if (!p)
-				return -ENOMEM;
-			register_image(p, sym);
-		}
-		site = site_find_or_add(p, r->key.kind, r->key.stack_hash, m->window, &added);
-		if (!site)
-			return -ENOMEM;
-		site->key = r->key;
-		site->val = r->val;
-		site->kind = r->key.kind;
-		site->seen = true;
-		if (!site->resolved)
-			resolve_site(p, site, c, sym);
-		push_history(site, s->ts_ns);
+	for (size_t i = 0; i < s->n_scans; i++) {
+		err = apply_scan(m, &s->scans[i]);
+		if (err)
+			return err;
 	}
-
 	for (size_t i = 0; i < m->n_procs; i++) {
 		struct process *q = &m->procs[i];
-		size_t keep = 0;
+		const struct sample_proc *r;
 
-		q->heap_outstanding_bytes = q->heap_outstanding_count = 0;
-		q->heap_allocs = q->heap_frees = 0;
-		for (size_t j = 0; j < q->n_sites; j++) {
-			struct site *st = &q->sites[j];
-
-			/* A site the kernel no longer has was purged: drop it too. */
-			if (!st->seen) {
-				site_free(st);
-				continue;
-			}
-			q->sites[keep++] = *st;
+		r = sample__find_proc(s, q->pid, q->gen);
+		if (r) {
+			err = apply_readings(m, q, r);
+			if (err)
+				return err;
 		}
-		q->n_sites = keep;
-		if (!q->exited) {
-			struct fd_census fc;
-
-			register_image(q, sym);
-			model__refresh_identity(q);
-			if (procfs__counters(q->pid, &q->counters))
-				q->counters.valid = false;
-			if ((m->resources & RES_FD) &&
-			    !collector__fd_census(c, s, q->pid, q->gen, &fc)) {
-				apply_census(q, &fc);
-				fd_census__free(&fc);
-			}
-		}
-		q->fd_outstanding = 0;
-		q->fd_opens = q->fd_closes = 0;
-		for (size_t j = 0; j < q->n_sites; j++) {
-			struct site *st = &q->sites[j];
-
-			if (st->kind == LT_KIND_FD) {
-				q->fd_outstanding += site__outstanding(st);
-				q->fd_opens += st->val.allocs;
-				q->fd_closes += site__frees(st);
-				continue;
-			}
-			q->heap_outstanding_bytes += st->val.outstanding_bytes;
-			q->heap_outstanding_count += st->val.outstanding_count;
-			q->heap_allocs += st->val.allocs;
-			q->heap_frees += st->val.frees;
-		}
+		apply_site_lost(q);
+		sum_sites(q);
 		if (!q->exited)
 			push_process_history(q, s->ts_ns);
 	}
-	m->collect_ms = s->read_ms + (monotonic_ns() - t0) / 1e6;
 	return 0;
+}
+
+const struct site *model__heap_site(const struct process *p, uint64_t stack_hash)
+{
+	size_t lo = 0, hi = p->n_sites;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = cmp_site(&p->sites[mid], LT_KIND_HEAP, stack_hash);
+
+		if (!c)
+			return &p->sites[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 uint64_t model__events(const struct model *m)
@@ -530,13 +704,13 @@ static int cmp_site_outstanding(const void *a, const void *b)
 		return -1;
 	if (site__outstanding(y) > 0 && site__outstanding(x) <= 0)
 		return 1;
-	if (x->val.outstanding_bytes != y->val.outstanding_bytes)
-		return x->val.outstanding_bytes > y->val.outstanding_bytes ? -1 : 1;
+	if (x->outstanding_bytes != y->outstanding_bytes)
+		return x->outstanding_bytes > y->outstanding_bytes ? -1 : 1;
 	if (site__outstanding(x) != site__outstanding(y))
 		return site__outstanding(x) > site__outstanding(y) ? -1 : 1;
-	if (x->val.allocs != y->val.allocs)
-		return x->val.allocs > y->val.allocs ? -1 : 1;
-	return x->key.stack_hash < y->key.stack_hash ? -1 : 1;
+	if (x->allocs != y->allocs)
+		return x->allocs > y->allocs ? -1 : 1;
+	return x->stack_hash < y->stack_hash ? -1 : 1;
 }
 
 struct process **model__procs_by_outstanding(const struct model *m, size_t *n)

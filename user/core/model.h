@@ -11,20 +11,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The kernel ABI's shared enums only: site kinds, drop causes and counters are indexed by
+ * them.  No map layout of it is used here. */
 #include "bpf/leaktop.h"
-#include "live/collector.h"
-#include "live/fdsys.h"
-#include "live/procfs.h"
+#include "core/frame.h"
+#include "core/scan.h"
 #include "core/series.h"
-#include "live/symbolize.h"
+#include "core/types.h"
+
+struct sample;
 
 #define DEFAULT_WINDOW 40	/* samples of history per series (--window) */
 #define FD_SAMPLES 3		/* example targets kept per fd site */
+#define SCAN_LEAKS_SHOWN 20	/* leak roots a report or snapshot lists per process */
+#define SCAN_ERROR_LEN 512
 
 struct site {
-	struct lt_site_key key;
-	struct lt_site_val val;		/* as the kernel counts it */
 	enum lt_site_kind kind;
+	uint64_t stack_hash;		/* 0: stack unknown */
+	/* As the kernel counts them (fd sites: allocs/frees are opens/closes, no bytes). */
+	int64_t outstanding_bytes;
+	int64_t outstanding_count;	/* before repairs: see site__outstanding() */
+	uint64_t allocs;
+	uint64_t frees;			/* before repairs: see site__frees() */
+	uint64_t alloc_bytes;		/* total bytes ever allocated here */
+	uint64_t live_since_ns;		/* first allocation since outstanding_count was last 0 */
+	uint64_t last_alloc_ns;
 	/* fd sites: descriptors /proc showed closed without a close leaktop saw. */
 	uint64_t repaired;
 	uint32_t fd_types[FD_TYPE__COUNT];	/* kinds of the outstanding descriptors */
@@ -34,6 +46,10 @@ struct site {
 	uint32_t n_frames;
 	bool resolved;
 	bool seen;			/* present in the latest sample */
+	/* Heap sites of a scanned process: their blocks by class at the latest scan. */
+	bool has_lost;
+	uint64_t lost_count[SCAN__COUNT];
+	uint64_t lost_bytes[SCAN__COUNT];
 	/* Outstanding bytes (heap) or descriptors (fd) over the analysis window. */
 	struct series hist;
 	/* Written by analysis. */
@@ -51,6 +67,14 @@ enum process_flag {
 };
 
 extern const char *const process_flag_names[4];
+
+/* The latest reachability scan of an image: a result, an error, or both (a scan that failed
+ * after one that worked keeps the result and notes the error). */
+struct proc_scan {
+	bool ok;			/* result holds a scan (its per-block classes are not kept) */
+	struct scan_result result;
+	char error[SCAN_ERROR_LEN];	/* the latest failure, "" if none */
+};
 
 struct process {
 	uint32_t pid;
@@ -72,14 +96,10 @@ struct process {
 	struct series hist_heap, hist_fds, hist_rss, hist_vm, hist_fd_count, hist_threads;
 	unsigned int flags;		/* enum process_flag */
 	double heap_growth_per_s;
+	struct proc_scan *scan;		/* NULL: never scanned */
 	bool target;			/* named by -p or started by --: shown without sites */
 	bool exited;			/* exited or exec'd: in this report, gone from the next */
 	bool exit_reported;		/* exited and already in a report: reaped next update */
-	bool image_registered;		/* maps handed to the symbolizer */
-	bool refreshed;			/* maps re-read this interval */
-	bool maps_final;		/* /proc shows another program now: never read its maps */
-	uint64_t first_seen_ns;
-	uint64_t maps_read_ns;		/* last time its maps went to the symbolizer */
 };
 
 struct model {
@@ -91,7 +111,9 @@ struct model {
 	uint64_t drops[LT_DROP__COUNT];
 	uint64_t counters[LT_CNT__COUNT];
 	size_t probes_attached;
-	double collect_ms;		/* last interval: maps + /proc + symbols */
+	double collect_ms;		/* last interval: the producers (maps, /proc, symbols, fd census,
+					 * scans) */
+	uint32_t stacks_pending;	/* stacks whose frames are still to come */
 	unsigned int resources;
 };
 
@@ -100,22 +122,26 @@ void model__free(struct model *m);
 
 /* Find or add the process image (pid, gen). */
 struct process *model__process(struct model *m, uint32_t pid, uint64_t gen);
-struct process *model__find(struct model *m, uint32_t pid, uint64_t gen);
+const struct process *model__find(const struct model *m, uint32_t pid, uint64_t gen);
 /* Any live image of pid. */
-struct process *model__find_pid(struct model *m, uint32_t pid);
-/* Mark (pid, gen) exited: it stays for one more report. */
-void model__mark_exited(struct model *m, uint32_t pid, uint64_t gen);
+const struct process *model__find_pid(const struct model *m, uint32_t pid);
 /* Note that a report showed the current state (exited images were in it). */
 void model__reported(struct model *m);
 /* Remove exited images a report already showed; list them in dead (malloc'd). */
 size_t model__reap(struct model *m, struct dead_image **dead);
 
 /*
- * Fold a sample into the model: update sites (new ones get their stack from the collector
- * and resolved through the symbolizer), sum per process, read /proc counters of live ones.
+ * Fold one interval's sample into the model, a pure function of the model and the sample
+ * (no system calls, no clock: time is the sample's).  In order: lifecycle events (new
+ * images, exits: an exited image stays for one more report), the kernel's site records
+ * (sites it no longer has are dropped), frames of stacks, /proc readings and fd censuses of
+ * live images, scans; then per-process sums and histories.  0 or -ENOMEM (the model stays
+ * consistent, the rest of the sample is not applied).
  */
-int model__update(struct model *m, const struct sample *s, struct collector *c,
-		  struct symbolizer *sym);
+int model__apply(struct model *m, const struct sample *s);
+
+/* The heap site (hash) of p, or NULL. */
+const struct site *model__heap_site(const struct process *p, uint64_t stack_hash);
 
 uint64_t model__events(const struct model *m);
 uint64_t model__dropped(const struct model *m);
@@ -132,8 +158,6 @@ uint64_t site__frees(const struct site *s);
 
 /* Shown in reports: has heap activity, or is a live target of -p / --. */
 bool model__visible(const struct process *p);
-/* Read comm, cmdline and start time of a live process (kept once known). */
-void model__refresh_identity(struct process *p);
 
 /* Display order, shared by every view: the clearest leaks first, then most outstanding
  * bytes.  Caller frees. */

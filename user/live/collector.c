@@ -77,19 +77,12 @@ void collector__free(struct collector *c)
 	free(c);
 }
 
-void sample__free(struct sample *s)
-{
-	free(s->sites);
-	free(s->fds);
-	memset(s, 0, sizeof(*s));
-}
-
 static int cmp_site_key(const void *a, const void *b)
 {
-	const struct lt_site_key *x = a, *y = b;
+	const struct sample_site *x = a, *y = b;
 
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
 	if (x->kind != y->kind)
 		return x->kind < y->kind ? -1 : 1;
 	if (x->gen != y->gen)
@@ -194,15 +187,27 @@ int collector__read_allocs(struct collector *c, uint32_t tgid, uint64_t gen,
 
 static int cmp_fd_key(const void *a, const void *b)
 {
-	const struct lt_fd_key *x = a, *y = b;
+	const struct sample_fd *x = a, *y = b;
 
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
 	return x->fd < y->fd ? -1 : x->fd > y->fd;
 }
 
+struct raw_site {
+	struct lt_site_key key;
+	struct lt_site_val val;
+};
+
+struct raw_fd {
+	struct lt_fd_key key;
+	struct lt_fd_val val;
+};
+
 static int read_sites(struct collector *c, struct sample *s)
 {
+	struct raw_site *raw;
+	size_t n;
 	void *v;
 	int err;
 
@@ -210,29 +215,73 @@ static int read_sites(struct collector *c, struct sample *s)
 	s->sites = NULL;
 	s->n_sites = 0;
 	err = read_all(c->fds.sites, sizeof(struct lt_site_key), sizeof(struct lt_site_val), &v,
-		       &s->n_sites);
+		       &n);
 	if (err)
 		return err;
-	s->sites = v;
+	raw = v;
+	s->sites = malloc((n + 1) * sizeof(*s->sites));
+	if (!s->sites) {
+		free(raw);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		s->sites[i] = (struct sample_site){
+			.pid = raw[i].key.tgid,
+			.kind = raw[i].key.kind,
+			.gen = raw[i].key.gen,
+			.stack_hash = raw[i].key.stack_hash,
+			.outstanding_bytes = raw[i].val.outstanding_bytes,
+			.outstanding_count = raw[i].val.outstanding_count,
+			.allocs = raw[i].val.allocs,
+			.frees = raw[i].val.frees,
+			.alloc_bytes = raw[i].val.alloc_bytes,
+			.live_since_ns = raw[i].val.live_since_ns,
+			.last_alloc_ns = raw[i].val.last_alloc_ns,
+		};
+	free(raw);
+	s->n_sites = n;
 	qsort(s->sites, s->n_sites, sizeof(*s->sites), cmp_site_key);
 	return 0;
 }
 
 static int read_fds(struct collector *c, struct sample *s)
 {
+	struct raw_fd *raw;
+	size_t n;
 	void *v;
 	int err;
 
 	free(s->fds);
 	s->fds = NULL;
 	s->n_fds = 0;
-	err = read_all(c->fds.fds, sizeof(struct lt_fd_key), sizeof(struct lt_fd_val), &v,
-		       &s->n_fds);
+	err = read_all(c->fds.fds, sizeof(struct lt_fd_key), sizeof(struct lt_fd_val), &v, &n);
 	if (err)
 		return err;
-	s->fds = v;
+	raw = v;
+	s->fds = malloc((n + 1) * sizeof(*s->fds));
+	if (!s->fds) {
+		free(raw);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		s->fds[i] = (struct sample_fd){
+			.pid = raw[i].key.tgid,
+			.fd = raw[i].key.fd,
+			.gen = raw[i].val.gen,
+			.stack_hash = raw[i].val.stack_hash,
+			.ts_ns = raw[i].val.ts_ns,
+		};
+	free(raw);
+	s->n_fds = n;
 	qsort(s->fds, s->n_fds, sizeof(*s->fds), cmp_fd_key);
 	return 0;
+}
+
+int collector__forget_fd(struct collector *c, uint32_t pid, int fd)
+{
+	struct lt_fd_key key = { .tgid = pid, .fd = fd };
+
+	return bpf_map_delete_elem(c->fds.fds, &key) ? -errno : 0;
 }
 
 /* Runs the kernel skipped (another BPF program was running on the CPU): lost events. */
@@ -269,7 +318,7 @@ int collector__read(struct collector *c, struct sample *s)
 		return err;
 	s->drops[LT_DROP_BPF_RECURSION] = recursion_misses(c);
 	s->ts_ns = monotonic_ns();
-	s->read_ms = (s->ts_ns - t0) / 1e6;
+	s->timing.read_ms = (s->ts_ns - t0) / 1e6;
 	return 0;
 }
 
@@ -418,8 +467,8 @@ long collector__purge_sites(struct collector *c, const struct dead_image *dead, 
 	keep = malloc((live->n_sites + 1) * sizeof(*keep));
 	if (keep) {
 		for (size_t i = 0; i < live->n_sites; i++)
-			if (!is_dead(dead, n, live->sites[i].key.tgid, live->sites[i].key.gen))
-				keep[n_keep++] = live->sites[i].key.stack_hash;
+			if (!is_dead(dead, n, live->sites[i].pid, live->sites[i].gen))
+				keep[n_keep++] = live->sites[i].stack_hash;
 		qsort(keep, n_keep, sizeof(*keep), cmp_u64);
 		for (size_t i = 0; i < pc.n; i++)
 			if (!bsearch(&pc.hashes[i], keep, n_keep, sizeof(*keep), cmp_u64))
@@ -458,7 +507,7 @@ long collector__gc_stacks(struct collector *c, const struct sample *s)
 	if (!live)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n_sites; i++)
-		live[n_live++] = s->sites[i].key.stack_hash;
+		live[n_live++] = s->sites[i].stack_hash;
 	qsort(live, n_live, sizeof(*live), cmp_u64);
 	while (!bpf_map_get_next_key(c->fds.stacks, first ? NULL : &key, &next)) {
 		first = false;
@@ -513,196 +562,4 @@ long collector__purge_fds(struct collector *c, const struct dead_image *dead, si
 		return 0;
 	return sweep(c->fds.fds, sizeof(struct lt_fd_key), sizeof(struct lt_fd_val), fd_is_dead,
 		     &d);
-}
-
-void fd_census__free(struct fd_census *fc)
-{
-	free(fc->open);
-	free(fc->repaired);
-	memset(fc, 0, sizeof(*fc));
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Sorted open descriptor numbers of pid. */
-static int open_fds(uint32_t pid, int **out, size_t *n)
-{
-	char path[64];
-	struct dirent *de;
-	size_t cap = 64, cnt = 0;
-	int *v = malloc(cap * sizeof(*v));
-	DIR *d;
-
-	if (!v)
-		return -ENOMEM;
-	snprintf(path, sizeof(path), "/proc/%u/fd", pid);
-	d = opendir(path);
-	if (!d) {
-		free(v);
-		return errno == ENOENT ? -ESRCH : -errno;
-	}
-	while ((de = readdir(d))) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		if (cnt == cap) {
-			int *nv = realloc(v, cap * 2 * sizeof(*v));
-
-			if (!nv)
-				break;
-			v = nv;
-			cap *= 2;
-		}
-		v[cnt++] = atoi(de->d_name);
-	}
-	closedir(d);
-	qsort(v, cnt, sizeof(*v), cmp_int);
-	*out = v;
-	*n = cnt;
-	return 0;
-}
-
-static const char *sock_family(int f)
-{
-	static const struct { int family; const char *name; } names[] = {
-		{ AF_UNIX, "unix" }, { AF_INET, "inet" }, { AF_INET6, "inet6" },
-		{ AF_NETLINK, "netlink" }, { AF_PACKET, "packet" },
-	};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (names[i].family == f)
-			return names[i].name;
-	return "other";
-}
-
-static const char *sock_type(int t)
-{
-	switch (t) {
-	case SOCK_STREAM: return "stream";
-	case SOCK_DGRAM: return "dgram";
-	case SOCK_SEQPACKET: return "seqpacket";
-	case SOCK_RAW: return "raw";
-	default: return "other";
-	}
-}
-
-/*
- * Family and type of a socket of another process: a duplicate taken with pidfd_getfd (the
- * target is not touched), asked with getsockopt, and closed.
- */
-static void describe_socket(int pidfd, int fd, char *buf, size_t len)
-{
-	int dup, family = -1, type = -1;
-	socklen_t sl = sizeof(int);
-
-	if (pidfd < 0)
-		return;
-	dup = syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-	if (dup < 0)
-		return;
-	if (!getsockopt(dup, SOL_SOCKET, SO_DOMAIN, &family, &sl)) {
-		sl = sizeof(int);
-		getsockopt(dup, SOL_SOCKET, SO_TYPE, &type, &sl);
-		snprintf(buf, len, "%s %s", sock_family(family), sock_type(type));
-	}
-	close(dup);
-}
-
-/*
- * Is pid on its way out?  The kernel drops a process's memory (statm reads zeros) before it
- * closes its files, so a listing of /proc/PID/fd taken before this check and missing fds
- * is only trusted if the memory is still there.
- */
-static bool process_exiting(uint32_t pid)
-{
-	struct proc_counters pc;
-
-	return procfs__counters(pid, &pc) || pc.vm_bytes == 0;
-}
-
-int collector__fd_census(struct collector *c, const struct sample *s, uint32_t pid,
-			 uint64_t gen, struct fd_census *out)
-{
-	size_t n_open = 0, lo = 0, hi = s->n_fds, tracked_open = 0;
-	int *open = NULL, pidfd = -1, err;
-	bool exiting_checked = false, exiting = false;
-
-	memset(out, 0, sizeof(*out));
-	err = open_fds(pid, &open, &n_open);
-	if (err)
-		return err;
-	/* First record of pid. */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (s->fds[mid].key.tgid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i < s->n_fds && s->fds[i].key.tgid == pid; i++) {
-		const struct raw_fd *r = &s->fds[i];
-		char link[128], target[96] = "";
-		struct fd_seen *f;
-		struct stat st;
-		uint64_t *v;
-		ssize_t ln;
-
-		if (r->val.gen != gen)
-			continue;
-		if (!bsearch(&r->key.fd, open, n_open, sizeof(int), cmp_int)) {
-			if (!exiting_checked) {
-				exiting_checked = true;
-				exiting = process_exiting(pid);
-			}
-			/* An exiting process closes everything: that is not a missed close. */
-			if (exiting)
-				continue;
-			/* Closed without a close we saw: only the one who deletes repairs it. */
-			if (bpf_map_delete_elem(c->fds.fds, &r->key))
-				continue;
-			v = realloc(out->repaired, (out->n_repaired + 1) * sizeof(*v));
-			if (v) {
-				out->repaired = v;
-				v[out->n_repaired++] = r->val.stack_hash;
-			}
-			continue;
-		}
-		tracked_open++;
-		f = realloc(out->open, (out->n_open + 1) * sizeof(*f));
-		if (!f)
-			continue;
-		out->open = f;
-		f = &out->open[out->n_open++];
-		memset(f, 0, sizeof(*f));
-		f->stack_hash = r->val.stack_hash;
-		f->fd = r->key.fd;
-		snprintf(link, sizeof(link), "/proc/%u/fd/%d", pid, r->key.fd);
-		ln = readlink(link, target, sizeof(target) - 1);
-		target[ln > 0 ? ln : 0] = '\0';
-		f->type = fdsys__classify(target);
-		if (f->type == FD_FILE && !stat(link, &st) && S_ISDIR(st.st_mode))
-			f->type = FD_DIR;
-		snprintf(f->target, sizeof(f->target), "%s", target);
-		if (f->type == FD_SOCKET) {
-			if (pidfd < 0)
-				pidfd = syscall(SYS_pidfd_open, pid, 0);
-			describe_socket(pidfd, r->key.fd, f->target, sizeof(f->target));
-		}
-	}
-	if (pidfd >= 0)
-		close(pidfd);
-	free(open);
-	/* A listing taken while the process closed everything on its way out says nothing. */
-	if (exiting || (!exiting_checked && process_exiting(pid))) {
-		fd_census__free(out);
-		return -ESRCH;
-	}
-	out->untracked = n_open - tracked_open;
-	out->valid = true;
-	return 0;
 }

@@ -64,29 +64,6 @@ void fdsys__fill_class_table(uint8_t table[LT_MAX_SYSCALL])
 			table[fd_syscalls[i].nr] = fd_syscalls[i].cls;
 }
 
-const char *const fd_type_names[FD_TYPE__COUNT] = {
-	[FD_FILE] = "file",
-	[FD_DIR] = "dir",
-	[FD_SOCKET] = "socket",
-	[FD_PIPE] = "pipe",
-	[FD_EVENTFD] = "eventfd",
-	[FD_TIMERFD] = "timerfd",
-	[FD_SIGNALFD] = "signalfd",
-	[FD_EPOLL] = "epoll",
-	[FD_INOTIFY] = "inotify",
-	[FD_FANOTIFY] = "fanotify",
-	[FD_MEMFD] = "memfd",
-	[FD_SECRETMEM] = "secretmem",
-	[FD_PIDFD] = "pidfd",
-	[FD_USERFAULTFD] = "userfaultfd",
-	[FD_PERF_EVENT] = "perf_event",
-	[FD_IO_URING] = "io_uring",
-	[FD_FSCONTEXT] = "fscontext",
-	[FD_NAMESPACE] = "namespace",
-	[FD_ANON_INODE] = "anon_inode",
-	[FD_OTHER] = "other",
-};
-
 static const struct {
 	const char *prefix;
 	enum fd_type type;

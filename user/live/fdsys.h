@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "bpf/leaktop.h"
+#include "core/types.h"
 
 struct fd_syscall {
 	const char *name;
@@ -22,32 +23,6 @@ extern const size_t n_fd_syscalls;
 
 /* Fill the BPF side's table (indexed by syscall number). */
 void fdsys__fill_class_table(uint8_t table[LT_MAX_SYSCALL]);
-
-enum fd_type {
-	FD_FILE,
-	FD_DIR,
-	FD_SOCKET,
-	FD_PIPE,
-	FD_EVENTFD,
-	FD_TIMERFD,
-	FD_SIGNALFD,
-	FD_EPOLL,
-	FD_INOTIFY,
-	FD_FANOTIFY,
-	FD_MEMFD,
-	FD_SECRETMEM,
-	FD_PIDFD,
-	FD_USERFAULTFD,
-	FD_PERF_EVENT,
-	FD_IO_URING,
-	FD_FSCONTEXT,
-	FD_NAMESPACE,
-	FD_ANON_INODE,
-	FD_OTHER,
-	FD_TYPE__COUNT,
-};
-
-extern const char *const fd_type_names[FD_TYPE__COUNT];
 
 /* The kind of descriptor whose /proc/PID/fd link reads `target` (pure). */
 enum fd_type fdsys__classify(const char *target);

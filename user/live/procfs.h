@@ -11,13 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct proc_counters {
-	uint64_t rss_bytes;
-	uint64_t vm_bytes;
-	uint32_t fd_count;
-	uint32_t threads;
-	bool valid;		/* false: the process was gone or unreadable */
-};
+#include "core/types.h"
 
 int procfs__parse_statm(const char *text, long page_size, struct proc_counters *c);
 int procfs__parse_status_threads(const char *text, uint32_t *threads);

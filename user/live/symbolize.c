@@ -668,14 +668,3 @@ out:
 	return err;
 }
 
-void sym_frame__clear(struct sym_frame *f)
-{
-	free(f->symbol);
-	free(f->module);
-	free(f->file);
-	f->symbol = NULL;
-	f->module = NULL;
-	f->file = NULL;
-	f->offset = 0;
-	f->line = 0;
-}

@@ -13,16 +13,9 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-struct symbolizer;
+#include "core/frame.h"
 
-struct sym_frame {
-	uint64_t addr;		/* runtime address as captured */
-	char *symbol;		/* demangled function name, NULL when unknown */
-	uint64_t offset;	/* addr - function start; meaningful only when symbol != NULL */
-	char *module;		/* path of the mapped file as the process saw it, NULL if unknown */
-	char *file;		/* source file, NULL when unknown */
-	int line;		/* source line, 0 when unknown */
-};
+struct symbolizer;
 
 struct symbolizer *symbolizer__new(void);
 void symbolizer__free(struct symbolizer *sym);
@@ -53,6 +46,5 @@ void symbolizer__drop_image(struct symbolizer *sym, uint64_t image_id);
  */
 int symbolizer__resolve(struct symbolizer *sym, uint64_t image_id, uint64_t addr,
 			bool is_return_addr, struct sym_frame *out);
-void sym_frame__clear(struct sym_frame *f);
 
 #endif

@@ -22,7 +22,6 @@
 
 #include "view/diff.h"
 #include "view/snapshot.h"
-#include "cli/options.h"
 #include "view/report.h"
 
 /* ---------------------------------------------------------------- matching */
@@ -222,7 +221,7 @@ static void take_sites(struct diff_site *ds, const struct keyed *v, size_t n, si
 
 	for (; *i < n && !strcmp(v[*i].key, key); (*i)++) {
 		const struct site *s = v[*i].s;
-		int64_t bytes = s->kind == LT_KIND_FD ? 0 : s->val.outstanding_bytes;
+		int64_t bytes = s->kind == LT_KIND_FD ? 0 : s->outstanding_bytes;
 
 		if (is_new) {
 			ds->new_ = ds->new_ ? ds->new_ : s;

@@ -62,7 +62,7 @@ int export__folded(FILE *out, const struct model *m)
 		for (size_t j = 0; j < p->n_sites; j++) {
 			const struct site *s = &p->sites[j];
 
-			if (s->kind != LT_KIND_HEAP || s->val.outstanding_bytes <= 0)
+			if (s->kind != LT_KIND_HEAP || s->outstanding_bytes <= 0)
 				continue;
 			if (!s->n_frames)
 				fputs("[stack unknown]", out);
@@ -71,7 +71,7 @@ int export__folded(FILE *out, const struct model *m)
 				if (f)
 					fputc(';', out);
 			}
-			fprintf(out, " %" PRId64 "\n", (int64_t)s->val.outstanding_bytes);
+			fprintf(out, " %" PRId64 "\n", (int64_t)s->outstanding_bytes);
 		}
 	}
 	return fflush(out) || ferror(out) ? -EIO : 0;
@@ -351,8 +351,8 @@ static int add_sample(struct pprof *pp, const struct process *p, const struct si
 			return -ENOMEM;
 		sm->msg.n_location_id++;
 	}
-	sm->values[0] = s->val.outstanding_count;
-	sm->values[1] = s->val.outstanding_bytes;
+	sm->values[0] = s->outstanding_count;
+	sm->values[1] = s->outstanding_bytes;
 	sm->labels[0] = sm->labels[1] = label_init;
 	sm->labels[0].key = str_index(pp, "pid");
 	sm->labels[0].num = p->pid;
@@ -447,7 +447,7 @@ int export__pprof_pack(const struct model *m, const struct export_opts *o, uint8
 			const struct site *s = &p->sites[j];
 
 			if (s->kind != LT_KIND_HEAP ||
-			    (s->val.outstanding_bytes <= 0 && s->val.outstanding_count <= 0))
+			    (s->outstanding_bytes <= 0 && s->outstanding_count <= 0))
 				continue;
 			if (add_sample(&pp, p, s))
 				goto out;

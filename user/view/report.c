@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/options.h"
 #include "view/report.h"
 
 const char *report__bytes(char *buf, size_t len, double bytes)
@@ -101,14 +100,14 @@ static void write_process(FILE *out, const struct model *m, const struct process
 		fputs(s->flagged ? "  LEAK" : "      ", out);
 		if (s->kind == LT_KIND_FD) {
 			fprintf(out, " %" PRId64 " fds open (opens %" PRIu64 ", closes %" PRIu64
-				", %+.1f/s)  ", site__outstanding(s), (uint64_t)s->val.allocs,
+				", %+.1f/s)  ", site__outstanding(s), (uint64_t)s->allocs,
 				site__frees(s), s->growth_per_s);
 		} else {
 			fprintf(out, " %s in %" PRId64 " blocks (allocs %" PRIu64 ", frees %"
 				PRIu64 ", %+.0f B/s)  ",
-				report__bytes(b1, sizeof(b1), s->val.outstanding_bytes),
-				(int64_t)s->val.outstanding_count, (uint64_t)s->val.allocs,
-				(uint64_t)s->val.frees, s->growth_per_s);
+				report__bytes(b1, sizeof(b1), s->outstanding_bytes),
+				(int64_t)s->outstanding_count, (uint64_t)s->allocs,
+				(uint64_t)s->frees, s->growth_per_s);
 		}
 		write_site_title(out, s);
 		for (int t = 0; s->kind == LT_KIND_FD && t < FD_TYPE__COUNT; t++)
@@ -122,6 +121,42 @@ static void write_process(FILE *out, const struct model *m, const struct process
 	}
 	free(sites);
 	(void)m;
+}
+
+/* The latest reachability scan of each process that has one: totals, then each leak root. */
+static void write_scans(FILE *out, const struct model *m)
+{
+	for (size_t i = 0; i < m->n_procs; i++) {
+		const struct process *p = &m->procs[i];
+		const struct scan_result *r;
+
+		if (!p->scan)
+			continue;
+		if (!p->scan->ok) {
+			fprintf(out, "scan of %u: %s\n", p->pid, p->scan->error);
+			continue;
+		}
+		r = &p->scan->result;
+		fprintf(out, "scan of %u (stopped %.1f ms, %u threads, %" PRIu64 " KiB read):",
+			p->pid, r->stop_ms, r->threads, r->bytes_read >> 10);
+		for (int k = SCAN__COUNT - 1; k >= 0; k--)
+			fprintf(out, " %s %" PRIu64 " (%" PRIu64 " B)%s", scan_class_names[k],
+				r->count[k], r->bytes[k], k ? "," : "\n");
+		for (size_t l = 0; l < r->n_leaks && l < SCAN_LEAKS_SHOWN; l++) {
+			const struct scan_leak *lk = &r->leaks[l];
+			const struct site *s = model__heap_site(p, lk->root.stack_hash);
+			const char *sym = s && s->n_frames ? s->frames[0].symbol : NULL;
+
+			fprintf(out, "  leak: %" PRIu64 " blocks, %" PRIu64 " B, from 0x%" PRIx64
+				" (%" PRIu64 " B) allocated in %s: fix there\n", lk->blocks,
+				lk->bytes, lk->root.addr, lk->root.size, sym ? sym : "?");
+			for (uint32_t k = 0; k < lk->n_edges && k < 8; k++)
+				fprintf(out, "    0x%" PRIx64 " +0x%" PRIx64 " -> 0x%" PRIx64 "\n",
+					lk->edges[k].from, lk->edges[k].offset, lk->edges[k].to);
+			if (lk->total_edges > 8)
+				fprintf(out, "    ... %" PRIu64 " more edges\n", lk->total_edges - 8);
+		}
+	}
 }
 
 void report__write(FILE *out, const struct model *m, const struct report_opts *o)
@@ -150,5 +185,6 @@ void report__write(FILE *out, const struct model *m, const struct report_opts *o
 		fprintf(out, "\n(%zu more processes not shown)\n", visible - shown);
 	free(procs);
 	fputc('\n', out);
+	write_scans(out, m);
 	fflush(out);
 }

@@ -14,8 +14,6 @@
 #include <jansson.h>
 
 #include "util/atomic_file.h"
-#include "cli/options.h"
-#include "live/scan_cmd.h"
 #include "view/snapshot.h"
 
 /* A JSON string of s (bytes that are not UTF-8 become U+FFFD), or null when s is NULL. */
@@ -70,6 +68,25 @@ static json_t *fd_types_json(const struct site *s)
 	return types;
 }
 
+static json_t *hex_json(uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	return json_string(buf);
+}
+
+/* {"definite": {"count", "bytes"}, "indirect": ..., "possible": ..., "reachable": ...} */
+static json_t *classes_json(const uint64_t *count, const uint64_t *bytes)
+{
+	json_t *o = json_object();
+
+	for (int k = SCAN__COUNT - 1; k >= 0; k--)
+		json_object_set_new(o, scan_class_names[k], json_pack("{s:I, s:I}",
+				    "count", (json_int_t)count[k], "bytes", (json_int_t)bytes[k]));
+	return o;
+}
+
 static json_t *site_json(const struct model *m, const struct site *s)
 {
 	json_t *stack = json_array(), *obj;
@@ -79,14 +96,14 @@ static json_t *site_json(const struct model *m, const struct site *s)
 
 	for (uint32_t i = 0; i < s->n_frames; i++)
 		json_array_append_new(stack, snapshot__frame(&s->frames[i]));
-	if (outstanding > 0 && s->val.live_since_ns && s->val.live_since_ns <= m->now_ns)
-		age = (m->now_ns - s->val.live_since_ns) / 1e9;
-	snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t)s->key.stack_hash);
+	if (outstanding > 0 && s->live_since_ns && s->live_since_ns <= m->now_ns)
+		age = (m->now_ns - s->live_since_ns) / 1e9;
+	snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t)s->stack_hash);
 	obj = json_pack("{s:s, s:I, s:I, s:I, s:I, s:f, s:b, s:o, s:s, s:o}",
 			"kind", s->kind == LT_KIND_FD ? "fd" : "heap",
-			"outstanding_bytes", (json_int_t)s->val.outstanding_bytes,
+			"outstanding_bytes", (json_int_t)s->outstanding_bytes,
 			"outstanding_count", (json_int_t)outstanding,
-			"allocs", (json_int_t)s->val.allocs,
+			"allocs", (json_int_t)s->allocs,
 			"frees", (json_int_t)site__frees(s),
 			"growth_per_s", s->growth_per_s,
 			"flagged", s->flagged,
@@ -105,8 +122,10 @@ static json_t *site_json(const struct model *m, const struct site *s)
 		json_object_set_new(obj, "fd_samples", samples);
 		json_object_set_new(obj, "repaired", json_integer(s->repaired));
 	} else {
-		json_object_set_new(obj, "alloc_bytes", json_integer(s->val.alloc_bytes));
+		json_object_set_new(obj, "alloc_bytes", json_integer(s->alloc_bytes));
 	}
+	if (s->has_lost)
+		json_object_set_new(obj, "lost", classes_json(s->lost_count, s->lost_bytes));
 	return obj;
 }
 
@@ -118,6 +137,47 @@ static json_t *counters_json(const struct proc_counters *c)
 	return json_pack("{s:I, s:I, s:I, s:I}", "rss_bytes", (json_int_t)c->rss_bytes,
 			 "vm_bytes", (json_int_t)c->vm_bytes, "fd_count", (json_int_t)c->fd_count,
 			 "threads", (json_int_t)c->threads);
+}
+
+static json_t *leak_json(const struct process *p, const struct scan_leak *l)
+{
+	const struct site *site = model__heap_site(p, l->root.stack_hash);
+	const char *sym = site && site->n_frames ? site->frames[0].symbol : NULL;
+	json_t *edges = json_array();
+	char id[24];
+
+	for (uint32_t i = 0; i < l->n_edges; i++)
+		json_array_append_new(edges, json_pack("{s:o, s:I, s:o}",
+				      "from", hex_json(l->edges[i].from),
+				      "offset", (json_int_t)l->edges[i].offset,
+				      "to", hex_json(l->edges[i].to)));
+	snprintf(id, sizeof(id), "%016" PRIx64, l->root.stack_hash);
+	return json_pack("{s:{s:o, s:I, s:s, s:o}, s:I, s:I, s:o, s:I}",
+			 "root", "addr", hex_json(l->root.addr), "size", (json_int_t)l->root.size,
+			 "stack_id", id, "symbol", snapshot__string(sym),
+			 "blocks", (json_int_t)l->blocks, "bytes", (json_int_t)l->bytes,
+			 "edges", edges, "edges_total", (json_int_t)l->total_edges);
+}
+
+/* processes[].scan and .leak_graph: the latest scan's summary, or its error. */
+static void scan_json(json_t *obj, const struct process *p)
+{
+	const struct scan_result *r = &p->scan->result;
+	json_t *graph;
+
+	if (!p->scan->ok) {
+		json_object_set_new(obj, "scan", json_pack("{s:s}", "error", p->scan->error));
+		return;
+	}
+	json_object_set_new(obj, "scan", json_pack("{s:f, s:I, s:I, s:I, s:o}",
+			    "stop_ms", r->stop_ms, "threads", (json_int_t)r->threads,
+			    "bytes_read", (json_int_t)r->bytes_read,
+			    "blocks", (json_int_t)r->n_blocks,
+			    "lost", classes_json(r->count, r->bytes)));
+	graph = json_array();
+	for (size_t i = 0; i < r->n_leaks && i < SCAN_LEAKS_SHOWN; i++)
+		json_array_append_new(graph, leak_json(p, &r->leaks[i]));
+	json_object_set_new(obj, "leak_graph", graph);
 }
 
 static json_t *process_json(const struct model *m, const struct process *p)
@@ -145,7 +205,8 @@ static json_t *process_json(const struct model *m, const struct process *p)
 			"flags", flags,
 			"exited", p->exited,
 			"sites", arr);
-	scan_cmd__annotate(obj, m, p);
+	if (obj && p->scan)
+		scan_json(obj, p);
 	if (obj && p->start_ticks)
 		json_object_set_new(obj, "start_ticks", json_integer(p->start_ticks));
 	if (obj && (m->resources & RES_FD))

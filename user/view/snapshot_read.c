@@ -32,7 +32,6 @@
 #include <unistd.h>
 #include <jansson.h>
 
-#include "cli/options.h"
 #include "view/snapshot.h"
 #include "view/snapshot_read.h"
 
@@ -627,6 +626,10 @@ static void site_clear(struct site *s)
 
 static void process_clear(struct process *p)
 {
+	if (p->scan) {
+		scan_result__free(&p->scan->result);
+		free(p->scan);
+	}
 	for (size_t i = 0; i < p->n_sites; i++)
 		site_clear(&p->sites[i]);
 	free(p->sites);
@@ -729,17 +732,58 @@ static const struct {
 	{ "fd", LT_KIND_FD },
 };
 
+/* {"definite": {"count", "bytes"}, ...}: the blocks of each scan class (absent: zeros). */
+static int read_classes(struct rd *r, json_t *obj, uint64_t *count, uint64_t *bytes)
+{
+	static const struct int_field fields[] = {
+		{ "count", 0, 8, 0, NUM_MAX, F_REQ },
+		{ "bytes", 8, 8, 0, NUM_MAX, F_REQ },
+	};
+	int ret = 0;
+
+	for (int k = 0; k < SCAN__COUNT && !ret; k++) {
+		uint64_t v[2] = { 0, 0 };
+		json_t *c;
+		size_t mark;
+
+		ret = member(r, obj, scan_class_names[k], JSON_OBJECT, F_NULL, &c);
+		if (ret || !c)
+			continue;
+		mark = at_key(r, scan_class_names[k]);
+		ret = read_ints(r, c, v, fields, 2, NULL);
+		back(r, mark);
+		count[k] = v[0];
+		bytes[k] = v[1];
+	}
+	return ret;
+}
+
+static int read_site_lost(struct rd *r, json_t *js, struct site *s)
+{
+	json_t *lost;
+	size_t mark;
+	int ret = member(r, js, "lost", JSON_OBJECT, F_NULL, &lost);
+
+	if (ret || !lost)
+		return ret;
+	s->has_lost = true;
+	mark = at_key(r, "lost");
+	ret = read_classes(r, lost, s->lost_count, s->lost_bytes);
+	back(r, mark);
+	return ret;
+}
+
 /* Fill s from js; *skip when the site is of a kind this version does not know. */
 static int read_site(struct rd *r, json_t *js, uint64_t now_ns, struct site *s, bool *skip)
 {
 	static const struct int_field ints[] = {
-		{ "outstanding_bytes", offsetof(struct site, val.outstanding_bytes), 8, -NUM_MAX,
+		{ "outstanding_bytes", offsetof(struct site, outstanding_bytes), 8, -NUM_MAX,
 		  NUM_MAX, F_REQ },
-		{ "outstanding_count", offsetof(struct site, val.outstanding_count), 8, -NUM_MAX,
+		{ "outstanding_count", offsetof(struct site, outstanding_count), 8, -NUM_MAX,
 		  NUM_MAX, F_REQ },
-		{ "allocs", offsetof(struct site, val.allocs), 8, 0, NUM_MAX, F_REQ },
-		{ "frees", offsetof(struct site, val.frees), 8, 0, NUM_MAX, F_REQ },
-		{ "alloc_bytes", offsetof(struct site, val.alloc_bytes), 8, 0, NUM_MAX, F_NULL },
+		{ "allocs", offsetof(struct site, allocs), 8, 0, NUM_MAX, F_REQ },
+		{ "frees", offsetof(struct site, frees), 8, 0, NUM_MAX, F_REQ },
+		{ "alloc_bytes", offsetof(struct site, alloc_bytes), 8, 0, NUM_MAX, F_NULL },
 		{ "repaired", offsetof(struct site, repaired), 8, 0, NUM_MAX, F_NULL },
 	};
 	static const struct real_field reals[] = {
@@ -759,7 +803,7 @@ static int read_site(struct rd *r, json_t *js, uint64_t now_ns, struct site *s, 
 	for (size_t i = 0; i < sizeof(site_kinds) / sizeof(site_kinds[0]); i++) {
 		if (strcmp(json_string_value(kind), site_kinds[i].name))
 			continue;
-		s->kind = s->key.kind = site_kinds[i].kind;
+		s->kind = site_kinds[i].kind;
 		*skip = false;
 	}
 	if (*skip)
@@ -784,7 +828,7 @@ static int read_site(struct rd *r, json_t *js, uint64_t now_ns, struct site *s, 
 		if (parse_hex(hex, &hash))
 			ret = bad(r, "stack_id", "is \"%.40s\", expected up to 16 hex digits",
 				  json_string_value(id));
-		s->key.stack_hash = hash;
+		s->stack_hash = hash;
 	}
 	if (!ret)
 		ret = member(r, js, "stack", JSON_ARRAY, F_REQ, &stack);
@@ -797,15 +841,17 @@ static int read_site(struct rd *r, json_t *js, uint64_t now_ns, struct site *s, 
 	if (ret)
 		return ret;
 	/* The file has what a view shows: outstanding and frees with fd repairs applied. */
-	if (s->repaired > s->val.frees)
+	if (s->repaired > s->frees)
 		return bad(r, "repaired", "is more than frees (%llu)",
-			   (unsigned long long)s->val.frees);
-	s->val.frees -= s->repaired;
-	s->val.outstanding_count += s->repaired;
-	if (age && s->val.outstanding_count > 0)
-		s->val.live_since_ns = now_ns - (uint64_t)(json_number_value(age) * 1e9);
+			   (unsigned long long)s->frees);
+	s->frees -= s->repaired;
+	s->outstanding_count += s->repaired;
+	if (age && s->outstanding_count > 0)
+		s->live_since_ns = now_ns - (uint64_t)(json_number_value(age) * 1e9);
 	if (s->kind == LT_KIND_FD)
 		ret = read_fd_details(r, js, s);
+	if (!ret)
+		ret = read_site_lost(r, js, s);
 	return ret;
 }
 
@@ -813,10 +859,10 @@ static int cmp_site_key(const void *a, const void *b)
 {
 	const struct site *x = a, *y = b;
 
-	if (x->key.kind != y->key.kind)
-		return x->key.kind < y->key.kind ? -1 : 1;
-	if (x->key.stack_hash != y->key.stack_hash)
-		return x->key.stack_hash < y->key.stack_hash ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->stack_hash != y->stack_hash)
+		return x->stack_hash < y->stack_hash ? -1 : 1;
 	return 0;
 }
 
@@ -919,6 +965,153 @@ static int read_flags(struct rd *r, json_t *jp, struct process *p)
 	return 0;
 }
 
+static int read_hex(struct rd *r, json_t *obj, const char *key, uint64_t *out)
+{
+	json_t *v;
+	int ret = member(r, obj, key, JSON_STRING, F_REQ, &v);
+
+	if (!ret && parse_hex(json_string_value(v), out))
+		ret = bad(r, key, "is \"%.40s\", expected a hex address like \"0x55d0c0ffee00\"",
+			  json_string_value(v));
+	return ret;
+}
+
+static int read_edge(struct rd *r, json_t *je, struct scan_edge *e)
+{
+	static const struct int_field fields[] = {
+		{ "offset", offsetof(struct scan_edge, offset), 8, 0, NUM_MAX, F_REQ },
+	};
+	int ret;
+
+	if (!json_is_object(je))
+		return bad_type(r, NULL, je, "an object");
+	ret = read_hex(r, je, "from", &e->from);
+	if (!ret)
+		ret = read_hex(r, je, "to", &e->to);
+	if (!ret)
+		ret = read_ints(r, je, e, fields, 1, NULL);
+	return ret;
+}
+
+/* One leak_graph entry: a definitely lost root and what it drags along. */
+static int read_leak(struct rd *r, json_t *jl, struct scan_leak *l)
+{
+	static const struct int_field fields[] = {
+		{ "blocks", offsetof(struct scan_leak, blocks), 8, 0, NUM_MAX, F_REQ },
+		{ "bytes", offsetof(struct scan_leak, bytes), 8, 0, NUM_MAX, F_REQ },
+		{ "edges_total", offsetof(struct scan_leak, total_edges), 8, 0, NUM_MAX, F_REQ },
+	};
+	static const struct int_field root_fields[] = {
+		{ "size", offsetof(struct scan_block, size), 8, 0, NUM_MAX, F_REQ },
+	};
+	json_t *root, *edges, *id;
+	size_t mark;
+	int ret;
+
+	if (!json_is_object(jl))
+		return bad_type(r, NULL, jl, "an object");
+	ret = read_ints(r, jl, l, fields, 3, NULL);
+	if (!ret)
+		ret = member(r, jl, "root", JSON_OBJECT, F_REQ, &root);
+	if (!ret) {
+		mark = at_key(r, "root");
+		ret = read_hex(r, root, "addr", &l->root.addr);
+		if (!ret)
+			ret = read_ints(r, root, &l->root, root_fields, 1, NULL);
+		if (!ret)
+			ret = member(r, root, "stack_id", JSON_STRING, F_REQ, &id);
+		if (!ret) {
+			char hex[24];
+
+			snprintf(hex, sizeof(hex), "0x%.20s", json_string_value(id));
+			if (parse_hex(hex, &l->root.stack_hash))
+				ret = bad(r, "stack_id", "is \"%.40s\", expected up to 16 hex digits",
+					  json_string_value(id));
+		}
+		back(r, mark);
+	}
+	if (!ret)
+		ret = member(r, jl, "edges", JSON_ARRAY, F_REQ, &edges);
+	if (ret)
+		return ret;
+	if (json_array_size(edges) > SCAN_MAX_EDGES)
+		return bad(r, "edges", "holds %zu edges, expected at most %d",
+			   json_array_size(edges), SCAN_MAX_EDGES);
+	mark = at_key(r, "edges");
+	for (size_t i = 0; i < json_array_size(edges) && !ret; i++) {
+		size_t m2 = at_index(r, i);
+
+		ret = read_edge(r, json_array_get(edges, i), &l->edges[l->n_edges++]);
+		back(r, m2);
+	}
+	back(r, mark);
+	return ret;
+}
+
+/* processes[].scan and .leak_graph: the latest scan of the process, or its error. */
+static int read_scan(struct rd *r, json_t *jp, struct process *p)
+{
+	static const struct int_field fields[] = {
+		{ "threads", offsetof(struct scan_result, threads), 4, 0, UINT32_MAX, F_REQ },
+		{ "bytes_read", offsetof(struct scan_result, bytes_read), 8, 0, NUM_MAX, F_REQ },
+		{ "blocks", offsetof(struct scan_result, n_blocks), 8, 0, NUM_MAX, F_REQ },
+	};
+	static const struct real_field reals[] = {
+		{ "stop_ms", offsetof(struct scan_result, stop_ms), 0, 1e12, F_REQ },
+	};
+	json_t *js, *error, *lost, *graph;
+	struct scan_result *res;
+	size_t mark, n;
+	int ret = member(r, jp, "scan", JSON_OBJECT, F_NULL, &js);
+
+	if (ret || !js)
+		return ret;
+	p->scan = calloc(1, sizeof(*p->scan));
+	if (!p->scan)
+		return -ENOMEM;
+	res = &p->scan->result;
+	mark = at_key(r, "scan");
+	ret = member(r, js, "error", JSON_STRING, 0, &error);
+	if (!ret && error) {
+		snprintf(p->scan->error, sizeof(p->scan->error), "%s", json_string_value(error));
+		back(r, mark);
+		return 0;
+	}
+	if (!ret)
+		ret = read_ints(r, js, res, fields, 3, NULL);
+	if (!ret)
+		ret = read_reals(r, js, res, reals, 1, NULL);
+	if (!ret)
+		ret = member(r, js, "lost", JSON_OBJECT, F_REQ, &lost);
+	if (!ret) {
+		size_t m2 = at_key(r, "lost");
+
+		ret = read_classes(r, lost, res->count, res->bytes);
+		back(r, m2);
+	}
+	back(r, mark);
+	if (!ret)
+		ret = member(r, jp, "leak_graph", JSON_ARRAY, F_NULL, &graph);
+	if (ret || !graph) {
+		p->scan->ok = !ret;
+		return ret;
+	}
+	n = json_array_size(graph);
+	res->leaks = n ? calloc(n, sizeof(*res->leaks)) : NULL;
+	if (n && !res->leaks)
+		return -ENOMEM;
+	mark = at_key(r, "leak_graph");
+	for (size_t i = 0; i < n && !ret; i++) {
+		size_t m2 = at_index(r, i);
+
+		ret = read_leak(r, json_array_get(graph, i), &res->leaks[res->n_leaks++]);
+		back(r, m2);
+	}
+	back(r, mark);
+	p->scan->ok = !ret;
+	return ret;
+}
+
 static int read_process(struct rd *r, json_t *jp, uint64_t now_ns, struct process *p,
 			bool *has_fd)
 {
@@ -967,6 +1160,8 @@ static int read_process(struct rd *r, json_t *jp, uint64_t now_ns, struct proces
 		ret = read_sites(r, sites, now_ns, p);
 		back(r, mark);
 	}
+	if (!ret)
+		ret = read_scan(r, jp, p);
 	/* It was in the snapshot, so it was shown: keep it shown whatever its numbers. */
 	p->target = true;
 	return ret;

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * test_model.c - the fold (model__apply) driven by hand-built samples: lifecycle, exec
+ * generations, sites that drain or vanish, fd repairs, frames that arrive late, readings,
+ * and scans attached and carried from one interval to the next.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/model.h"
+#include "core/sample.h"
+
+#define NS 1000000000ull
+
+static void model_new(struct model *m)
+{
+	model__init(m, 1.0, RES_ALL, 8);
+}
+
+/* A sample at second `sec` whose site records are sites[0..n) (not owned). */
+static void sample_at(struct sample *s, unsigned int sec, struct sample_site *sites, size_t n)
+{
+	memset(s, 0, sizeof(*s));
+	s->ts_ns = sec * NS;
+	s->sites = sites;
+	s->n_sites = n;
+}
+
+static void sample_done(struct sample *s)
+{
+	s->sites = NULL;
+	s->n_sites = 0;
+	sample__free(s);
+}
+
+static void event(struct sample *s, enum sample_event_type type, uint32_t pid, uint64_t gen,
+		  uint64_t old_gen, bool target)
+{
+	struct sample_event *ev = sample__add_event(s);
+
+	*ev = (struct sample_event){ type, pid, gen, old_gen, target };
+}
+
+static struct sample_site heap_site(uint32_t pid, uint64_t gen, uint64_t hash, int64_t bytes,
+				    int64_t count, uint64_t allocs, uint64_t frees)
+{
+	return (struct sample_site){ .pid = pid, .kind = LT_KIND_HEAP, .gen = gen,
+				     .stack_hash = hash, .outstanding_bytes = bytes,
+				     .outstanding_count = count, .allocs = allocs, .frees = frees,
+				     .alloc_bytes = bytes > 0 ? bytes : 0 };
+}
+
+static struct sample_proc *reading(struct sample *s, uint32_t pid, uint64_t gen, bool alive)
+{
+	struct sample_proc *p = sample__add_proc(s);
+
+	p->pid = pid;
+	p->gen = gen;
+	p->alive = alive;
+	return p;
+}
+
+static void test_fold_exited_process_stays_for_one_report_then_is_reaped(void)
+{
+	struct sample_site sites[] = { heap_site(100, 1, 0xa, 64, 1, 1, 0) };
+	struct dead_image *dead = NULL;
+	struct model m;
+	struct sample s;
+	const struct process *p;
+
+	model_new(&m);
+	sample_at(&s, 1, sites, 1);
+	event(&s, SAMPLE_EV_FIRST, 100, 1, 0, true);
+	reading(&s, 100, 1, true)->counters = (struct proc_counters){ .rss_bytes = 4096,
+								       .valid = true };
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 100, 1);
+	CHECK(p && p->target && !p->exited && p->counters.valid);
+	CHECK_EQ_INT(p->heap_outstanding_bytes, 64);
+	model__reported(&m);
+	CHECK_EQ_INT(model__reap(&m, &dead), 0);
+
+	sample_at(&s, 2, sites, 1);
+	event(&s, SAMPLE_EV_EXIT, 100, 0, 1, false);
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 100, 1);
+	CHECK(p && p->exited);
+	/* Its last counters describe a process that no longer exists. */
+	CHECK(!p->counters.valid);
+	CHECK_EQ_INT(p->heap_outstanding_bytes, 64);
+	model__reported(&m);
+	CHECK_EQ_INT(model__reap(&m, &dead), 1);
+	CHECK(dead && dead[0].tgid == 100 && dead[0].gen == 1);
+	CHECK_EQ_INT(m.n_procs, 0);
+	free(dead);
+	model__free(&m);
+}
+
+static void test_fold_exec_starts_a_new_image_generation(void)
+{
+	struct sample_site after[] = { heap_site(200, 2, 0xb, 32, 2, 2, 0) };
+	struct model m;
+	struct sample s;
+	const struct process *old, *cur;
+
+	model_new(&m);
+	sample_at(&s, 1, NULL, 0);
+	event(&s, SAMPLE_EV_FIRST, 200, 1, 0, true);
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+
+	sample_at(&s, 2, after, 1);
+	event(&s, SAMPLE_EV_EXEC, 200, 2, 1, true);
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	old = model__find(&m, 200, 1);
+	cur = model__find(&m, 200, 2);
+	CHECK(old && cur);
+	CHECK(old->exited && !cur->exited);
+	/* The image that did nothing before its exec (the -- child) is no news. */
+	CHECK(!old->target && !model__visible(old));
+	CHECK(cur->target);
+	CHECK_EQ_INT(old->n_sites, 0);
+	CHECK_EQ_INT(cur->n_sites, 1);
+	CHECK_EQ_INT(cur->heap_outstanding_count, 2);
+	CHECK(model__find_pid(&m, 200) == cur);
+	model__free(&m);
+}
+
+static void test_fold_site_that_drains_to_zero_stays_until_the_kernel_drops_it(void)
+{
+	struct sample_site full[] = { heap_site(300, 1, 0xc, 300, 3, 3, 0) };
+	struct sample_site drained[] = { heap_site(300, 1, 0xc, 0, 0, 3, 3) };
+	struct model m;
+	struct sample s;
+	const struct process *p;
+
+	model_new(&m);
+	sample_at(&s, 1, full, 1);
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	sample_at(&s, 2, drained, 1);
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 300, 1);
+	CHECK(p && p->n_sites == 1);
+	CHECK_EQ_INT(site__outstanding(&p->sites[0]), 0);
+	CHECK_EQ_INT(p->heap_outstanding_bytes, 0);
+	CHECK_EQ_INT(p->heap_allocs, 3);
+	CHECK_EQ_INT(p->heap_frees, 3);
+	CHECK_EQ_INT(p->sites[0].hist.n, 2);
+	CHECK_EQ_INT(series__last(&p->sites[0].hist), 0);
+	CHECK_EQ_INT(series__last(&p->hist_heap), 0);
+
+	/* Purged from the kernel: gone from the model too. */
+	sample_at(&s, 3, NULL, 0);
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 300, 1);
+	CHECK(p && p->n_sites == 0);
+	model__free(&m);
+}
+
+static void test_fold_fd_repairs_close_descriptors_the_census_found_closed(void)
+{
+	struct sample_site sites[] = {
+		{ .pid = 400, .kind = LT_KIND_FD, .gen = 1, .stack_hash = 0xfd,
+		  .outstanding_count = 3, .allocs = 3 },
+	};
+	struct model m;
+	struct sample s;
+	struct sample_proc *r;
+	const struct process *p;
+	const struct site *st;
+
+	model_new(&m);
+	sample_at(&s, 1, sites, 1);
+	r = reading(&s, 400, 1, true);
+	r->census_done = true;
+	r->census.valid = true;
+	r->census.untracked = 4;
+	r->census.repaired = malloc(sizeof(uint64_t));
+	r->census.repaired[0] = 0xfd;
+	r->census.n_repaired = 1;
+	r->census.open = calloc(2, sizeof(*r->census.open));
+	r->census.n_open = 2;
+	for (int i = 0; i < 2; i++) {
+		r->census.open[i] = (struct fd_seen){ .stack_hash = 0xfd, .fd = 3 + i,
+						      .type = FD_SOCKET };
+		strcpy(r->census.open[i].target, "inet stream");
+	}
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 400, 1);
+	CHECK(p && p->n_sites == 1);
+	st = &p->sites[0];
+	CHECK_EQ_INT(st->repaired, 1);
+	CHECK_EQ_INT(site__outstanding(st), 2);
+	CHECK_EQ_INT(site__frees(st), 1);
+	CHECK_EQ_INT(st->fd_types[FD_SOCKET], 2);
+	/* The same target is one example, not two. */
+	CHECK_EQ_INT(st->n_fd_samples, 1);
+	CHECK_EQ_STR(st->fd_samples[0], "inet stream");
+	CHECK_EQ_INT(p->fd_outstanding, 2);
+	CHECK_EQ_INT(p->fd_opens, 3);
+	CHECK_EQ_INT(p->fd_closes, 1);
+	CHECK_EQ_INT(p->fd_repaired, 1);
+	CHECK_EQ_INT(p->fd_untracked, 4);
+	CHECK(p->fd_census_valid);
+	model__free(&m);
+}
+
+static void test_fold_scan_result_is_attached_and_carried_to_the_next_interval(void)
+{
+	struct sample_site one[] = { heap_site(500, 1, 0x10, 96, 3, 3, 0) };
+	struct sample_site two[] = { heap_site(500, 1, 0x10, 96, 3, 3, 0),
+				     heap_site(500, 1, 0x20, 8, 1, 1, 0) };
+	struct scan_site per_site = { .stack_hash = 0x10 };
+	struct scan_leak leak = { .root = { 0x1000, 32, 0x10 }, .blocks = 3, .bytes = 96 };
+	struct model m;
+	struct sample s;
+	struct sample_scan *sc;
+	const struct process *p;
+
+	model_new(&m);
+	per_site.count[SCAN_DEFINITE] = 1;
+	per_site.bytes[SCAN_DEFINITE] = 32;
+	per_site.count[SCAN_INDIRECT] = 2;
+	per_site.bytes[SCAN_INDIRECT] = 64;
+	sample_at(&s, 1, one, 1);
+	event(&s, SAMPLE_EV_FIRST, 500, 1, 0, true);
+	sc = sample__add_scan(&s);
+	sc->pid = 500;
+	sc->gen = 1;
+	sc->ok = true;
+	sc->result.n_blocks = 3;
+	sc->result.stop_ms = 1.5;
+	sc->result.count[SCAN_DEFINITE] = 1;
+	sc->result.sites = malloc(sizeof(per_site));
+	*sc->result.sites = per_site;
+	sc->result.n_sites = 1;
+	sc->result.leaks = malloc(sizeof(leak));
+	*sc->result.leaks = leak;
+	sc->result.n_leaks = 1;
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 500, 1);
+	CHECK(p && p->scan && p->scan->ok);
+	CHECK_EQ_INT(p->scan->result.n_leaks, 1);
+	CHECK_EQ_INT(p->scan->result.leaks[0].root.addr, 0x1000);
+	CHECK(p->sites[0].has_lost);
+	CHECK_EQ_INT(p->sites[0].lost_count[SCAN_INDIRECT], 2);
+
+	/* No scan this interval: the last one stays, and a new heap site shows none lost. */
+	sample_at(&s, 2, two, 2);
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 500, 1);
+	CHECK(p && p->scan && p->scan->ok && p->n_sites == 2);
+	CHECK_EQ_INT(p->scan->result.leaks[0].bytes, 96);
+	CHECK(model__heap_site(p, 0x10)->has_lost);
+	CHECK_EQ_INT(model__heap_site(p, 0x10)->lost_bytes[SCAN_DEFINITE], 32);
+	CHECK(model__heap_site(p, 0x20)->has_lost);
+	CHECK_EQ_INT(model__heap_site(p, 0x20)->lost_count[SCAN_DEFINITE], 0);
+
+	/* A scan that fails keeps the last result and notes why. */
+	sample_at(&s, 3, two, 2);
+	sc = sample__add_scan(&s);
+	*sc = (struct sample_scan){ .pid = 500, .gen = 1 };
+	strcpy(sc->error, "cannot scan process 500: gone");
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 500, 1);
+	CHECK(p->scan->ok);
+	CHECK_EQ_STR(p->scan->error, "cannot scan process 500: gone");
+	CHECK_EQ_INT(p->scan->result.n_leaks, 1);
+	model__free(&m);
+}
+
+static void test_fold_frames_arriving_later_attach_to_their_site(void)
+{
+	struct sample_site sites[] = { heap_site(600, 1, 0x60, 16, 1, 1, 0),
+				       { .pid = 600, .kind = LT_KIND_FD, .gen = 1,
+					 .stack_hash = 0x60, .outstanding_count = 1, .allocs = 1 } };
+	struct sym_frame f[2] = { { .addr = 0x401000, .symbol = "leak_here", .offset = 8,
+				    .module = "/bin/prog", .file = "prog.c", .line = 7 },
+				  { .addr = 0x401100 } };
+	struct model m;
+	struct sample s;
+	struct sample_frames *sf;
+	const struct process *p;
+
+	model_new(&m);
+	sample_at(&s, 1, sites, 2);
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 600, 1);
+	CHECK(p && p->n_sites == 2 && !p->sites[0].resolved && !p->sites[0].n_frames);
+
+	sample_at(&s, 2, sites, 2);
+	sf = sample__add_frames(&s);
+	sf->pid = 600;
+	sf->gen = 1;
+	sf->stack_hash = 0x60;
+	sf->frames = calloc(2, sizeof(*sf->frames));
+	sf->n_frames = 2;
+	CHECK_EQ_INT(sym_frame__copy(&sf->frames[0], &f[0]), 0);
+	CHECK_EQ_INT(sym_frame__copy(&sf->frames[1], &f[1]), 0);
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 600, 1);
+	/* Both kinds with that stack get the frames; the sample's copy was freed. */
+	for (size_t i = 0; i < p->n_sites; i++) {
+		CHECK(p->sites[i].resolved);
+		CHECK_EQ_INT(p->sites[i].n_frames, 2);
+		CHECK_EQ_STR(p->sites[i].frames[0].symbol, "leak_here");
+		CHECK_EQ_INT(p->sites[i].frames[0].line, 7);
+		CHECK(!p->sites[i].frames[1].symbol);
+	}
+	model__free(&m);
+}
+
+static void test_fold_takes_counters_of_live_images_and_names_of_all(void)
+{
+	struct model m;
+	struct sample s;
+	struct sample_proc *r;
+	const struct process *p;
+
+	model_new(&m);
+	sample_at(&s, 1, NULL, 0);
+	event(&s, SAMPLE_EV_FIRST, 700, 1, 0, true);
+	r = reading(&s, 700, 1, true);
+	strcpy(r->id.comm, "first");
+	r->id.cmdline = strdup("./first --flag");
+	r->id.start_ticks = 1234;
+	r->counters = (struct proc_counters){ .rss_bytes = 8192, .threads = 2, .valid = true };
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 700, 1);
+	CHECK_EQ_STR(p->comm, "first");
+	CHECK_EQ_STR(p->cmdline, "./first --flag");
+	CHECK_EQ_INT(p->counters.rss_bytes, 8192);
+	CHECK_EQ_INT(p->hist_rss.n, 1);
+
+	/* comm and start time are kept once known; an exited image's counters stay unknown. */
+	sample_at(&s, 2, NULL, 0);
+	event(&s, SAMPLE_EV_EXIT, 700, 0, 1, false);
+	r = reading(&s, 700, 1, false);
+	strcpy(r->id.comm, "second");
+	r->id.start_ticks = 99;
+	r->counters = (struct proc_counters){ .rss_bytes = 1, .valid = true };
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 700, 1);
+	CHECK_EQ_STR(p->comm, "first");
+	CHECK_EQ_INT(p->start_ticks, 1234);
+	CHECK(!p->counters.valid);
+	CHECK_EQ_INT(p->hist_rss.n, 1);
+	model__free(&m);
+}
+
+static void test_fold_takes_time_drops_and_timings_from_the_sample(void)
+{
+	struct model m;
+	struct sample s;
+
+	model_new(&m);
+	m.start_ns = 5 * NS;
+	sample_at(&s, 7, NULL, 0);
+	s.drops[LT_DROP_RINGBUF_FULL] = 3;
+	s.counters[LT_CNT_EVENTS] = 42;
+	s.probes_attached = 17;
+	s.timing = (struct sample_timing){ .read_ms = 1, .track_ms = 2, .census_ms = 4 };
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	CHECK_EQ_INT(m.now_ns, 7 * NS);
+	CHECK(model__elapsed_s(&m) == 2.0);
+	CHECK_EQ_INT(model__dropped(&m), 3);
+	CHECK_EQ_INT(model__events(&m), 42);
+	CHECK_EQ_INT(m.probes_attached, 17);
+	CHECK(m.collect_ms == 7.0);
+	model__free(&m);
+}
+
+int main(void)
+{
+	RUN(test_fold_exited_process_stays_for_one_report_then_is_reaped);
+	RUN(test_fold_exec_starts_a_new_image_generation);
+	RUN(test_fold_site_that_drains_to_zero_stays_until_the_kernel_drops_it);
+	RUN(test_fold_fd_repairs_close_descriptors_the_census_found_closed);
+	RUN(test_fold_scan_result_is_attached_and_carried_to_the_next_interval);
+	RUN(test_fold_frames_arriving_later_attach_to_their_site);
+	RUN(test_fold_takes_counters_of_live_images_and_names_of_all);
+	RUN(test_fold_takes_time_drops_and_timings_from_the_sample);
+	CHECK_EXIT();
+}

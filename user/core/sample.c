@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * sample.c - the memory of a sample: its growing arrays and what their entries own.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sample.h"
+
+/* Room for one more element of size `size` in *v; a pointer to it, zeroed, or NULL. */
+static void *grow(void **v, size_t *n, size_t *cap, size_t size)
+{
+	char *p;
+
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		void *nv = realloc(*v, c * size);
+
+		if (!nv)
+			return NULL;
+		*v = nv;
+		*cap = c;
+	}
+	p = (char *)*v + (*n)++ * size;
+	memset(p, 0, size);
+	return p;
+}
+
+struct sample_event *sample__add_event(struct sample *s)
+{
+	return grow((void **)&s->events, &s->n_events, &s->cap_events, sizeof(*s->events));
+}
+
+struct sample_proc *sample__add_proc(struct sample *s)
+{
+	return grow((void **)&s->procs, &s->n_procs, &s->cap_procs, sizeof(*s->procs));
+}
+
+struct sample_frames *sample__add_frames(struct sample *s)
+{
+	return grow((void **)&s->frames, &s->n_frames, &s->cap_frames, sizeof(*s->frames));
+}
+
+struct sample_scan *sample__add_scan(struct sample *s)
+{
+	return grow((void **)&s->scans, &s->n_scans, &s->cap_scans, sizeof(*s->scans));
+}
+
+struct sample_proc *sample__find_proc(const struct sample *s, uint32_t pid, uint64_t gen)
+{
+	size_t lo = 0, hi = s->n_procs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct sample_proc *p = &s->procs[mid];
+
+		if (p->pid == pid && p->gen == gen)
+			return &s->procs[mid];
+		if (p->pid < pid || (p->pid == pid && p->gen < gen))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void sample_identity__clear(struct sample_identity *id)
+{
+	free(id->cmdline);
+	memset(id, 0, sizeof(*id));
+}
+
+void fd_census__free(struct fd_census *fc)
+{
+	free(fc->open);
+	free(fc->repaired);
+	memset(fc, 0, sizeof(*fc));
+}
+
+void sample__reset(struct sample *s)
+{
+	for (size_t i = 0; i < s->n_procs; i++) {
+		sample_identity__clear(&s->procs[i].id);
+		fd_census__free(&s->procs[i].census);
+	}
+	for (size_t i = 0; i < s->n_frames; i++) {
+		for (uint32_t k = 0; k < s->frames[i].n_frames; k++)
+			sym_frame__clear(&s->frames[i].frames[k]);
+		free(s->frames[i].frames);
+	}
+	for (size_t i = 0; i < s->n_scans; i++)
+		scan_result__free(&s->scans[i].result);
+	s->n_events = s->n_procs = s->n_frames = s->n_scans = 0;
+	s->stacks_pending = 0;
+	memset(&s->timing, 0, sizeof(s->timing));
+}
+
+void sample__free(struct sample *s)
+{
+	sample__reset(s);
+	free(s->sites);
+	free(s->fds);
+	free(s->events);
+	free(s->procs);
+	free(s->frames);
+	free(s->scans);
+	memset(s, 0, sizeof(*s));
+}

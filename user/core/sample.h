@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * sample.h - everything one interval observed, in core's plain types: the kernel's site and
+ * descriptor records, each live image's readings from /proc (identity, counters, the fd
+ * census), frames of stacks, lifecycle events, scans, drops, counters and how long the
+ * producers took.
+ *
+ * Producers fill it (live/collector.c: the BPF maps; live/tracker.c: events, /proc, images
+ * and symbols; live/fdcensus.c: /proc/PID/fd; live/scanner.c: reachability scans) and
+ * model__apply() folds it into the model without touching the system.  A producer may
+ * leave work for a later interval (frames of a stack, say): the sample says what is
+ * pending, and whatever arrives later is applied then.
+ */
+#ifndef LEAKTOP_SAMPLE_H
+#define LEAKTOP_SAMPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Only for the sizes of the drop and counter arrays, indexed by the kernel's enums. */
+#include "bpf/leaktop.h"
+#include "core/frame.h"
+#include "core/scan.h"
+#include "core/types.h"
+
+/* One record of the kernel's `sites` map. */
+struct sample_site {
+	uint32_t pid;
+	uint32_t kind;				/* enum lt_site_kind */
+	uint64_t gen;
+	uint64_t stack_hash;
+	int64_t outstanding_bytes;
+	int64_t outstanding_count;
+	uint64_t allocs;
+	uint64_t frees;
+	uint64_t alloc_bytes;
+	uint64_t live_since_ns;
+	uint64_t last_alloc_ns;
+};
+
+/* One tracked open descriptor of the kernel's `fds` map. */
+struct sample_fd {
+	uint32_t pid;
+	int32_t fd;
+	uint64_t gen;
+	uint64_t stack_hash;
+	uint64_t ts_ns;
+};
+
+/* Who a process is; unknown parts are "", NULL and 0. */
+struct sample_identity {
+	char comm[32];
+	char *cmdline;				/* malloc'd */
+	uint64_t start_ticks;
+};
+
+enum sample_event_type {
+	SAMPLE_EV_FIRST,			/* first seen: a -p/-- target, or first allocation */
+	SAMPLE_EV_FORK,
+	SAMPLE_EV_EXEC,				/* old_gen ends, gen begins */
+	SAMPLE_EV_EXIT,				/* old_gen ends */
+};
+
+/* A lifecycle event, in the order it happened (who the image is comes with its readings). */
+struct sample_event {
+	enum sample_event_type type;
+	uint32_t pid;
+	uint64_t gen;				/* FIRST, FORK, EXEC: the new image */
+	uint64_t old_gen;			/* EXEC, EXIT: the image that ended */
+	bool target;				/* the new image is traced by name (-p, --) */
+};
+
+/* One tracked descriptor that /proc shows open. */
+struct fd_seen {
+	uint64_t stack_hash;
+	int fd;
+	int type;				/* enum fd_type */
+	char target[96];			/* link target, socket family/type */
+};
+
+/* A process's tracked descriptors reconciled with /proc/PID/fd. */
+struct fd_census {
+	struct fd_seen *open;			/* tracked and open */
+	size_t n_open;
+	uint64_t *repaired;			/* stack hash of each record /proc showed closed */
+	size_t n_repaired;
+	uint32_t untracked;			/* open, but leaktop did not see them created */
+	bool valid;				/* /proc/PID/fd could be read */
+};
+
+void fd_census__free(struct fd_census *fc);
+
+/*
+ * One image's readings from /proc: who it is (as last read while it lived), and for a live
+ * image its counters and fd census this interval.
+ */
+struct sample_proc {
+	uint32_t pid;
+	uint64_t gen;
+	bool alive;				/* not known to have exited: counters are now's */
+	bool target;				/* traced by name: the scanner's business */
+	struct sample_identity id;
+	struct proc_counters counters;		/* .valid false: gone or unreadable */
+	bool census_done;			/* census holds a reconciliation */
+	struct fd_census census;
+};
+
+/* The frames of a stack of image (pid, gen): they apply to its sites with that stack. */
+struct sample_frames {
+	uint32_t pid;
+	uint64_t gen;
+	uint64_t stack_hash;
+	struct sym_frame *frames;		/* innermost first; NULL when unknown */
+	uint32_t n_frames;
+};
+
+/* A reachability scan of image (pid, gen): a result, or a one-line error. */
+struct sample_scan {
+	uint32_t pid;
+	uint64_t gen;
+	bool ok;
+	struct scan_result result;
+	char error[512];
+};
+
+/* How long each producer took this interval. */
+struct sample_timing {
+	double read_ms;				/* the BPF maps */
+	double track_ms;			/* events, /proc readings, images and symbols */
+	double census_ms;			/* /proc/PID/fd */
+	double scan_ms;				/* reachability scans */
+};
+
+struct sample {
+	uint64_t ts_ns;				/* CLOCK_MONOTONIC, as bpf_ktime_get_ns() */
+	struct sample_site *sites;		/* sorted by (pid, kind, gen, stack_hash) */
+	size_t n_sites;
+	struct sample_fd *fds;			/* sorted by (pid, fd) */
+	size_t n_fds;
+	uint64_t drops[LT_DROP__COUNT];
+	uint64_t counters[LT_CNT__COUNT];
+	size_t probes_attached;
+
+	struct sample_event *events;		/* in order */
+	size_t n_events, cap_events;
+	struct sample_proc *procs;		/* live images, sorted by (pid, gen) */
+	size_t n_procs, cap_procs;
+	struct sample_frames *frames;
+	size_t n_frames, cap_frames;
+	uint32_t stacks_pending;		/* stacks whose frames a later sample brings */
+	struct sample_scan *scans;
+	size_t n_scans, cap_scans;
+
+	struct sample_timing timing;
+};
+
+/* New zeroed entries (the arrays grow as needed), or NULL when out of memory. */
+struct sample_event *sample__add_event(struct sample *s);
+struct sample_proc *sample__add_proc(struct sample *s);
+struct sample_frames *sample__add_frames(struct sample *s);
+struct sample_scan *sample__add_scan(struct sample *s);
+/* The proc readings of (pid, gen), or NULL (procs must be sorted). */
+struct sample_proc *sample__find_proc(const struct sample *s, uint32_t pid, uint64_t gen);
+
+/* Forget this interval's observations; the map records stay until the next read. */
+void sample__reset(struct sample *s);
+void sample__free(struct sample *s);
+
+void sample_identity__clear(struct sample_identity *id);
+
+#endif

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * types.h - small value types shared by the producers (live/), the model and the views:
+ * which resources are tracked, the kinds of file descriptors, one process's counters from
+ * /proc, and the name of a process image.  No behaviour here but the names of the kinds.
+ */
+#ifndef LEAKTOP_TYPES_H
+#define LEAKTOP_TYPES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* What is tracked (-r). */
+enum resource_bits {
+	RES_HEAP = 1u << 0,
+	RES_FD = 1u << 1,
+	RES_ALL = RES_HEAP | RES_FD,
+};
+
+/* Kinds of descriptors, as /proc/PID/fd names them (live/fdsys.c classifies). */
+enum fd_type {
+	FD_FILE,
+	FD_DIR,
+	FD_SOCKET,
+	FD_PIPE,
+	FD_EVENTFD,
+	FD_TIMERFD,
+	FD_SIGNALFD,
+	FD_EPOLL,
+	FD_INOTIFY,
+	FD_FANOTIFY,
+	FD_MEMFD,
+	FD_SECRETMEM,
+	FD_PIDFD,
+	FD_USERFAULTFD,
+	FD_PERF_EVENT,
+	FD_IO_URING,
+	FD_FSCONTEXT,
+	FD_NAMESPACE,
+	FD_ANON_INODE,
+	FD_OTHER,
+	FD_TYPE__COUNT,
+};
+
+extern const char *const fd_type_names[FD_TYPE__COUNT];
+
+/* A process's counters: the Linux cousins of Working Set, Virtual Bytes, Handle Count and
+ * thread count. */
+struct proc_counters {
+	uint64_t rss_bytes;
+	uint64_t vm_bytes;
+	uint32_t fd_count;
+	uint32_t threads;
+	bool valid;		/* false: the process was gone or unreadable */
+};
+
+/* A process image: a pid and its exec generation (unique across pids). */
+struct dead_image {
+	uint32_t tgid;
+	uint64_t gen;
+};
+
+#endif

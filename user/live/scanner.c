@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * scanner.c - the reachability scan of traced processes: the producer of a sample's scans.
+ *
+ * A scan stops the process (ptrace_stop.c), reads the tracked live blocks from the BPF
+ * `allocs` map while it is stopped (so none is freed or reused under the scan), copies its
+ * registers and every readable and writable mapping (thread stacks from the stack pointer
+ * up), resumes it, and classifies the blocks (core/scan.c).  The stop is bounded: past
+ * SCAN_MAX_STOP_MS the scan gives up and the process runs on.  Results go into the sample
+ * (a scan made on demand between samples waits for the next one); the model keeps the
+ * latest of each image and the views render it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "live/collector.h"
+#include "live/procmaps.h"
+#include "live/ptrace_stop.h"
+#include "live/scanner.h"
+
+#define STACK_RED_ZONE	128		/* x86-64 ABI: below the stack pointer, still live */
+
+/* ---------------------------------------------------------------- one scan */
+
+/* Mappings whose contents are not the process's memory or must not be read. */
+static bool skip_mapping(const struct proc_map *pm)
+{
+	if (!pm->readable || !pm->writable || !pm->path)
+		return !pm->readable || !pm->writable;
+	if (!strcmp(pm->path, "[vvar]") || !strcmp(pm->path, "[vvar_vclock]") ||
+	    !strcmp(pm->path, "[vsyscall]"))
+		return true;
+	return !strncmp(pm->path, "/dev/", 5) && strcmp(pm->path, "/dev/zero") &&
+	       strncmp(pm->path, "/dev/shm/", 9);
+}
+
+struct copy {
+	struct scan_region *regions;
+	size_t n;
+	uint64_t *words;		/* registers of every thread */
+	size_t n_words;
+	uint64_t bytes;
+};
+
+static void copy_free(struct copy *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free((void *)c->regions[i].data);
+	free(c->regions);
+	free(c->words);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Registers and writable memory of the stopped process.  0 or -errno. */
+static int copy_process(const struct ptrace_stop *ps, const struct proc_maps *maps,
+			struct copy *c, char *msg, size_t msg_len)
+{
+	const size_t per_thread = sizeof(struct user_regs_struct) / sizeof(uint64_t);
+	uint64_t total = 0;
+
+	c->regions = calloc(maps->n + 1, sizeof(*c->regions));
+	c->words = calloc(ps->n * per_thread + 1, sizeof(*c->words));
+	if (!c->regions || !c->words)
+		return -ENOMEM;
+	for (size_t t = 0; t < ps->n; t++) {
+		memcpy(c->words + c->n_words, &ps->threads[t].regs, per_thread * sizeof(uint64_t));
+		c->n_words += per_thread;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < maps->n; i++) {
+			const struct proc_map *pm = &maps->v[i];
+			uint64_t lo = pm->start;
+			void *buf;
+			int err;
+
+			if (skip_mapping(pm))
+				continue;
+			/* A thread stack: what lies below the stack pointer is dead. */
+			for (size_t t = 0; t < ps->n; t++) {
+				uint64_t sp = ps->threads[t].regs.rsp;
+
+				if (sp >= pm->start && sp < pm->end &&
+				    (sp - STACK_RED_ZONE) > lo && sp >= pm->start + STACK_RED_ZONE)
+					lo = (sp - STACK_RED_ZONE) & ~7ull;
+			}
+			if (!pass) {
+				total += pm->end - lo;
+				continue;
+			}
+			if (ptrace_stop__overdue(ps)) {
+				snprintf(msg, msg_len, "copying the memory of process %d took longer "
+					 "than %d ms", ps->pid, SCAN_MAX_STOP_MS);
+				return -ETIME;
+			}
+			buf = malloc(pm->end - lo);
+			if (!buf)
+				return -ENOMEM;
+			c->regions[c->n++] = (struct scan_region){ lo, buf, pm->end - lo };
+			err = ptrace_stop__read(ps, lo, buf, pm->end - lo);
+			if (err)
+				return err;
+			c->bytes += pm->end - lo;
+		}
+		if (!pass && total > SCAN_MAX_BYTES) {
+			snprintf(msg, msg_len, "process %d has %" PRIu64 " MiB of writable memory, "
+				 "more than the scan copies (%llu MiB)", ps->pid, total >> 20,
+				 SCAN_MAX_BYTES >> 20);
+			return -E2BIG;
+		}
+	}
+	return 0;
+}
+
+int scan__process_live(int pid, scan_fetch_fn fetch, void *ctx, struct scan_result *out,
+		       char *msg, size_t msg_len)
+{
+	struct ptrace_stop ps;
+	struct proc_maps maps = {};
+	struct scan_block *blocks = NULL;
+	struct copy c = {};
+	size_t n = 0;
+	uint32_t threads;
+	double stop_ms;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	msg[0] = '\0';
+	err = ptrace_stop__begin(&ps, pid, SCAN_MAX_STOP_MS, msg, msg_len);
+	if (err)
+		return err;
+	threads = ps.n;
+	err = procmaps__read(pid, &maps);
+	if (!err)
+		err = fetch(ctx, &blocks, &n);
+	if (!err)
+		err = copy_process(&ps, &maps, &c, msg, msg_len);
+	/* Resume before the marking: it needs only the copies. */
+	stop_ms = ptrace_stop__end(&ps);
+	if (!err)
+		err = scan__classify(blocks, n, c.regions, c.n, c.words, c.n_words, out);
+	if (!err) {
+		out->stop_ms = stop_ms;
+		out->threads = threads;
+		out->bytes_read = c.bytes;
+	} else if (!msg[0]) {
+		snprintf(msg, msg_len, "scan of process %d failed: %s", pid, strerror(-err));
+	}
+	copy_free(&c);
+	procmaps__free(&maps);
+	free(blocks);
+	return err;
+}
+
+struct fixed_blocks {
+	const struct scan_block *v;
+	size_t n;
+};
+
+static int fetch_fixed(void *ctx, struct scan_block **blocks, size_t *n)
+{
+	const struct fixed_blocks *f = ctx;
+
+	*blocks = malloc((f->n + 1) * sizeof(**blocks));
+	if (!*blocks)
+		return -ENOMEM;
+	if (f->n)
+		memcpy(*blocks, f->v, f->n * sizeof(**blocks));
+	*n = f->n;
+	return 0;
+}
+
+int scan__process(int pid, const struct scan_block *blocks, size_t n, struct scan_result *out,
+		  char *msg, size_t msg_len)
+{
+	struct fixed_blocks f = { blocks, n };
+
+	return scan__process_live(pid, fetch_fixed, &f, out, msg, msg_len);
+}
+
+/* ---------------------------------------------------------------- scans of traced images */
+
+struct fetch_ctx {
+	struct collector *c;
+	uint32_t pid;
+	uint64_t gen;
+};
+
+static int fetch_allocs(void *ctx, struct scan_block **blocks, size_t *n)
+{
+	const struct fetch_ctx *f = ctx;
+	struct raw_alloc *raw = NULL;
+	struct scan_block *b;
+	size_t nr = 0;
+	int err;
+
+	err = collector__read_allocs(f->c, f->pid, f->gen, &raw, &nr);
+	if (err)
+		return err;
+	b = malloc((nr + 1) * sizeof(*b));
+	if (!b) {
+		free(raw);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nr; i++)
+		b[i] = (struct scan_block){ raw[i].key.addr, raw[i].val.size_bytes,
+					    raw[i].val.stack_hash };
+	free(raw);
+	*blocks = b;
+	*n = nr;
+	return 0;
+}
+
+static const char *fix_for(int err)
+{
+	switch (err) {
+	case -EBUSY:
+		return "detach the debugger and run the scan again";
+	case -EPERM:
+		return "run leaktop as root, or lower kernel.yama.ptrace_scope";
+	case -ETIME:
+		return "the process was resumed untouched; scan it again when it is less busy";
+	case -E2BIG:
+		return "scan a smaller process";
+	default:
+		return "the process was resumed untouched";
+	}
+}
+
+/* Last error reported for an image: the same cause is printed once, not every interval. */
+struct scan_error {
+	uint32_t pid;
+	uint64_t gen;
+	char line[512];
+};
+
+struct scanner {
+	struct collector *col;
+	struct sample_scan *pending;	/* scans made on demand since the last sample */
+	size_t n_pending;
+	struct scan_error *errors;
+	size_t n_errors;
+};
+
+int scanner__new(struct scanner **out, struct collector *c)
+{
+	struct scanner *sc = calloc(1, sizeof(*sc));
+
+	if (!sc)
+		return -ENOMEM;
+	sc->col = c;
+	*out = sc;
+	return 0;
+}
+
+void scanner__free(struct scanner *sc)
+{
+	if (!sc)
+		return;
+	for (size_t i = 0; i < sc->n_pending; i++)
+		scan_result__free(&sc->pending[i].result);
+	free(sc->pending);
+	free(sc->errors);
+	free(sc);
+}
+
+/* Scan image (pid, gen) into out; on failure out->error gets the one line.  0 or -errno. */
+static int scan_image(struct scanner *sc, uint32_t pid, uint64_t gen, struct sample_scan *out)
+{
+	struct fetch_ctx f = { sc->col, pid, gen };
+	char why[256];
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	out->pid = pid;
+	out->gen = gen;
+	err = scan__process_live(pid, fetch_allocs, &f, &out->result, why, sizeof(why));
+	if (err) {
+		snprintf(out->error, sizeof(out->error), "cannot scan process %u: %s; %s", pid, why,
+			 fix_for(err));
+		return err;
+	}
+	out->ok = true;
+	return 0;
+}
+
+int scanner__scan_now(struct scanner *sc, uint32_t pid, uint64_t gen, char *msg, size_t len)
+{
+	struct sample_scan r, *v;
+	int err = scan_image(sc, pid, gen, &r);
+
+	if (err) {
+		snprintf(msg, len, "%s", r.error);
+		return err;
+	}
+	snprintf(msg, len, "scan of %u: %llu definitely lost (%llu B), %llu indirectly, %llu "
+		 "possibly; stopped %.1f ms", pid,
+		 (unsigned long long)r.result.count[SCAN_DEFINITE],
+		 (unsigned long long)r.result.bytes[SCAN_DEFINITE],
+		 (unsigned long long)r.result.count[SCAN_INDIRECT],
+		 (unsigned long long)r.result.count[SCAN_POSSIBLE], r.result.stop_ms);
+	v = realloc(sc->pending, (sc->n_pending + 1) * sizeof(*v));
+	if (!v) {
+		scan_result__free(&r.result);
+		return -ENOMEM;
+	}
+	sc->pending = v;
+	sc->pending[sc->n_pending++] = r;
+	return 0;
+}
+
+/* Print err's line unless it is the one last printed for this image. */
+static void report_error(struct scanner *sc, const struct sample_scan *r)
+{
+	struct scan_error *e = NULL, *v;
+
+	for (size_t i = 0; i < sc->n_errors && !e; i++)
+		if (sc->errors[i].pid == r->pid && sc->errors[i].gen == r->gen)
+			e = &sc->errors[i];
+	if (e && !strcmp(e->line, r->error))
+		return;
+	fprintf(stderr, "leaktop: %s\n", r->error);
+	if (!e) {
+		v = realloc(sc->errors, (sc->n_errors + 1) * sizeof(*v));
+		if (!v)
+			return;
+		sc->errors = v;
+		e = &sc->errors[sc->n_errors++];
+		e->pid = r->pid;
+		e->gen = r->gen;
+	}
+	snprintf(e->line, sizeof(e->line), "%s", r->error);
+}
+
+/* Forget the errors of images the sample no longer shows alive. */
+static void prune_errors(struct scanner *sc, const struct sample *s)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < sc->n_errors; i++) {
+		const struct sample_proc *p = sample__find_proc(s, sc->errors[i].pid,
+								sc->errors[i].gen);
+
+		if (p && p->alive)
+			sc->errors[keep++] = sc->errors[i];
+	}
+	sc->n_errors = keep;
+}
+
+int scanner__fill(struct scanner *sc, struct sample *s, bool due)
+{
+	uint64_t t0 = monotonic_ns();
+	int scanned = 0;
+
+	for (size_t i = 0; i < sc->n_pending; i++) {
+		struct sample_scan *r = sample__add_scan(s);
+
+		if (!r) {
+			scan_result__free(&sc->pending[i].result);
+			continue;
+		}
+		*r = sc->pending[i];
+	}
+	sc->n_pending = 0;
+	prune_errors(sc, s);
+	for (size_t i = 0; due && i < s->n_procs; i++) {
+		const struct sample_proc *p = &s->procs[i];
+		struct sample_scan *r;
+
+		if (!p->target || !p->alive)
+			continue;
+		r = sample__add_scan(s);
+		if (!r)
+			return -ENOMEM;
+		if (scan_image(sc, p->pid, p->gen, r)) {
+			report_error(sc, r);
+			continue;
+		}
+		scanned++;
+	}
+	s->timing.scan_ms = (monotonic_ns() - t0) / 1e6;
+	return scanned;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * scanner.h - the reachability scan engine: stops a traced process briefly, copies its
+ * registers and writable memory, resumes it, and classifies its tracked live blocks
+ * (core/scan.c).  Its results go into the sample; the model keeps them, the views render them.
+ */
+#ifndef LEAKTOP_SCANNER_H
+#define LEAKTOP_SCANNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/sample.h"
+#include "core/scan.h"
+
+struct collector;
+struct scanner;
+
+/* Fills *blocks (malloc'd) with the live blocks, called while the process is stopped. */
+typedef int (*scan_fetch_fn)(void *ctx, struct scan_block **blocks, size_t *n);
+
+/* scan__process with the blocks read while the process is stopped. */
+int scan__process_live(int pid, scan_fetch_fn fetch, void *ctx, struct scan_result *out,
+		       char *msg, size_t msg_len);
+
+int scanner__new(struct scanner **out, struct collector *c);
+void scanner__free(struct scanner *sc);
+
+/*
+ * Scan image (pid, gen) now (the TUI's key): a one-line summary or error in msg; the result
+ * goes into the next sample.  0 or -errno.
+ */
+int scanner__scan_now(struct scanner *sc, uint32_t pid, uint64_t gen, char *msg, size_t len);
+
+/*
+ * This interval's scans into s: those made on demand since the last sample and, when `due`,
+ * one of every live target among s->procs (a failure is one line on stderr, once per
+ * cause, and an error in the sample).  Sets timing.scan_ms.  Count scanned or -ENOMEM.
+ */
+int scanner__fill(struct scanner *sc, struct sample *s, bool due);
+
+#endif

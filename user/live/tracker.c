@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * tracker.c - follows the traced images between and at samples.
+ *
+ * An image (pid, gen) is noted as soon as leaktop hears of it: its maps go to the symbolizer
+ * and its name, command line and start time are read from /proc while it still exists.  A
+ * process may be gone before that: a forked child's memory was its parent's, so the parent's
+ * image stands in; an exec'd program's main executable is found from what the exec event
+ * carried.  A young image is still mapping its libraries (ld.so runs after exec), so its
+ * maps are re-read every few polls for a while.  At each sample the tracker hands over the
+ * queued events, a reading of every image, and the frames of stacks its images had not
+ * shown before (resolved once: a stack's frames never change; an address no mapping covers
+ * makes it re-read the image's maps once per interval).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "live/collector.h"
+#include "live/procfs.h"
+#include "live/symbolize.h"
+#include "live/tracker.h"
+
+#define YOUNG_IMAGE_NS		(2ULL * 1000000000ULL)
+#define YOUNG_REFRESH_NS	(50ULL * 1000000ULL)
+
+struct image {
+	uint32_t pid;
+	uint64_t gen;
+	struct sample_identity id;	/* as last read while it lived */
+	bool target;
+	bool exited;
+	bool registered;		/* maps handed to the symbolizer */
+	bool refreshed;			/* maps re-read this interval */
+	bool maps_final;		/* /proc shows another program now: never read its maps */
+	uint64_t first_seen_ns;
+	uint64_t maps_read_ns;		/* last time its maps went to the symbolizer */
+	uint64_t *stacks;		/* stacks whose frames went to a sample, sorted */
+	size_t n_stacks, cap_stacks;
+};
+
+struct tracker {
+	struct symbolizer *sym;
+	struct tracker_config cfg;
+	struct image *images;		/* sorted by (pid, gen) */
+	size_t n_images, cap_images;
+	struct sample_event *queue;	/* events since the last sample */
+	size_t n_queue, cap_queue;
+};
+
+int tracker__new(struct tracker **out, struct symbolizer *sym, const struct tracker_config *cfg)
+{
+	struct tracker *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	t->sym = sym;
+	t->cfg = *cfg;
+	*out = t;
+	return 0;
+}
+
+static void image_free(struct image *im)
+{
+	sample_identity__clear(&im->id);
+	free(im->stacks);
+}
+
+void tracker__free(struct tracker *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n_images; i++)
+		image_free(&t->images[i]);
+	free(t->images);
+	free(t->queue);
+	free(t);
+}
+
+/* Index of (pid, gen), or where it would go; true if present. */
+static bool image_search(const struct tracker *t, uint32_t pid, uint64_t gen, size_t *at)
+{
+	size_t lo = 0, hi = t->n_images;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct image *im = &t->images[mid];
+
+		if (im->pid == pid && im->gen == gen) {
+			*at = mid;
+			return true;
+		}
+		if (im->pid < pid || (im->pid == pid && im->gen < gen))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return false;
+}
+
+static struct image *image_find(struct tracker *t, uint32_t pid, uint64_t gen)
+{
+	size_t at;
+
+	return image_search(t, pid, gen, &at) ? &t->images[at] : NULL;
+}
+
+/* Any live image of pid. */
+static struct image *image_find_live(struct tracker *t, uint32_t pid)
+{
+	size_t at;
+
+	image_search(t, pid, 0, &at);
+	for (; at < t->n_images && t->images[at].pid == pid; at++)
+		if (!t->images[at].exited)
+			return &t->images[at];
+	return NULL;
+}
+
+/* Find or add (pid, gen); pointers into the table are stale after an add. */
+static struct image *image_add(struct tracker *t, uint32_t pid, uint64_t gen)
+{
+	struct image *im;
+	size_t at;
+
+	if (image_search(t, pid, gen, &at))
+		return &t->images[at];
+	if (t->n_images == t->cap_images) {
+		size_t cap = t->cap_images ? t->cap_images * 2 : 16;
+		struct image *v = realloc(t->images, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		t->images = v;
+		t->cap_images = cap;
+	}
+	memmove(&t->images[at + 1], &t->images[at], (t->n_images - at) * sizeof(*im));
+	t->n_images++;
+	im = &t->images[at];
+	memset(im, 0, sizeof(*im));
+	im->pid = pid;
+	im->gen = gen;
+	im->first_seen_ns = monotonic_ns();
+	return im;
+}
+
+static int queue_event(struct tracker *t, const struct sample_event *ev)
+{
+	if (t->n_queue == t->cap_queue) {
+		size_t cap = t->cap_queue ? t->cap_queue * 2 : 16;
+		struct sample_event *v = realloc(t->queue, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->queue = v;
+		t->cap_queue = cap;
+	}
+	t->queue[t->n_queue++] = *ev;
+	return 0;
+}
+
+/* comm and start time once known; the command line as /proc shows it now. */
+static void read_identity(struct image *im)
+{
+	char buf[4096];
+
+	if (!im->id.comm[0])
+		procfs__comm(im->pid, im->id.comm, sizeof(im->id.comm));
+	if (!procfs__cmdline(im->pid, buf, sizeof(buf))) {
+		char *c = strdup(buf);
+
+		if (c) {
+			free(im->id.cmdline);
+			im->id.cmdline = c;
+		}
+	}
+	if (!im->id.start_ticks)
+		procfs__start_ticks(im->pid, &im->id.start_ticks);
+}
+
+/* Hand a live image's maps to the symbolizer and note who it is, while it still exists. */
+static int note_image(struct tracker *t, struct image *im)
+{
+	int err = symbolizer__add_image(t->sym, im->gen, im->pid);
+
+	if (!err) {
+		im->registered = true;
+		im->maps_read_ns = monotonic_ns();
+	}
+	read_identity(im);
+	return err;
+}
+
+/* The image is gone already: borrow the parent's image, or the exec'd executable. */
+static void note_short_lived(struct tracker *t, struct image *im, const struct lt_event *ev)
+{
+	char exe[LT_EXE_LEN + 1];
+	struct image *parent;
+
+	if (ev->type == LT_EV_FORK) {
+		parent = image_find_live(t, ev->ppid);
+		if (parent && !symbolizer__clone_image(t->sym, im->gen, parent->gen))
+			im->registered = true;
+		if (parent && !im->id.comm[0])
+			memcpy(im->id.comm, parent->id.comm, sizeof(im->id.comm));
+	} else if (ev->type == LT_EV_EXEC) {
+		memcpy(exe, ev->exe, LT_EXE_LEN);
+		exe[LT_EXE_LEN] = '\0';
+		if (!symbolizer__add_exe_image(t->sym, im->gen, exe, ev->start_code, ev->end_code))
+			im->registered = true;
+		if (!im->id.comm[0]) {
+			const char *base = strrchr(exe, '/');
+
+			snprintf(im->id.comm, sizeof(im->id.comm), "%.15s", base ? base + 1 : exe);
+		}
+	}
+}
+
+/* Does /proc/PID/exe still name the program this exec event loaded? */
+static bool still_this_exe(const struct lt_event *ev)
+{
+	char exe[LT_EXE_LEN + 1], link[64];
+	struct stat a, b;
+
+	memcpy(exe, ev->exe, LT_EXE_LEN);
+	exe[LT_EXE_LEN] = '\0';
+	snprintf(link, sizeof(link), "/proc/%u/exe", ev->tgid);
+	if (stat(link, &b))
+		return false;		/* gone: its maps are gone too */
+	if (exe[0] != '/' || stat(exe, &a))
+		return true;		/* cannot tell: trust /proc */
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+void tracker__on_event(struct tracker *t, const struct lt_event *ev)
+{
+	struct sample_event se = { .pid = ev->tgid, .gen = ev->new_gen, .old_gen = ev->old_gen };
+	struct image *im, *old;
+	bool target = false;
+
+	switch (ev->type) {
+	case LT_EV_FORK:
+	case LT_EV_FIRST:
+		se.type = ev->type == LT_EV_FORK ? SAMPLE_EV_FORK : SAMPLE_EV_FIRST;
+		se.target = ev->type == LT_EV_FORK && t->cfg.fork_targets;
+		im = image_add(t, ev->tgid, ev->new_gen);
+		if (!im)
+			return;
+		im->target = se.target;
+		if (note_image(t, im))
+			note_short_lived(t, im, ev);
+		break;
+	case LT_EV_EXEC:
+		se.type = SAMPLE_EV_EXEC;
+		old = image_find(t, ev->tgid, ev->old_gen);
+		if (old) {
+			target = old->target;
+			old->exited = true;
+		}
+		im = image_add(t, ev->tgid, ev->new_gen);
+		if (!im)
+			return;
+		im->target = se.target = target;
+		/*
+		 * Only the program and ld.so are mapped yet: tracker__refresh_young() follows up.
+		 * If the process has exec'd yet again by now, /proc shows the next program:
+		 * never lend its maps or name to this image.
+		 */
+		if (!still_this_exe(ev)) {
+			note_short_lived(t, im, ev);
+			im->maps_final = true;
+		} else if (note_image(t, im)) {
+			note_short_lived(t, im, ev);
+		}
+		break;
+	case LT_EV_EXIT:
+		se.type = SAMPLE_EV_EXIT;
+		se.gen = 0;
+		im = image_find(t, ev->tgid, ev->old_gen);
+		if (im)
+			im->exited = true;
+		break;
+	default:
+		return;
+	}
+	queue_event(t, &se);
+}
+
+int tracker__add_target(struct tracker *t, uint32_t pid, uint64_t gen)
+{
+	struct sample_event se = { .type = SAMPLE_EV_FIRST, .pid = pid, .gen = gen, .target = true };
+	struct image *im = image_add(t, pid, gen);
+	int err;
+
+	if (!im)
+		return -ENOMEM;
+	im->target = true;
+	err = queue_event(t, &se);
+	if (err)
+		return err;
+	return note_image(t, im);
+}
+
+void tracker__refresh_young(struct tracker *t)
+{
+	uint64_t now = monotonic_ns();
+
+	if (!t->cfg.refresh_young)
+		return;
+	for (size_t i = 0; i < t->n_images; i++) {
+		struct image *im = &t->images[i];
+
+		if (im->exited || im->maps_final || now - im->first_seen_ns > YOUNG_IMAGE_NS ||
+		    now - im->maps_read_ns < YOUNG_REFRESH_NS)
+			continue;
+		note_image(t, im);
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool has_stack(const struct image *im, uint64_t hash)
+{
+	return im->n_stacks && bsearch(&hash, im->stacks, im->n_stacks, sizeof(hash), cmp_u64);
+}
+
+static int add_stack(struct image *im, uint64_t hash)
+{
+	size_t at = 0;
+
+	if (im->n_stacks == im->cap_stacks) {
+		size_t cap = im->cap_stacks ? im->cap_stacks * 2 : 16;
+		uint64_t *v = realloc(im->stacks, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		im->stacks = v;
+		im->cap_stacks = cap;
+	}
+	while (at < im->n_stacks && im->stacks[at] < hash)
+		at++;
+	memmove(&im->stacks[at + 1], &im->stacks[at], (im->n_stacks - at) * sizeof(hash));
+	im->stacks[at] = hash;
+	im->n_stacks++;
+	return 0;
+}
+
+/* The frames of stack `hash` of image im; re-read its maps once if an address is unmapped. */
+static int resolve_stack(struct tracker *t, struct collector *c, struct image *im,
+			 uint64_t hash, struct sample_frames *out)
+{
+	uint64_t ips[LT_MAX_STACK_DEPTH];
+	uint32_t n = collector__stack(c, hash, ips, LT_MAX_STACK_DEPTH);
+	struct sym_frame *f;
+	bool missing;
+
+	if (!n)
+		return 0;
+	f = calloc(n, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	for (int pass = 0; pass < 2; pass++) {
+		missing = false;
+		for (uint32_t i = 0; i < n; i++) {
+			if (f[i].symbol || (pass && f[i].module))
+				continue;
+			sym_frame__clear(&f[i]);
+			if (symbolizer__resolve(t->sym, im->gen, ips[i], true, &f[i]) == -ENOENT)
+				missing = true;
+		}
+		if (!missing || im->refreshed || im->exited || im->maps_final)
+			break;
+		im->refreshed = true;
+		if (symbolizer__add_image(t->sym, im->gen, im->pid))
+			break;
+		im->registered = true;
+	}
+	out->frames = f;
+	out->n_frames = n;
+	return 0;
+}
+
+/* Images the sites show that no event announced (a lost event, a process from before). */
+static int discover(struct tracker *t, const struct sample *s)
+{
+	for (size_t i = 0; i < s->n_sites; i++) {
+		const struct sample_site *r = &s->sites[i];
+		struct image *im;
+
+		if (image_find(t, r->pid, r->gen))
+			continue;
+		im = image_add(t, r->pid, r->gen);
+		if (!im)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int add_frames(struct tracker *t, struct collector *c, struct sample *s)
+{
+	for (size_t i = 0; i < s->n_sites; i++) {
+		const struct sample_site *r = &s->sites[i];
+		struct image *im = image_find(t, r->pid, r->gen);
+		struct sample_frames *sf;
+		int err;
+
+		if (!im || has_stack(im, r->stack_hash))
+			continue;
+		sf = sample__add_frames(s);
+		if (!sf)
+			return -ENOMEM;
+		sf->pid = r->pid;
+		sf->gen = r->gen;
+		sf->stack_hash = r->stack_hash;
+		err = resolve_stack(t, c, im, r->stack_hash, sf);
+		if (!err)
+			err = add_stack(im, r->stack_hash);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* A reading of every image: identity always, counters of the live ones now. */
+static int add_readings(struct tracker *t, struct sample *s)
+{
+	for (size_t i = 0; i < t->n_images; i++) {
+		struct image *im = &t->images[i];
+		struct sample_proc *p;
+
+		if (!im->exited) {
+			if (!im->registered && !im->maps_final &&
+			    !symbolizer__add_image(t->sym, im->gen, im->pid)) {
+				im->registered = true;
+				im->maps_read_ns = monotonic_ns();
+			}
+			read_identity(im);
+		}
+		p = sample__add_proc(s);
+		if (!p)
+			return -ENOMEM;
+		p->pid = im->pid;
+		p->gen = im->gen;
+		p->alive = !im->exited;
+		p->target = im->target;
+		memcpy(p->id.comm, im->id.comm, sizeof(p->id.comm));
+		p->id.start_ticks = im->id.start_ticks;
+		if (im->id.cmdline && !(p->id.cmdline = strdup(im->id.cmdline)))
+			return -ENOMEM;
+		if (p->alive && procfs__counters(im->pid, &p->counters))
+			p->counters.valid = false;
+	}
+	return 0;
+}
+
+int tracker__fill(struct tracker *t, struct collector *c, struct sample *s)
+{
+	uint64_t t0 = monotonic_ns();
+	int err;
+
+	for (size_t i = 0; i < t->n_queue; i++) {
+		struct sample_event *ev = sample__add_event(s);
+
+		if (!ev)
+			return -ENOMEM;
+		*ev = t->queue[i];
+	}
+	t->n_queue = 0;
+	for (size_t i = 0; i < t->n_images; i++)
+		t->images[i].refreshed = false;
+	err = discover(t, s);
+	if (!err)
+		err = add_readings(t, s);
+	if (!err)
+		err = add_frames(t, c, s);
+	s->stacks_pending = 0;
+	s->timing.track_ms = (monotonic_ns() - t0) / 1e6;
+	return err;
+}
+
+void tracker__forget(struct tracker *t, const struct dead_image *dead, size_t n)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < t->n_images; i++) {
+		struct image *im = &t->images[i];
+		bool gone = false;
+
+		for (size_t k = 0; k < n && !gone; k++)
+			gone = dead[k].tgid == im->pid && dead[k].gen == im->gen;
+		if (gone) {
+			image_free(im);
+			continue;
+		}
+		t->images[keep++] = *im;
+	}
+	t->n_images = keep;
+}

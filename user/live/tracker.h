@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * tracker.h - the producer that follows processes: lifecycle events from the ring buffer,
+ * each image's maps handed to the symbolizer while the image still exists, who each image is
+ * and its counters from /proc, and the frames of stacks new to an image.  It keeps its own
+ * table of images (never reads the model) and hands what it learnt to each sample.
+ */
+#ifndef LEAKTOP_TRACKER_H
+#define LEAKTOP_TRACKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf/leaktop.h"
+#include "core/sample.h"
+
+struct collector;
+struct symbolizer;
+
+struct tracker_config {
+	bool fork_targets;		/* -- mode: children of a target are targets */
+	bool refresh_young;		/* re-read young images' maps (not in whole-system mode) */
+};
+
+struct tracker;
+
+int tracker__new(struct tracker **out, struct symbolizer *sym, const struct tracker_config *cfg);
+void tracker__free(struct tracker *t);
+
+/*
+ * A lifecycle event: the new image's maps and name are read now, while it exists (or
+ * borrowed from its parent, or from what the exec event carried), and the event is queued
+ * for the next sample.
+ */
+void tracker__on_event(struct tracker *t, const struct lt_event *ev);
+/* Image (pid, gen) is traced by name (-p, --): read it now, queue its first sighting. */
+int tracker__add_target(struct tracker *t, uint32_t pid, uint64_t gen);
+/* Between samples: re-read the maps of young images still loading their libraries. */
+void tracker__refresh_young(struct tracker *t);
+
+/*
+ * This interval's part of s (after the collector's): the queued events; images first seen
+ * in s->sites; a reading of every image (identity; for live ones counters too), sorted;
+ * frames of stacks new to their image.  Sets timing.track_ms and stacks_pending.
+ * 0 or -ENOMEM.
+ */
+int tracker__fill(struct tracker *t, struct collector *c, struct sample *s);
+
+/* Images the model reaped: forget them. */
+void tracker__forget(struct tracker *t, const struct dead_image *dead, size_t n);
+
+#endif
