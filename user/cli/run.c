@@ -500,6 +500,7 @@ static int collect(struct run *r)
 		return err;
 	}
 	r->model.probes_attached = loader__probe_count(r->ld);
+	r->model.libcs_refused = loader__libcs_refused(r->ld);
 	analysis__run(&r->model);
 	return 0;
 }
