@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <capstone/capstone.h>
 
@@ -305,11 +306,47 @@ static void test_truncated_branch_not_emulated(void)
 	CHECK(!probe_insn_is_emulated(NULL, 0));
 }
 
-static void test_build_rejects_missing_file(void)
+/* A temporary directory for files the build tests make; "" when none could be made. */
+static const char *scratch_dir(void)
+{
+	static char dir[] = "/tmp/leaktop-test-probes.XXXXXX";
+	static bool made;
+
+	if (!made)
+		made = mkdtemp(dir) != NULL;
+	return made ? dir : "";
+}
+
+static void test_build_refuses_fifo_without_reading_it(void)
 {
 	struct probe_plan plan;
+	char path[256];
+	int fd;
 
-	CHECK_EQ_INT(probe_plan__build("/nonexistent/libc.so.6", &plan), -ENOENT);
+	snprintf(path, sizeof(path), "%s/fifo", scratch_dir());
+	CHECK(mkfifo(path, 0600) == 0);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	unlink(path);
+	CHECK(fd >= 0);
+	CHECK_EQ_INT(probe_plan__build(fd, &plan), -EINVAL);
+	close(fd);
+}
+
+static void test_build_rejects_file_that_is_not_elf(void)
+{
+	static const char text[] = "malloc free\n";
+	struct probe_plan plan;
+	char path[256];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/libc.so.6", scratch_dir());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	unlink(path);
+	CHECK(fd >= 0);
+	CHECK(write(fd, text, sizeof(text) - 1) == (ssize_t)sizeof(text) - 1);
+	err = probe_plan__build(fd, &plan);
+	close(fd);
+	CHECK_EQ_INT(err, -ENOEXEC);
 }
 
 /* --- the libc of this process ------------------------------------------------------- */
@@ -413,10 +450,16 @@ static void test_plan_real_libc(void)
 	uint8_t *code;
 	Dl_info info;
 	void *h, *addr;
-	int i;
+	int i, fd, err;
 
 	CHECK(find_mapping(0, true, &libc));
-	CHECK_EQ_INT(probe_plan__build(libc.path, &plan), 0);
+	fd = open(libc.path, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	err = probe_plan__build(fd, &plan);
+	/* The caller's descriptor: still open, its offset untouched. */
+	CHECK(fcntl(fd, F_GETFD) >= 0 && lseek(fd, 0, SEEK_CUR) == 0);
+	close(fd);
+	CHECK_EQ_INT(err, 0);
 	CHECK(plan.fn[LT_FN_MALLOC].found);
 	CHECK(plan.fn[LT_FN_FREE].found);
 
@@ -516,7 +559,9 @@ int main(void)
 	RUN(test_odd_push_not_emulated);
 	RUN(test_nop_and_endbr_not_emulated);
 	RUN(test_truncated_branch_not_emulated);
-	RUN(test_build_rejects_missing_file);
+	RUN(test_build_refuses_fifo_without_reading_it);
+	RUN(test_build_rejects_file_that_is_not_elf);
 	RUN(test_plan_real_libc);
+	rmdir(scratch_dir());
 	CHECK_EXIT();
 }

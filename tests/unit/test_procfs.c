@@ -4,8 +4,16 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <linux/capability.h>
 
 #include "check.h"
 #include "live/libcs.h"
@@ -84,15 +92,260 @@ static void test_libc_names_recognised(void)
 	CHECK(!libcs__is_libc_path("/usr/lib/libcrypt.so.1"));
 }
 
-static void test_libc_of_self_found(void)
+/* This process's libc as libcs__of_pid reports it. */
+static bool own_libc(struct libc_ref *ref)
 {
 	struct libc_ref refs[4];
 	size_t n = 0;
 
+	if (libcs__of_pid(getpid(), refs, 4, &n) || n != 1)
+		return false;
+	*ref = refs[0];
+	return true;
+}
+
+/* Is fd the file (dev, ino)? */
+static bool fd_is(int fd, uint64_t dev, uint64_t ino)
+{
+	struct stat st;
+
+	return fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && (uint64_t)st.st_dev == dev &&
+	       (uint64_t)st.st_ino == ino;
+}
+
+/* A temporary directory for the files these tests make; "" when none could be made. */
+static const char *scratch_dir(void)
+{
+	static char dir[] = "/tmp/leaktop-test-procfs.XXXXXX";
+	static bool made;
+
+	if (!made)
+		made = mkdtemp(dir) != NULL;
+	return made ? dir : "";
+}
+
+static void test_libc_of_self_found(void)
+{
+	struct libc_ref ref;
+	char why[512];
+	int fd = -1;
+
+	CHECK(own_libc(&ref));
+	CHECK(strstr(ref.path, "libc") != NULL);
+	CHECK(!ref.deleted);
+	CHECK(ref.start < ref.end);
+	CHECK_EQ_INT(libcs__open(&ref, &fd, why, sizeof(why)), 0);
+	CHECK(fd_is(fd, ref.dev, ref.ino));
+	close(fd);
+}
+
+static void test_map_files_path_spells_range_as_kernel(void)
+{
+	char buf[64];
+
+	CHECK_EQ_INT(libcs__map_files_path(42, 0x7f3a1c000000ull, 0x7f3a1c026000ull, buf,
+					   sizeof(buf)), 0);
+	CHECK_EQ_STR(buf, "/proc/42/map_files/7f3a1c000000-7f3a1c026000");
+	/* No leading zeros (the kernel refuses "0400000-..."), but 0 itself is "0". */
+	CHECK_EQ_INT(libcs__map_files_path(1, 0, 0x1000, buf, sizeof(buf)), 0);
+	CHECK_EQ_STR(buf, "/proc/1/map_files/0-1000");
+	CHECK_EQ_INT(libcs__map_files_path(4194304, 0xfffffffffffff000ull, UINT64_MAX, buf,
+					   sizeof(buf)), 0);
+	CHECK_EQ_STR(buf, "/proc/4194304/map_files/fffffffffffff000-ffffffffffffffff");
+}
+
+static void test_map_files_path_rejects_empty_range_and_bad_pid(void)
+{
+	char buf[64];
+
+	CHECK_EQ_INT(libcs__map_files_path(42, 0x2000, 0x2000, buf, sizeof(buf)), -EINVAL);
+	CHECK_EQ_INT(libcs__map_files_path(42, 0x3000, 0x2000, buf, sizeof(buf)), -EINVAL);
+	CHECK_EQ_INT(libcs__map_files_path(0, 0x1000, 0x2000, buf, sizeof(buf)), -EINVAL);
+	CHECK_EQ_INT(libcs__map_files_path(-1, 0x1000, 0x2000, buf, sizeof(buf)), -EINVAL);
+}
+
+static void test_map_files_path_never_truncates(void)
+{
+	char buf[64];
+
+	/* "/proc/42/map_files/1000-2000" is 28 characters, and the terminator. */
+	CHECK_EQ_INT(libcs__map_files_path(42, 0x1000, 0x2000, buf, 28), -ENAMETOOLONG);
+	CHECK_EQ_INT(libcs__map_files_path(42, 0x1000, 0x2000, buf, 29), 0);
+	CHECK_EQ_STR(buf, "/proc/42/map_files/1000-2000");
+}
+
+static void test_libc_open_ignores_what_the_mapped_name_leads_to(void)
+{
+	struct libc_ref ref;
+	char why[512], fifo[256];
+	int fd = -1;
+
+	CHECK(own_libc(&ref));
+	/* The name now leads to a FIFO: the mapping is still reached, and nothing blocks. */
+	snprintf(fifo, sizeof(fifo), "%s/libc.so.6", scratch_dir());
+	CHECK(mkfifo(fifo, 0600) == 0);
+	snprintf(ref.path, sizeof(ref.path), "%s", fifo);
+	CHECK_EQ_INT(libcs__open(&ref, &fd, why, sizeof(why)), 0);
+	unlink(fifo);
+	CHECK(fd_is(fd, ref.dev, ref.ino));
+	close(fd);
+}
+
+/*
+ * The exit status of fn run in a child that may not follow /proc/PID/map_files links (no
+ * CAP_SYS_ADMIN, no CAP_CHECKPOINT_RESTORE), as a leaktop without them; -1 on an error.
+ */
+static int without_map_files(int (*fn)(void))
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		if (syscall(SYS_capget, &h, d))
+			_exit(100);
+		d[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+		d[CAP_TO_INDEX(CAP_CHECKPOINT_RESTORE)].effective &=
+			~CAP_TO_MASK(CAP_CHECKPOINT_RESTORE);
+		if (syscall(SYS_capset, &h, d))
+			_exit(101);
+		_exit(fn());
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* Own libc through its verified path: 0, or the number of the step that failed. */
+static int open_own_libc_by_name(void)
+{
+	struct libc_ref ref;
+	char why[512];
+	int fd = -1;
+
+	if (!own_libc(&ref))
+		return 1;
+	if (libcs__open(&ref, &fd, why, sizeof(why)))
+		return 2;
+	if (!fd_is(fd, ref.dev, ref.ino))
+		return 3;
+	close(fd);
+	return 0;
+}
+
+/* Own libc's maps line, its name now a FIFO: refused (and not blocked on). */
+static int refuse_fifo_by_name(void)
+{
+	struct libc_ref ref;
+	char why[512];
+	int fd = -1, err;
+
+	if (!own_libc(&ref))
+		return 1;
+	snprintf(ref.path, sizeof(ref.path), "%s/libc.so.6", scratch_dir());
+	if (mkfifo(ref.path, 0600))
+		return 2;
+	err = libcs__open(&ref, &fd, why, sizeof(why));
+	unlink(ref.path);
+	if (err != -ESTALE || fd != -1)
+		return 3;
+	return strstr(why, "refusing ") == why ? 0 : 4;
+}
+
+/* Own libc's maps line with another inode: its name leads to another regular file. */
+static int other_file_by_name(void)
+{
+	struct libc_ref ref;
+	char why[512];
+	int fd = -1;
+
+	if (!own_libc(&ref))
+		return 1;
+	ref.ino++;
+	if (libcs__open(&ref, &fd, why, sizeof(why)) != -EPERM || fd != -1)
+		return 2;
+	return strstr(why, "run leaktop as root") ? 0 : 3;
+}
+
+static void test_libc_open_without_map_files_access_uses_verified_name(void)
+{
+	CHECK_EQ_INT(without_map_files(open_own_libc_by_name), 0);
+}
+
+static void test_libc_open_refuses_fifo_at_name_without_blocking(void)
+{
+	CHECK_EQ_INT(without_map_files(refuse_fifo_by_name), 0);
+}
+
+static void test_libc_open_does_not_count_another_namespace_file_as_refused(void)
+{
+	CHECK_EQ_INT(without_map_files(other_file_by_name), 0);
+}
+
+static void test_libc_open_refuses_mapping_of_another_file(void)
+{
+	struct libc_ref ref;
+	char why[512];
+	int fd = -1;
+
+	/* The range now maps a file other than the one the maps line named. */
+	CHECK(own_libc(&ref));
+	ref.ino++;
+	CHECK_EQ_INT(libcs__open(&ref, &fd, why, sizeof(why)), -ESTALE);
+	CHECK_EQ_INT(fd, -1);
+}
+
+static void test_libc_open_of_vanished_mapping_tries_no_name(void)
+{
+	struct libc_ref ref;
+	char why[512];
+	int fd = -1, err;
+
+	/* The mapping is gone; its name (a FIFO here) is never looked at. */
+	CHECK(own_libc(&ref));
+	ref.start = 0x1000;
+	ref.end = 0x2000;
+	snprintf(ref.path, sizeof(ref.path), "%s/libc.so.6", scratch_dir());
+	CHECK(mkfifo(ref.path, 0600) == 0);
+	err = libcs__open(&ref, &fd, why, sizeof(why));
+	unlink(ref.path);
+	CHECK_EQ_INT(err, -ENOENT);
+	CHECK_EQ_INT(fd, -1);
+}
+
+static void test_libc_of_pid_reaches_deleted_libc(void)
+{
+	struct libc_ref refs[4], *del = NULL;
+	char path[256], why[512];
+	struct stat st;
+	size_t n = 0;
+	void *map;
+	int fd, lfd = -1;
+
+	/* A libc update: the mapped file is unlinked, the mapping stays. */
+	snprintf(path, sizeof(path), "%s/libc.so.6", scratch_dir());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	CHECK(fd >= 0);
+	CHECK(ftruncate(fd, 4096) == 0 && fstat(fd, &st) == 0);
+	map = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	unlink(path);
+	CHECK(map != MAP_FAILED);
 	CHECK_EQ_INT(libcs__of_pid(getpid(), refs, 4, &n), 0);
-	CHECK_EQ_INT(n, 1);
-	CHECK(strstr(refs[0].path, "libc") != NULL);
-	CHECK(access(refs[0].open_path, R_OK) == 0);
+	for (size_t i = 0; i < n; i++)
+		if (refs[i].ino == st.st_ino && refs[i].dev == st.st_dev)
+			del = &refs[i];
+	if (del)
+		CHECK_EQ_INT(libcs__open(del, &lfd, why, sizeof(why)), 0);
+	munmap(map, 4096);
+	CHECK(del != NULL);
+	CHECK(del->deleted);
+	CHECK_EQ_STR(del->path, path);
+	CHECK(fd_is(lfd, st.st_dev, st.st_ino));
+	close(lfd);
 }
 
 int main(void)
@@ -104,5 +357,16 @@ int main(void)
 	RUN(test_counters_of_missing_process_is_esrch);
 	RUN(test_libc_names_recognised);
 	RUN(test_libc_of_self_found);
+	RUN(test_map_files_path_spells_range_as_kernel);
+	RUN(test_map_files_path_rejects_empty_range_and_bad_pid);
+	RUN(test_map_files_path_never_truncates);
+	RUN(test_libc_open_ignores_what_the_mapped_name_leads_to);
+	RUN(test_libc_open_refuses_mapping_of_another_file);
+	RUN(test_libc_open_of_vanished_mapping_tries_no_name);
+	RUN(test_libc_open_without_map_files_access_uses_verified_name);
+	RUN(test_libc_open_refuses_fifo_at_name_without_blocking);
+	RUN(test_libc_open_does_not_count_another_namespace_file_as_refused);
+	RUN(test_libc_of_pid_reaches_deleted_libc);
+	rmdir(scratch_dir());
 	CHECK_EXIT();
 }

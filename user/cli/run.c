@@ -124,8 +124,7 @@ static int attach_libcs_of(struct run *r, int pid, int filter_pid, bool quiet)
 	if (!n)
 		return -ENOEXEC;
 	for (size_t i = 0; i < n; i++) {
-		err = loader__attach_libc(r->ld, refs[i].open_path, refs[i].dev, refs[i].ino,
-					  filter_pid, msg, sizeof(msg));
+		err = loader__attach_libc(r->ld, &refs[i], filter_pid, msg, sizeof(msg));
 		if (err && !quiet) {
 			err_line("%s", msg);
 			return err;
@@ -154,8 +153,7 @@ static int attach_system(struct run *r, bool quiet)
 			attached++;
 			continue;
 		}
-		err = loader__attach_libc(r->ld, refs[i].open_path, refs[i].dev, refs[i].ino, -1,
-					  msg, sizeof(msg));
+		err = loader__attach_libc(r->ld, &refs[i], -1, msg, sizeof(msg));
 		if (err) {
 			if (r->o->verbose || !quiet)
 				err_line("skipping %s: %s", refs[i].path, msg);
@@ -391,6 +389,7 @@ static int collect(struct run *r, bool scan_due)
 		return err;
 	}
 	s->probes_attached = loader__probe_count(r->ld);
+	s->libcs_refused = loader__libcs_refused(r->ld);
 	err = tracker__fill(r->tr, r->col, s);
 	if (!err && (r->o->resources & RES_FD))
 		err = fdcensus__fill(r->col, s);

@@ -598,6 +598,7 @@ int model__apply(struct model *m, const struct sample *s)
 	memcpy(m->drops, s->drops, sizeof(m->drops));
 	memcpy(m->counters, s->counters, sizeof(m->counters));
 	m->probes_attached = s->probes_attached;
+	m->libcs_refused = s->libcs_refused;
 	m->stacks_pending = s->stacks_pending;
 	/* The producers' time; scans are reported on their own (stop_ms). */
 	m->collect_ms = s->timing.read_ms + s->timing.track_ms + s->timing.census_ms;

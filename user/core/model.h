@@ -111,6 +111,7 @@ struct model {
 	uint64_t drops[LT_DROP__COUNT];
 	uint64_t counters[LT_CNT__COUNT];
 	size_t probes_attached;
+	size_t libcs_refused;		/* libcs not probed: not the file their process maps */
 	double collect_ms;		/* last interval: the producers (maps, /proc, symbols, fd census,
 					 * scans) */
 	uint32_t stacks_pending;	/* stacks whose frames are still to come */

@@ -1,18 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * libcs.c - finds the C libraries to probe, from /proc/PID/maps.
+ * libcs.c - finds the C libraries to probe, from /proc/PID/maps, and opens the very file a
+ * process maps.
  *
- * A library is named by the process that maps it; to attach from leaktop's own mount
- * namespace the file is reached through /proc/PID/root, unless the same path here is the
- * same file (same device and inode), which gives nicer messages.
+ * A maps line names a file by the path the process sees, which leaktop must not trust: in
+ * another mount namespace the same string names another file, an absolute symbolic link
+ * met under /proc/PID/root resolves against leaktop's root, a FIFO at the path blocks an
+ * open(), a device gets opened, and the name can change between two resolutions.  So the
+ * file is opened once, through /proc/PID/map_files/START-END (a link to the mapped file
+ * itself, deleted or not); only when leaktop may not follow that link (no CAP_SYS_ADMIN),
+ * through the same path in leaktop's namespace or inside the process's root (openat2
+ * RESOLVE_IN_ROOT).  Each candidate is first opened O_PATH (which opens no FIFO and no
+ * device), kept only when fstat shows a regular file with the (dev, ino) of the maps line,
+ * then reopened read-only through /proc/self/fd.  The caller decodes and attaches that
+ * descriptor, never a path.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <linux/openat2.h>
 
 #include "live/libcs.h"
 #include "live/procfs.h"
@@ -32,17 +47,14 @@ bool libcs__is_libc_path(const char *path)
 
 static void fill_ref(int pid, const struct proc_map *m, struct libc_ref *r)
 {
-	struct stat st;
-
 	memset(r, 0, sizeof(*r));
 	snprintf(r->path, sizeof(r->path), "%s", m->path);
+	r->start = m->start;
+	r->end = m->end;
 	r->dev = m->dev;
 	r->ino = m->ino;
 	r->pid = pid;
-	if (!stat(m->path, &st) && st.st_ino == m->ino && st.st_dev == m->dev)
-		snprintf(r->open_path, sizeof(r->open_path), "%s", m->path);
-	else
-		snprintf(r->open_path, sizeof(r->open_path), "/proc/%d/root%s", pid, m->path);
+	r->deleted = m->deleted;
 }
 
 int libcs__of_pid(int pid, struct libc_ref *out, size_t max, size_t *n)
@@ -57,7 +69,7 @@ int libcs__of_pid(int pid, struct libc_ref *out, size_t max, size_t *n)
 		const struct proc_map *m = &maps.v[i];
 		bool dup = false;
 
-		if (!m->path || m->path[0] != '/' || m->deleted || !libcs__is_libc_path(m->path))
+		if (!m->path || m->path[0] != '/' || !libcs__is_libc_path(m->path))
 			continue;
 		for (size_t j = 0; j < *n; j++)
 			dup |= out[j].dev == m->dev && out[j].ino == m->ino;
@@ -110,4 +122,182 @@ out:
 	*out = v;
 	*n = cnt;
 	return 0;
+}
+
+int libcs__map_files_path(int pid, uint64_t start, uint64_t end, char *buf, size_t len)
+{
+	int n;
+
+	if (pid <= 0 || start >= end)
+		return -EINVAL;
+	n = snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+const char *libcs__name(const struct libc_ref *ref, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s", ref->path, ref->deleted ? " (deleted)" : "");
+	return buf;
+}
+
+/* Is st ref's file, and a regular one? */
+static bool same_file(const struct stat *st, const struct libc_ref *ref)
+{
+	return S_ISREG(st->st_mode) && (uint64_t)st->st_dev == ref->dev &&
+	       (uint64_t)st->st_ino == ref->ino;
+}
+
+/*
+ * pathfd (O_PATH: nothing was opened yet) reopened read-only into *out when it is ref's
+ * regular file.  0, -ESTALE (another file; *odd when not even a regular one), or -errno.
+ */
+static int reopen_verified(int pathfd, const struct libc_ref *ref, int *out, bool *odd)
+{
+	char self[32];
+	struct stat st;
+	int fd;
+
+	if (fstat(pathfd, &st))
+		return -errno;
+	if (!same_file(&st, ref)) {
+		*odd = !S_ISREG(st.st_mode);
+		return -ESTALE;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);
+	fd = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !same_file(&st, ref)) {
+		*odd = true;
+		close(fd);
+		return -ESTALE;
+	}
+	*out = fd;
+	return 0;
+}
+
+/* The ways to a mapped file, in the order they are tried. */
+enum libc_way {
+	WAY_MAP_FILES,		/* /proc/PID/map_files/START-END: the mapped file itself */
+	WAY_HOST_PATH,		/* the same path in leaktop's namespace */
+	WAY_IN_ROOT,		/* the path inside /proc/PID/root, never leaving it */
+	WAY__COUNT,
+};
+
+static const char *const way_names[WAY__COUNT] = {
+	[WAY_MAP_FILES]	= "/proc/PID/map_files",
+	[WAY_HOST_PATH]	= "the same path here",
+	[WAY_IN_ROOT]	= "the path inside its root",
+};
+
+/* The path inside pid's root, opened O_PATH without leaving that root or following /proc. */
+static int open_in_root(const struct libc_ref *ref)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	char root_path[32];
+	int root, fd, saved;
+
+	snprintf(root_path, sizeof(root_path), "/proc/%d/root", ref->pid);
+	root = open(root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -1;
+	fd = syscall(SYS_openat2, root, ref->path, &how, sizeof(how));
+	saved = errno;
+	close(root);
+	errno = saved;
+	return fd;
+}
+
+/* One way to ref's file, opened O_PATH (no FIFO waits, no device opens) into *out. */
+static int open_way(const struct libc_ref *ref, enum libc_way way, int *out)
+{
+	char path[64];
+	int fd, err;
+
+	/* A deleted file's name leads to another file, or to none. */
+	if (way != WAY_MAP_FILES && (ref->deleted || ref->path[0] != '/'))
+		return -ENOENT;
+	if (way == WAY_MAP_FILES) {
+		struct stat st;
+
+		err = libcs__map_files_path(ref->pid, ref->start, ref->end, path, sizeof(path));
+		if (err)
+			return err;
+		fd = open(path, O_PATH | O_CLOEXEC);
+		/*
+		 * Following the link needs CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE); without it
+		 * the kernel says ENOENT, though the entry (the mapping) is there.
+		 */
+		if (fd < 0 && errno == ENOENT && !lstat(path, &st))
+			return -EPERM;
+	} else if (way == WAY_HOST_PATH) {
+		fd = open(ref->path, O_PATH | O_CLOEXEC);
+	} else {
+		fd = open_in_root(ref);
+	}
+	if (fd < 0)
+		return -errno;
+	*out = fd;
+	return 0;
+}
+
+/*
+ * The names the process chose are tried only when map_files cannot be followed at all (no
+ * capability): a mapping that is gone or holds another file now is no reason to.
+ */
+static bool try_names_after(int err)
+{
+	return err == -EPERM || err == -EACCES;
+}
+
+int libcs__open(const struct libc_ref *ref, int *fd, char *why, size_t why_len)
+{
+	char name[PATH_MAX + 16];
+	int way, err = 0, first_err = 0, pathfd = -1;
+	bool refused = false;
+
+	*fd = -1;
+	for (way = 0; way < WAY__COUNT; way++) {
+		bool odd = false;
+
+		err = open_way(ref, way, &pathfd);
+		if (!err) {
+			err = reopen_verified(pathfd, ref, fd, &odd);
+			close(pathfd);
+		}
+		if (!err)
+			goto out;
+		/*
+		 * Refused: the mapping itself is now another file, or a name leads to something
+		 * that is no regular file.  A name leading to another regular file is only a
+		 * mount namespace with its own files.
+		 */
+		refused |= err == -ESTALE && (way == WAY_MAP_FILES || odd);
+		if (!first_err)
+			first_err = err;
+		if (way == WAY_MAP_FILES && !try_names_after(err))
+			break;
+	}
+	libcs__name(ref, name, sizeof(name));
+	if (refused) {
+		err = -ESTALE;
+		snprintf(why, why_len, "refusing %s of process %d: neither %s, %s nor %s leads "
+			 "to the regular file it maps (device %u:%u, inode %" PRIu64 "); it stays "
+			 "untraced", name, ref->pid, way_names[WAY_MAP_FILES],
+			 way_names[WAY_HOST_PATH], way_names[WAY_IN_ROOT], major(ref->dev),
+			 minor(ref->dev), ref->ino);
+	} else {
+		err = first_err;
+		snprintf(why, why_len, "cannot open %s of process %d through %s: %s%s", name,
+			 ref->pid, way_names[WAY_MAP_FILES], strerror(-err),
+			 err == -EPERM || err == -EACCES ?
+			 "; run leaktop as root (map_files needs CAP_SYS_ADMIN)" : "");
+	}
+out:
+	return err;
 }

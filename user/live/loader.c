@@ -9,6 +9,7 @@
  * shown only with -v; failures come back as one line naming the cause and the fix.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "live/fdsys.h"
+#include "live/libcs.h"
 #include "live/loader.h"
 #include "live/probes.h"
 #include "leaktop.skel.h"
@@ -44,6 +46,7 @@ struct loader {
 	void *event_ctx;
 	uint64_t next_user_gen;
 	size_t n_tracepoints;		/* links that are tracepoints, not uprobes */
+	size_t libcs_refused;		/* libcs not probed: not the file their process maps */
 };
 
 static bool verbose_libbpf;
@@ -312,19 +315,31 @@ static int attach_one(struct loader *ld, struct bpf_program *prog, bool retprobe
 	return err;
 }
 
-int loader__attach_libc(struct loader *ld, const char *path, uint64_t dev, uint64_t ino,
-			int pid, char *msg, size_t msg_len)
+int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, char *msg,
+			size_t msg_len)
 {
+	char name[PATH_MAX + 16], path[32];
 	struct probe_plan plan;
 	size_t first_link = ld->n_links;
-	int err;
+	int err, fd = -1;
 
-	if (loader__has_libc(ld, dev, ino, pid))
+	if (loader__has_libc(ld, ref->dev, ref->ino, pid))
 		return 0;
-	err = probe_plan__build(path, &plan);
+	libcs__name(ref, name, sizeof(name));
+	/*
+	 * One descriptor of the very file the process maps: decoded, and attached by the
+	 * kernel resolving /proc/self/fd/N to that inode (the uprobes then hold it).
+	 */
+	err = libcs__open(ref, &fd, msg, msg_len);
 	if (err) {
-		set_msg(msg, msg_len, "cannot find the allocator in %s: %s", path, strerror(-err));
-		return err;
+		ld->libcs_refused += err == -ESTALE;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	err = probe_plan__build(fd, &plan);
+	if (err) {
+		set_msg(msg, msg_len, "cannot find the allocator in %s: %s", name, strerror(-err));
+		goto out;
 	}
 	for (int fn = 0; fn < LT_FN__COUNT; fn++) {
 		const struct probe_fn_plan *p = &plan.fn[fn];
@@ -336,7 +351,7 @@ int loader__attach_libc(struct loader *ld, const char *path, uint64_t dev, uint6
 		if (ld->cfg.probes == PROBES_FLOOR_ENTRY)
 			at = p->entry_offset;
 		if (ld->cfg.verbose)
-			fprintf(stderr, "leaktop: %s: %s at +0x%llx (entry +0x%llx)%s%s%s\n", path,
+			fprintf(stderr, "leaktop: %s: %s at +0x%llx (entry +0x%llx)%s%s%s\n", name,
 				p->name, (unsigned long long)at,
 				(unsigned long long)p->entry_offset,
 				at == p->probe_offset && p->entry_emulated ? " emulated" : "",
@@ -355,8 +370,8 @@ int loader__attach_libc(struct loader *ld, const char *path, uint64_t dev, uint6
 			err = attach_one(ld, entry_prog(ld, fn), false, pid, path, at);
 		if (err) {
 			set_msg(msg, msg_len, "cannot attach a uprobe to %s in %s: %s", p->name,
-				path, strerror(-err));
-			goto fail;
+				name, strerror(-err));
+			goto out;
 		}
 	}
 	if (ld->n_libcs == ld->cap_libcs) {
@@ -365,17 +380,25 @@ int loader__attach_libc(struct loader *ld, const char *path, uint64_t dev, uint6
 
 		if (!v) {
 			err = -ENOMEM;
-			goto fail;
+			set_msg(msg, msg_len, "out of memory attaching to %s", name);
+			goto out;
 		}
 		ld->libcs = v;
 		ld->cap_libcs = cap;
 	}
-	ld->libcs[ld->n_libcs++] = (struct attached_libc){ .dev = dev, .ino = ino, .pid = pid };
-	return 0;
-fail:
-	while (ld->n_links > first_link)
+	ld->libcs[ld->n_libcs++] = (struct attached_libc){
+		.dev = ref->dev, .ino = ref->ino, .pid = pid };
+out:
+	while (err && ld->n_links > first_link)
 		bpf_link__destroy(ld->links[--ld->n_links]);
+	if (fd >= 0)
+		close(fd);
 	return err;
+}
+
+size_t loader__libcs_refused(const struct loader *ld)
+{
+	return ld->libcs_refused;
 }
 
 size_t loader__probe_count(const struct loader *ld)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "bpf/leaktop.h"
+#include "live/libcs.h"
 
 struct loader;
 
@@ -48,13 +49,17 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 void loader__destroy(struct loader *ld);
 
 /*
- * Attach the allocator probes to the libc at `path` (a path the kernel can resolve, e.g.
- * through /proc/PID/root), identified by (dev, ino), for process `pid` or every process
- * (-1).  Attaching the same (dev, ino, pid) twice is a no-op (returns 0).  0 or -errno with
- * one line in msg.
+ * Attach the allocator probes to the libc ref names, for process `pid` or every process
+ * (-1): the file is opened once (libcs__open: the very file the process maps, or refused),
+ * decoded from that descriptor and attached through /proc/self/fd/N, so the kernel probes
+ * exactly that inode; the descriptor is closed on return.  Attaching the same (dev, ino,
+ * pid) twice is a no-op (returns 0).  0 or -errno (-ESTALE: refused, and counted) with one
+ * line in msg.
  */
-int loader__attach_libc(struct loader *ld, const char *path, uint64_t dev, uint64_t ino,
-			int pid, char *msg, size_t msg_len);
+int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, char *msg,
+			size_t msg_len);
+/* How many times a libc was refused because no way to it reached the mapped file. */
+size_t loader__libcs_refused(const struct loader *ld);
 bool loader__has_libc(struct loader *ld, uint64_t dev, uint64_t ino, int pid);
 size_t loader__probe_count(const struct loader *ld);
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <capstone/capstone.h>
 #include <gelf.h>
@@ -22,6 +23,8 @@
 
 #include "live/probes.h"
 
+/* Largest libc file decoded (glibc's is 2 MiB, with its symbol table a few more). */
+#define PROBE_MAX_FILE		(256ll << 20)
 /* Code read per function: the branch scan must see all of it, or the probe does not move. */
 #define PROBE_MAX_CODE		(64u * 1024)
 /* The entry instruction alone, for functions without an st_size (hand-written asm). */
@@ -479,7 +482,7 @@ static int plan_one(Elf *elf, const uint8_t *image, size_t image_size, Elf_Scn *
 	return 0;
 }
 
-int probe_plan__build(const char *path, struct probe_plan *plan)
+int probe_plan__build(int fd, struct probe_plan *plan)
 {
 	struct sym_pick pick[LT_FN__COUNT];
 	Elf_Scn *scn = NULL, *dynsym = NULL, *symtab = NULL, *versym_scn = NULL;
@@ -487,9 +490,10 @@ int probe_plan__build(const char *path, struct probe_plan *plan)
 	Elf_Data *versym = NULL;
 	const uint8_t *image;
 	size_t image_size = 0;
+	struct stat st;
 	GElf_Ehdr eh;
 	Elf *elf = NULL;
-	int fd, i, j, err = 0;
+	int i, j, err = 0;
 
 	memset(plan, 0, sizeof(*plan));
 	for (i = 0; i < LT_FN__COUNT; i++) {
@@ -500,9 +504,14 @@ int probe_plan__build(const char *path, struct probe_plan *plan)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	/* Only a regular file: a FIFO or a device would block or have effects when read. */
+	if (fstat(fd, &st))
 		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	/* The whole file is read into memory (below): bounded. */
+	if (st.st_size > PROBE_MAX_FILE)
+		return -EFBIG;
 
 	/*
 	 * Read, never mmap: a private mapping of a file that another tracer (or an earlier
@@ -587,6 +596,5 @@ int probe_plan__build(const char *path, struct probe_plan *plan)
 out:
 	if (elf)
 		elf_end(elf);
-	close(fd);
 	return err;
 }

@@ -34,8 +34,13 @@ struct probe_plan {
 	struct probe_fn_plan fn[LT_FN__COUNT];
 };
 
-/* Plan probes for the ELF file at `path` (a libc).  0, or -errno (-ENOENT: not a libc). */
-int probe_plan__build(const char *path, struct probe_plan *plan);
+/*
+ * Plan probes for the ELF file open at fd (a libc; read with pread, the descriptor is left
+ * open and its offset alone).  Only a regular file of at most 256 MiB is read.  0, or
+ * -errno (-ENOENT: no malloc and free, not a libc; -EINVAL: not a regular file;
+ * -ENOEXEC: not an x86-64 ELF file; -EFBIG: larger).
+ */
+int probe_plan__build(int fd, struct probe_plan *plan);
 
 /*
  * The pure decision, exposed for unit tests: given the machine code of a function (code,

@@ -244,7 +244,7 @@ static json_t *model_json(const struct model *m)
 	}
 	free(procs);
 	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, "
-			 "s:{s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:f}, s:o}",
+			 "s:{s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:f}, s:o}",
 			 "schema", SNAPSHOT_SCHEMA,
 			 "leaktop_version", LEAKTOP_VERSION,
 			 "host", u.nodename,
@@ -261,6 +261,7 @@ static json_t *model_json(const struct model *m)
 			 "failed_allocs", (json_int_t)m->counters[LT_CNT_FAILED_ALLOCS],
 			 "fd_events", (json_int_t)m->counters[LT_CNT_FD_EVENTS],
 			 "probes", (json_int_t)m->probes_attached,
+			 "libcs_refused", (json_int_t)m->libcs_refused,
 			 "collect_ms", m->collect_ms,
 			 "processes", arr);
 	return root;

@@ -1194,6 +1194,7 @@ static int read_stats(struct rd *r, json_t *root, struct model *m, struct snapsh
 	};
 	static const struct int_field probes[] = {
 		{ "probes", offsetof(struct model, probes_attached), 8, 0, NUM_MAX, F_NULL },
+		{ "libcs_refused", offsetof(struct model, libcs_refused), 8, 0, NUM_MAX, F_NULL },
 	};
 	static const struct real_field collect[] = {
 		{ "collect_ms", offsetof(struct model, collect_ms), 0, 1e12, F_NULL },
@@ -1215,7 +1216,7 @@ static int read_stats(struct rd *r, json_t *root, struct model *m, struct snapsh
 	if (!ret)
 		ret = read_ints(r, stats, info, misc, 1, NULL);
 	if (!ret)
-		ret = read_ints(r, stats, m, probes, 1, NULL);
+		ret = read_ints(r, stats, m, probes, sizeof(probes) / sizeof(probes[0]), NULL);
 	if (!ret)
 		ret = read_reals(r, stats, m, collect, 1, NULL);
 	if (!ret)
