@@ -480,6 +480,66 @@ static void test_symbolize_free_closes_every_file(void)
 	CHECK_EQ_INT(count_fds(), before);
 }
 
+static void test_symbolize_cache_answers_repeated_address_without_lookup(void)
+{
+	struct symbolizer *sym = symbolizer__new();
+	struct sym_budget b = {};
+	struct sym_frame f1, f2;
+	struct sym_stats st;
+
+	CHECK(sym != NULL);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, getpid()), 0);
+	/* Image 2 is another process of the same program: the same module, the same entry. */
+	CHECK_EQ_INT(symbolizer__add_image(sym, 2, getpid()), 0);
+	CHECK_EQ_INT(symbolizer__resolve_within(sym, 1, addr_of(marker_fn), false, &b, &f1), 0);
+	CHECK_EQ_INT(symbolizer__resolve_within(sym, 2, addr_of(marker_fn), false, &b, &f2), 0);
+	CHECK_EQ_INT(b.looked_up, 1);
+	CHECK_EQ_INT(b.cached, 1);
+	CHECK_EQ_INT(b.deferred, 0);
+	CHECK_EQ_STR(f2.symbol, "marker_fn");
+	CHECK_EQ_STR(f2.symbol, f1.symbol);
+	CHECK_EQ_STR(f2.file, f1.file);
+	CHECK_EQ_INT(f2.line, marker_line);
+	CHECK(!f1.deferred && !f2.deferred);
+	symbolizer__stats(sym, &st);
+	CHECK_EQ_INT(st.images, 2);
+	CHECK_EQ_INT(st.cache_entries, 1);
+	sym_frame__clear(&f1);
+	sym_frame__clear(&f2);
+	symbolizer__free(sym);
+}
+
+static void test_symbolize_spent_budget_defers_with_module_and_cache_still_answers(void)
+{
+	struct symbolizer *sym = symbolizer__new();
+	struct sym_budget spent = { .deadline_ns = 1 };
+	struct sym_frame f;
+	char exe[PATH_MAX];
+
+	CHECK(sym != NULL);
+	CHECK_EQ_INT(self_exe(exe, sizeof(exe)), 0);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, getpid()), 0);
+	CHECK_EQ_INT(symbolizer__resolve_within(sym, 1, addr_of(marker_fn), false, &spent, &f),
+		     -EAGAIN);
+	CHECK(f.deferred);
+	CHECK_EQ_INT(f.addr, addr_of(marker_fn));
+	CHECK_EQ_STR(f.module, exe);
+	CHECK(f.symbol == NULL && f.file == NULL);
+	CHECK_EQ_INT(spent.deferred, 1);
+	sym_frame__clear(&f);
+	CHECK(!f.deferred);
+
+	/* Resolved once without a budget, the address is answered even with none left. */
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, addr_of(marker_fn), false, &f), 0);
+	sym_frame__clear(&f);
+	CHECK_EQ_INT(symbolizer__resolve_within(sym, 1, addr_of(marker_fn), false, &spent, &f), 0);
+	CHECK_EQ_STR(f.symbol, "marker_fn");
+	CHECK_EQ_INT(spent.cached, 1);
+	CHECK_EQ_INT(spent.deferred, 1);
+	sym_frame__clear(&f);
+	symbolizer__free(sym);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--sleep")) {
@@ -498,5 +558,7 @@ int main(int argc, char **argv)
 	RUN(test_symbolize_zombie_process_gives_esrch);
 	RUN(test_symbolize_deleted_binary_of_exited_process_resolves);
 	RUN(test_symbolize_free_closes_every_file);
+	RUN(test_symbolize_cache_answers_repeated_address_without_lookup);
+	RUN(test_symbolize_spent_budget_defers_with_module_and_cache_still_answers);
 	CHECK_EXIT();
 }

@@ -7,6 +7,7 @@
 #ifndef LEAKTOP_FRAME_H
 #define LEAKTOP_FRAME_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct sym_frame {
@@ -16,6 +17,7 @@ struct sym_frame {
 	char *module;		/* path of the mapped file as the process saw it, NULL if unknown */
 	char *file;		/* source file, NULL when unknown */
 	int line;		/* source line, 0 when unknown */
+	bool deferred;		/* only located (addr, module): symbol, file, line not looked up yet */
 };
 
 /* Free the strings of f and mark it unknown (the address stays). */

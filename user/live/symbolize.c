@@ -11,7 +11,10 @@
  * process images: a copy of their executable mappings, each pointing at its module.
  * A runtime address becomes a file offset through its mapping, then an ELF virtual address
  * through the PT_LOAD program headers, then a Dwfl address through the module's bias.
- * Not thread-safe.
+ * Lookups are cached in a fixed table keyed by (module serial, Dwfl address): a module's
+ * serial is never reused, so an evicted module's entries simply never match again.  The
+ * memory is bounded by the three limits below; images are dropped when their process is
+ * reaped.  Not thread-safe.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -26,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
@@ -36,6 +40,7 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 #define SYM_MAX_MODULES		256	/* open ELF files (each holds one or two fds) */
 #define SYM_MAX_IMAGES		4096
 #define SYM_IMAGE_BUCKETS	1024	/* power of two */
+#define SYM_CACHE_SLOTS		16384	/* resolved addresses kept; power of two */
 
 struct sym_segment {			/* one PT_LOAD */
 	uint64_t offset;
@@ -53,6 +58,17 @@ struct sym_module {
 	size_t nsegs;
 	unsigned int refs;		/* images referencing it; evictable at 0 */
 	uint64_t last_use;
+	uint64_t serial;		/* unique for the symbolizer's life; cache key */
+};
+
+/* One resolved address of a module (direct-mapped: a collision replaces the entry). */
+struct sym_cached {
+	uint64_t serial;		/* module's serial; 0: empty */
+	GElf_Addr dwaddr;
+	char *symbol;			/* display name, NULL: none */
+	uint64_t offset;		/* dwaddr - function start */
+	char *file;
+	int line;
 };
 
 struct sym_image {
@@ -72,6 +88,9 @@ struct symbolizer {
 	size_t nimages;
 	uint64_t tick;
 	uint64_t page_size;
+	uint64_t next_serial;
+	struct sym_cached *cache;	/* SYM_CACHE_SLOTS */
+	size_t cache_used;
 };
 
 static const Dwfl_Callbacks sym_dwfl_callbacks = {
@@ -260,6 +279,7 @@ static int module_get(struct symbolizer *sym, int pid, const struct proc_map *ma
 	err = module_new(pid, map, &m);
 	if (err)
 		goto out;
+	m->serial = ++sym->next_serial;
 	sym->mods[sym->nmods++] = m;
 out:
 	if (m) {
@@ -330,8 +350,20 @@ struct symbolizer *symbolizer__new(void)
 
 	if (!sym)
 		return NULL;
+	sym->cache = calloc(SYM_CACHE_SLOTS, sizeof(*sym->cache));
+	if (!sym->cache) {
+		free(sym);
+		return NULL;
+	}
 	sym->page_size = ps > 0 ? (uint64_t)ps : 4096;
 	return sym;
+}
+
+static void cached_clear(struct sym_cached *c)
+{
+	free(c->symbol);
+	free(c->file);
+	memset(c, 0, sizeof(*c));
 }
 
 void symbolizer__free(struct symbolizer *sym)
@@ -346,7 +378,17 @@ void symbolizer__free(struct symbolizer *sym)
 	}
 	for (i = 0; i < sym->nmods; i++)
 		module_free(sym->mods[i]);
+	for (i = 0; i < SYM_CACHE_SLOTS; i++)
+		cached_clear(&sym->cache[i]);
+	free(sym->cache);
 	free(sym);
+}
+
+void symbolizer__stats(const struct symbolizer *sym, struct sym_stats *out)
+{
+	out->images = sym->nimages;
+	out->modules = sym->nmods;
+	out->cache_entries = sym->cache_used;
 }
 
 static bool pid_alive(int pid)
@@ -592,20 +634,83 @@ static char *symbol_name(const char *name)
 	return demangled;
 }
 
-int symbolizer__resolve(struct symbolizer *sym, uint64_t image_id, uint64_t addr,
-			bool is_return_addr, struct sym_frame *out)
+static uint64_t now_ns(void)
 {
-	struct sym_image *img;
-	const struct proc_map *map;
-	struct sym_module *m;
-	uint64_t lookup, vaddr;
-	GElf_Addr dwaddr, bias;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static struct sym_cached *cache_slot(struct symbolizer *sym, uint64_t serial, GElf_Addr dwaddr)
+{
+	uint64_t h = (serial * 0x9e3779b97f4a7c15ULL) ^ (dwaddr * 0xc2b2ae3d27d4eb4fULL);
+
+	return &sym->cache[(h >> 29) & (SYM_CACHE_SLOTS - 1)];
+}
+
+/* Look `dwaddr` up in the module's files into a cache entry.  0 or -ENOMEM. */
+static int module_lookup(struct sym_module *m, GElf_Addr dwaddr, struct sym_cached *c)
+{
+	GElf_Addr bias;
 	GElf_Off off;
 	GElf_Sym gsym;
 	GElf_Word shndx;
 	Dwfl_Line *line;
 	const char *name;
 	Elf *elf;
+
+	name = dwfl_module_addrinfo(m->mod, dwaddr, &off, &gsym, &shndx, &elf, &bias);
+	if (name && *name) {
+		c->symbol = symbol_name(name);
+		if (!c->symbol)
+			return -ENOMEM;
+		c->offset = off;
+	}
+	line = dwfl_module_getsrc(m->mod, dwaddr);
+	if (line) {
+		Dwarf_Addr line_addr;
+		int lineno = 0;
+		const char *file = dwfl_lineinfo(line, &line_addr, &lineno, NULL, NULL, NULL);
+
+		if (file && *file) {
+			c->file = strdup(file);
+			if (!c->file)
+				return -ENOMEM;
+			c->line = lineno > 0 ? lineno : 0;
+		}
+	}
+	return 0;
+}
+
+/* Copy a cache entry into a frame (strings duplicated).  0 or -ENOMEM. */
+static int cached_copy(const struct sym_cached *c, uint64_t delta, struct sym_frame *out)
+{
+	if (c->symbol) {
+		out->symbol = strdup(c->symbol);
+		if (!out->symbol)
+			return -ENOMEM;
+		out->offset = c->offset + delta;
+	}
+	if (c->file) {
+		out->file = strdup(c->file);
+		if (!out->file)
+			return -ENOMEM;
+		out->line = c->line;
+	}
+	return 0;
+}
+
+int symbolizer__resolve_within(struct symbolizer *sym, uint64_t image_id, uint64_t addr,
+			       bool is_return_addr, struct sym_budget *budget,
+			       struct sym_frame *out)
+{
+	struct sym_image *img;
+	const struct proc_map *map;
+	struct sym_module *m;
+	struct sym_cached *slot, fresh = {};
+	uint64_t lookup, vaddr;
+	GElf_Addr dwaddr;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -639,32 +744,40 @@ int symbolizer__resolve(struct symbolizer *sym, uint64_t image_id, uint64_t addr
 		goto out;
 	dwaddr = vaddr + m->bias;
 
-	name = dwfl_module_addrinfo(m->mod, dwaddr, &off, &gsym, &shndx, &elf, &bias);
-	if (name && *name) {
-		out->symbol = symbol_name(name);
-		if (!out->symbol) {
-			err = -ENOMEM;
-			goto out;
-		}
-		out->offset = off + (addr - lookup);
+	slot = cache_slot(sym, m->serial, dwaddr);
+	if (slot->serial == m->serial && slot->dwaddr == dwaddr) {
+		if (budget)
+			budget->cached++;
+		err = cached_copy(slot, addr - lookup, out);
+		goto out;
 	}
-
-	line = dwfl_module_getsrc(m->mod, dwaddr);
-	if (line) {
-		Dwarf_Addr line_addr;
-		int lineno = 0;
-		const char *file = dwfl_lineinfo(line, &line_addr, &lineno, NULL, NULL, NULL);
-
-		if (file && *file) {
-			out->file = strdup(file);
-			if (!out->file) {
-				err = -ENOMEM;
-				goto out;
-			}
-			out->line = lineno > 0 ? lineno : 0;
-		}
+	if (budget && budget->deadline_ns && now_ns() >= budget->deadline_ns) {
+		budget->deferred++;
+		out->deferred = true;
+		err = -EAGAIN;
+		goto out;
 	}
+	err = module_lookup(m, dwaddr, &fresh);
+	if (err) {
+		cached_clear(&fresh);
+		goto out;
+	}
+	if (budget)
+		budget->looked_up++;
+	fresh.serial = m->serial;
+	fresh.dwaddr = dwaddr;
+	if (!slot->serial)
+		sym->cache_used++;
+	cached_clear(slot);
+	*slot = fresh;
+	err = cached_copy(slot, addr - lookup, out);
 out:
 	return err;
+}
+
+int symbolizer__resolve(struct symbolizer *sym, uint64_t image_id, uint64_t addr,
+			bool is_return_addr, struct sym_frame *out)
+{
+	return symbolizer__resolve_within(sym, image_id, addr, is_return_addr, NULL, out);
 }
 

@@ -5,7 +5,10 @@
  * The only module that touches libdw/libdwfl.  Process images are registered while their
  * process is alive (their maps are copied and their ELF files opened then), so stacks of a
  * process that has since exited or exec'd still resolve.  ELF modules are cached by
- * (device, inode) and shared between images; both caches are bounded.
+ * (device, inode) and shared between images; both caches are bounded.  Resolved addresses
+ * are cached per module (bounded too), so an address shared by many processes (the same
+ * program, the same library) is looked up in the ELF file once; a budget bounds the time
+ * spent on addresses the cache does not know.
  */
 #ifndef LEAKTOP_SYMBOLIZE_H
 #define LEAKTOP_SYMBOLIZE_H
@@ -16,6 +19,23 @@
 #include "core/frame.h"
 
 struct symbolizer;
+
+/*
+ * A time budget for resolving: addresses the cache knows are always answered; others are
+ * looked up only before deadline_ns (CLOCK_MONOTONIC; 0: no limit) and otherwise located
+ * only (module filled, `deferred` set) and counted here.
+ */
+struct sym_budget {
+	uint64_t deadline_ns;
+	uint64_t looked_up;	/* resolved from the module files */
+	uint64_t cached;	/* answered by the cache */
+	uint64_t deferred;	/* left for a later call */
+};
+
+/* What the symbolizer holds now, for leaktop's own stats. */
+struct sym_stats {
+	uint64_t images, modules, cache_entries;
+};
 
 struct symbolizer *symbolizer__new(void);
 void symbolizer__free(struct symbolizer *sym);
@@ -46,5 +66,13 @@ void symbolizer__drop_image(struct symbolizer *sym, uint64_t image_id);
  */
 int symbolizer__resolve(struct symbolizer *sym, uint64_t image_id, uint64_t addr,
 			bool is_return_addr, struct sym_frame *out);
+/*
+ * The same within a budget (NULL: none).  Returns 0, -ENOENT, or -EAGAIN when the lookup was
+ * deferred: `out` then has addr and module, `deferred` set; call again later.
+ */
+int symbolizer__resolve_within(struct symbolizer *sym, uint64_t image_id, uint64_t addr,
+			       bool is_return_addr, struct sym_budget *budget,
+			       struct sym_frame *out);
+void symbolizer__stats(const struct symbolizer *sym, struct sym_stats *out);
 
 #endif
