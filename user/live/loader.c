@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,9 @@ struct loader {
 	uint64_t next_user_gen;
 	size_t n_tracepoints;		/* links that are tracepoints, not uprobes */
 	size_t libcs_refused;		/* libcs not probed: not the file their process maps */
+	uint64_t poll_deadline_ns;	/* this poll delivers no event after it */
+	const volatile sig_atomic_t *stop;	/* set: deliver no more events */
+	bool poll_cut;			/* the last poll stopped with events left */
 };
 
 static bool verbose_libbpf;
@@ -58,12 +62,29 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * libbpf consumes the ring for as long as producers keep it non-empty: on a busy machine that
+ * is forever.  After each event, past the poll's deadline or once a stop was asked for, end
+ * the poll; libbpf has already consumed this record and leaves the rest in the ring.
+ */
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct loader *ld = ctx;
 
 	if (size >= sizeof(struct lt_event) && ld->event_fn)
 		ld->event_fn(ld->event_ctx, data);
+	if ((ld->stop && *ld->stop) || now_ns() >= ld->poll_deadline_ns) {
+		ld->poll_cut = true;
+		return -EAGAIN;
+	}
 	return 0;
 }
 
@@ -419,14 +440,32 @@ uint64_t loader__seed_proc(struct loader *ld, int tgid)
 	return p.gen;
 }
 
+void loader__set_stop_flag(struct loader *ld, const volatile sig_atomic_t *stop)
+{
+	ld->stop = stop;
+}
+
 int loader__poll(struct loader *ld, int timeout_ms)
 {
+	int ret;
+
 	if (!ld->rb) {
 		if (timeout_ms > 0)
 			usleep(timeout_ms * 1000);
 		return 0;
 	}
-	return ring_buffer__poll(ld->rb, timeout_ms);
+	/* Delivering events is bounded like waiting for them (at least 1 ms of work). */
+	ld->poll_deadline_ns = now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1) * 1000000;
+	ld->poll_cut = false;
+	ret = ring_buffer__poll(ld->rb, timeout_ms);
+	if (ret == -EAGAIN && ld->poll_cut)
+		return 1;
+	return ret;
+}
+
+bool loader__events_pending(const struct loader *ld)
+{
+	return ld->poll_cut;
 }
 
 const struct lt_map_fds *loader__maps(const struct loader *ld)

@@ -7,6 +7,7 @@
 #ifndef LEAKTOP_LOADER_H
 #define LEAKTOP_LOADER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
@@ -66,8 +67,16 @@ size_t loader__probe_count(const struct loader *ld);
 /* Put tgid in `procs` as a traced image with a fresh generation; returns the gen (0: error). */
 uint64_t loader__seed_proc(struct loader *ld, int tgid);
 
-/* Wait up to timeout_ms for lifecycle events and deliver them.  >= 0 or -errno. */
+/*
+ * Wait up to timeout_ms for lifecycle events and deliver them, spending at most about
+ * timeout_ms (1 ms for 0) delivering: on a busy machine the ring never runs dry, and what
+ * is left stays queued for the next poll (loader__events_pending()).  Delivery also stops
+ * after the event during which *stop (loader__set_stop_flag) became non-zero.
+ * >= 0 or -errno (-EINTR: a signal arrived while waiting).
+ */
 int loader__poll(struct loader *ld, int timeout_ms);
+bool loader__events_pending(const struct loader *ld);
+void loader__set_stop_flag(struct loader *ld, const volatile sig_atomic_t *stop);
 
 const struct lt_map_fds *loader__maps(const struct loader *ld);
 unsigned int loader__stack_depth(const struct loader *ld);
