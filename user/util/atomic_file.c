@@ -5,9 +5,12 @@
  * The temporary file is created with O_EXCL (mkostemp) in the target's directory, so it can
  * never be a pre-planted link; the target itself is checked with lstat and refused if it is
  * a link or not a regular file; rename() replaces a directory entry and never follows a link.
+ * The temporary file being written is remembered, so a process that must end at once (a
+ * second Ctrl-C) can remove it from a signal handler instead of leaving it behind.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +19,16 @@
 #include <unistd.h>
 
 #include "util/atomic_file.h"
+
+/* The temporary file of the write in progress (one at a time), for signal handlers. */
+static char in_progress_path[4096];
+static volatile sig_atomic_t in_progress;
+
+void atomic_file__discard_in_progress(void)
+{
+	if (in_progress)
+		unlink(in_progress_path);
+}
 
 int atomic_file__open(struct atomic_file *af, const char *path)
 {
@@ -38,12 +51,16 @@ int atomic_file__open(struct atomic_file *af, const char *path)
 	if (fd < 0)
 		return -errno;
 	fchmod(fd, 0644);
+	in_progress = 0;
+	memcpy(in_progress_path, af->tmp_path, sizeof(in_progress_path));
+	in_progress = 1;
 	af->f = fdopen(fd, "w");
 	if (!af->f) {
 		int err = -errno;
 
 		close(fd);
 		unlink(af->tmp_path);
+		in_progress = 0;
 		return err;
 	}
 	return 0;
@@ -68,5 +85,6 @@ int atomic_file__close(struct atomic_file *af, int ok)
 		err = -errno;
 	if (err || !ok)
 		unlink(af->tmp_path);
+	in_progress = 0;
 	return err;
 }

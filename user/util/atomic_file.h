@@ -19,5 +19,7 @@ struct atomic_file {
 int atomic_file__open(struct atomic_file *af, const char *path);
 /* Flush, fsync and rename over path (or discard if `ok` is false).  0 or -errno. */
 int atomic_file__close(struct atomic_file *af, int ok);
+/* Async-signal-safe: remove the temporary file of a write in progress, if any. */
+void atomic_file__discard_in_progress(void);
 
 #endif
