@@ -760,6 +760,81 @@ kill "$SPID" 2>/dev/null
 wait "$SPID" 2>/dev/null
 echo "   ($((SECONDS - t_start)) s)"
 
+# --- 6. busy machine ----------------------------------------------------------------------
+#
+# A build (make -B -j2 leaktop in a scratch copy of this tree) with a process churn beside
+# it, untraced and then under whole-system leaktop -i 1 -j -; measured, never asserted.
+
+busy_churn() {
+	while [ ! -e "$1" ]; do
+		ls / >/dev/null
+		python3 -c 'import json; json.dumps([1])'
+		sh -c true
+		sleep 0.05
+	done
+}
+
+# busy_build DIR: seconds the build took, with the churn running beside it.
+busy_build() {
+	local dir=$1 t0 t1
+	rm -f "$TMP/busy.stop"
+	busy_churn "$TMP/busy.stop" &
+	local churn=$!
+	t0=$(date +%s.%N)
+	make -C "$dir" -B -j2 leaktop >/dev/null 2>&1 || echo "   the scratch build failed" >&2
+	t1=$(date +%s.%N)
+	touch "$TMP/busy.stop"
+	wait "$churn"
+	echo "$t1 - $t0" | bc
+}
+
+# cpu_s PID: user + system CPU seconds of PID so far.
+cpu_s() {
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); print ($12 + $13) / hz }' \
+		"/proc/$1/stat" 2>/dev/null
+}
+
+t_start=$SECONDS
+echo
+echo "6. busy machine: make -B -j2 leaktop in a scratch copy of the tree, with a churn of short-"
+echo "   lived processes (ls, python3, sh) beside it; untraced, then under whole-system"
+echo "   leaktop -i 1 -j -; leaktop's CPU over the build, its RSS (stats.self_rss_bytes at the"
+echo "   end, VmHWM), the worst interval's collect_ms, and how long it took to end after SIGINT."
+BUSY=$TMP/busy-tree
+mkdir -p "$BUSY"
+(cd "$ROOT" && tar --exclude=./build --exclude=./.git --exclude=./leaktop -cf - .) |
+	tar -xf - -C "$BUSY"
+mkdir -p "$BUSY/build" && cp "$ROOT/build/vmlinux.h" "$BUSY/build/" 2>/dev/null
+busy_untraced=$(busy_build "$BUSY")
+"$LEAKTOP_SRC" -i 1 -j - >"$TMP/busy.jsonl" 2>"$TMP/busy.err" &
+BLT=$!
+for _ in $(seq 600); do [ -s "$TMP/busy.jsonl" ] && break; sleep 0.1; done
+cpu0=$(cpu_s "$BLT")
+busy_traced=$(busy_build "$BUSY")
+cpu1=$(cpu_s "$BLT")
+hwm=$(awk '/^VmHWM/ { print $2 * 1024 }' "/proc/$BLT/status" 2>/dev/null)
+ts=$(date +%s.%N)
+kill -INT "$BLT"
+wait "$BLT"
+te=$(date +%s.%N)
+read -r worst last_rss dropped deferred intervals < <(jq -rs '
+	[.[] | .stats] as $s |
+	"\([$s[].collect_ms] | max | round) \($s[-1].self_rss_bytes // 0) \($s[-1].dropped)" +
+	" \($s[-1].deferred.sites // "null")/\($s[-1].deferred.procs // "null") \($s | length)"' \
+	"$TMP/busy.jsonl" 2>/dev/null)
+printf '   %-34s %10s\n' "build untraced" "$(printf '%.1f s' "$busy_untraced")"
+printf '   %-34s %10s\n' "build under leaktop" "$(printf '%.1f s' "$busy_traced")"
+printf '   %-34s %10s\n' "leaktop CPU over the build" \
+	"$(echo "$cpu0 $cpu1 $busy_traced" | awk '{ printf "%.0f%%", 100 * ($2 - $1) / $3 }')"
+printf '   %-34s %10s\n' "leaktop RSS at the end (VmHWM)" \
+	"$(mib "${last_rss:-0}") ($(mib "${hwm:-0}"))"
+printf '   %-34s %10s\n' "worst collect_ms ($intervals intervals)" "${worst:-?} ms"
+printf '   %-34s %10s\n' "exit after SIGINT" "$(echo "$te - $ts" | bc | awk '{ printf "%.2f s", $1 }')"
+printf '   %-34s %10s\n' "dropped; deferred sites/procs" "${dropped:-?}; ${deferred:-?}"
+echo "   goals (issue 11): collect_ms < 250, CPU < 10%, RSS < 150 MiB, exit ~1 s"
+grep -h "leaktop:" "$TMP/busy.err" | grep -v "skipping" | head -3
+echo "   ($((SECONDS - t_start)) s)"
+
 [ "$UNQUIET" -eq 0 ] ||
 	echo "WARNING: $UNQUIET measurement(s) ran while other tracers had uprobes on every libc or programs on the syscall tracepoints"
 
