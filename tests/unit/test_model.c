@@ -58,6 +58,7 @@ static struct sample_proc *reading(struct sample *s, uint32_t pid, uint64_t gen,
 	p->pid = pid;
 	p->gen = gen;
 	p->alive = alive;
+	p->read = alive;
 	return p;
 }
 
@@ -363,6 +364,36 @@ static void test_fold_takes_counters_of_live_images_and_names_of_all(void)
 	model__free(&m);
 }
 
+static void test_fold_keeps_last_counters_when_the_reading_was_deferred(void)
+{
+	struct model m;
+	struct sample s;
+	struct sample_proc *r;
+	const struct process *p;
+
+	model_new(&m);
+	sample_at(&s, 1, NULL, 0);
+	event(&s, SAMPLE_EV_FIRST, 710, 1, 0, true);
+	reading(&s, 710, 1, true)->counters =
+		(struct proc_counters){ .rss_bytes = 8192, .threads = 2, .valid = true };
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+
+	/* The budget ran out before its /proc: the last reading stands, no new history point. */
+	sample_at(&s, 2, NULL, 0);
+	r = reading(&s, 710, 1, true);
+	r->read = false;
+	s.procs_deferred = 1;
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 710, 1);
+	CHECK(p && p->counters.valid && !p->counters_fresh);
+	CHECK_EQ_INT(p->counters.rss_bytes, 8192);
+	CHECK_EQ_INT(p->hist_rss.n, 1);
+	CHECK_EQ_INT(m.procs_deferred, 1);
+	model__free(&m);
+}
+
 static void test_fold_takes_time_drops_and_timings_from_the_sample(void)
 {
 	struct model m;
@@ -395,6 +426,7 @@ int main(void)
 	RUN(test_fold_scan_result_is_attached_and_carried_to_the_next_interval);
 	RUN(test_fold_frames_arriving_later_attach_to_their_site);
 	RUN(test_fold_takes_counters_of_live_images_and_names_of_all);
+	RUN(test_fold_keeps_last_counters_when_the_reading_was_deferred);
 	RUN(test_fold_takes_time_drops_and_timings_from_the_sample);
 	CHECK_EXIT();
 }

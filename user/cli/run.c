@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,17 +40,38 @@
 #include "view/snapshot.h"
 #include "live/symbolize.h"
 #include "tui/tui.h"
+#include "util/atomic_file.h"
+#include "util/budget.h"
 
 #define LIBC_RESCAN_NS		(10ULL * 1000000000ULL)
 #define ALLOC_SWEEP_NS		(5ULL * 1000000000ULL)
 #define STACK_GC_NS		(30ULL * 1000000000ULL)
 #define POLL_SLICE_MS		50
+/* Optional work per interval (symbol lookups, /proc of every process); the rest waits. */
+#define COLLECT_BUDGET_NS	(150ULL * 1000000ULL)
 
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t tui_active;
 
+/*
+ * The first signal sets a flag every stretch of work looks at (event delivery, the collect
+ * budget, the poll slices), so the loop ends within about a slice and writes the final
+ * report.  A second one ends leaktop at once: only async-signal-safe calls from here; the
+ * probes are file descriptors the kernel removes, a snapshot being written is discarded
+ * (the previous one stays).
+ */
 static void on_signal(int sig)
 {
-	stop_signal = sig;
+	static const char restore[] = "\033[?1049l\033[?25h\r\n";
+
+	if (!stop_signal) {
+		stop_signal = sig;
+		return;
+	}
+	atomic_file__discard_in_progress();
+	if (tui_active && write(STDOUT_FILENO, restore, sizeof(restore) - 1) < 0)
+		sig = SIGINT;
+	_exit(128 + sig);
 }
 
 struct run {
@@ -314,6 +337,8 @@ static int emit(struct run *r)
 		return err;
 	} else {
 		report__write(stdout, &r->model, &ro);
+		if (fflush(stdout) || ferror(stdout))
+			return errno == EPIPE ? -EPIPE : -EIO;
 	}
 	if (o->json_path && strcmp(o->json_path, "-")) {
 		err = snapshot__write_file(o->json_path, &r->model);
@@ -373,6 +398,19 @@ static void upkeep(struct run *r)
 	}
 }
 
+/* leaktop's own resident memory and CPU time, for stats. */
+static void measure_self(struct sample *s)
+{
+	struct proc_counters pc;
+	struct rusage ru;
+
+	if (!procfs__counters(getpid(), &pc))
+		s->self_rss_bytes = pc.rss_bytes;
+	if (!getrusage(RUSAGE_SELF, &ru))
+		s->self_cpu_s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+				(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 /*
  * One interval: the producers fill the sample (the maps; events, /proc, images and symbols;
  * the fd census; the scans when due), then the model folds it in and analysis runs.
@@ -382,6 +420,9 @@ static int collect(struct run *r, bool scan_due)
 	struct sample *s = &r->sample;
 	int err;
 
+	struct work_budget budget = { .deadline_ns = monotonic_ns() + COLLECT_BUDGET_NS,
+				      .stop = &stop_signal };
+
 	sample__reset(s);
 	err = collector__read(r->col, s);
 	if (err) {
@@ -390,7 +431,8 @@ static int collect(struct run *r, bool scan_due)
 	}
 	s->probes_attached = loader__probe_count(r->ld);
 	s->libcs_refused = loader__libcs_refused(r->ld);
-	err = tracker__fill(r->tr, r->col, s);
+	measure_self(s);
+	err = tracker__fill(r->tr, r->col, s, &budget);
 	if (!err && (r->o->resources & RES_FD))
 		err = fdcensus__fill(r->col, s);
 	if (!err)
@@ -470,6 +512,8 @@ static int loop(struct run *r)
 {
 	const struct options *o = r->o;
 	uint64_t interval_ns = o->interval_s * 1e9, start = monotonic_ns(), next = start;
+	uint64_t end = o->duration_s > 0 ? start + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
+	uint64_t t_upkeep, t_collect, t_emit;
 	bool last = false, scan_due;
 	int err;
 
@@ -488,9 +532,14 @@ static int loop(struct run *r)
 				last = true;
 				break;
 			}
+			/* -d ends at its time, not at the next whole interval. */
+			if (now >= end) {
+				last = true;
+				break;
+			}
 			if (now >= next)
 				break;
-			slice = (next - now) / 1000000;
+			slice = ((next < end ? next : end) - now) / 1000000;
 			slice = slice > POLL_SLICE_MS ? POLL_SLICE_MS : slice < 1 ? 1 : slice;
 			err = loader__poll(r->ld, slice);
 			tracker__refresh_young(r->tr);
@@ -503,21 +552,36 @@ static int loop(struct run *r)
 				return 1;
 			}
 		}
-		/* Events already queued (an exit, say) belong in this report. */
-		loader__poll(r->ld, 0);
+		/* Events already queued (an exit, say) belong in this report, within a slice. */
+		loader__poll(r->ld, stop_signal ? 0 : POLL_SLICE_MS);
+		t_upkeep = monotonic_ns();
 		upkeep(r);
-		scan_due = o->scan_every_s > 0 &&
+		t_collect = monotonic_ns();
+		scan_due = !stop_signal && o->scan_every_s > 0 &&
 			   monotonic_ns() - r->last_reach_scan_ns >= o->scan_every_s * 1e9;
 		if (collect(r, scan_due))
 			return 1;
+		t_emit = monotonic_ns();
 		if (scan_due)
 			r->last_reach_scan_ns = monotonic_ns();
 		if (o->duration_s > 0 && model__elapsed_s(&r->model) >= o->duration_s)
 			last = true;
-		if (emit(r))
+		err = emit(r);
+		if (o->verbose)
+			err_line("interval at %.1fs: upkeep %.0f ms, collect %.0f ms (%" PRIu32
+				 " stacks, %" PRIu32 " processes deferred), emit %.0f ms, %zu images",
+				 model__elapsed_s(&r->model), (t_collect - t_upkeep) / 1e6,
+				 (t_emit - t_collect) / 1e6, r->model.stacks_pending,
+				 r->model.procs_deferred, (monotonic_ns() - t_emit) / 1e6,
+				 r->model.n_procs);
+		if (err == -EPIPE)	/* the reader of stdout is gone: a normal end */
+			return 0;
+		if (err)
 			return 1;
 		model__reported(&r->model);
-		if (o->mode == MODE_SYSTEM && r->model.now_ns - r->last_libc_scan_ns >= LIBC_RESCAN_NS) {
+		if (stop_signal)
+			last = true;
+		if (o->mode == MODE_SYSTEM && !last && r->model.now_ns - r->last_libc_scan_ns >= LIBC_RESCAN_NS) {
 			attach_system(r, true);
 			r->last_libc_scan_ns = r->model.now_ns;
 		}
@@ -662,9 +726,12 @@ int run__main(const struct options *o)
 	if (!o->batch_set && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) &&
 	    !(o->json_path && !strcmp(o->json_path, "-")))
 		r.tui = tui__start();
+	tui_active = r.tui != NULL;
+	loader__set_stop_flag(r.ld, &stop_signal);
 	status = loop(&r);
 out:
 	tui__stop(r.tui);
+	tui_active = 0;
 	if (r.have_child && !r.child.reaped) {
 		if (r.child.go_fd > 0) {
 			launcher__abort(&r.child);

@@ -370,7 +370,7 @@ static void push_process_history(struct process *p, uint64_t ts)
 {
 	series__push(&p->hist_heap, ts, p->heap_outstanding_bytes);
 	series__push(&p->hist_fds, ts, p->fd_outstanding);
-	if (!p->counters.valid)
+	if (!p->counters.valid || !p->counters_fresh)
 		return;
 	series__push(&p->hist_rss, ts, p->counters.rss_bytes);
 	series__push(&p->hist_vm, ts, p->counters.vm_bytes);
@@ -467,6 +467,10 @@ static int apply_readings(struct model *m, struct process *p, const struct sampl
 	int err = apply_identity(p, &r->id);
 
 	if (p->exited || !r->alive)
+		return err;
+	/* Not read this interval (the budget deferred it): the last reading stands. */
+	p->counters_fresh = r->read;
+	if (!r->read)
 		return err;
 	p->counters = r->counters;
 	if (r->census_done && (m->resources & RES_FD))
@@ -600,6 +604,9 @@ int model__apply(struct model *m, const struct sample *s)
 	m->probes_attached = s->probes_attached;
 	m->libcs_refused = s->libcs_refused;
 	m->stacks_pending = s->stacks_pending;
+	m->procs_deferred = s->procs_deferred;
+	m->self_rss_bytes = s->self_rss_bytes;
+	m->self_cpu_s = s->self_cpu_s;
 	/* The producers' time; scans are reported on their own (stop_ms). */
 	m->collect_ms = s->timing.read_ms + s->timing.track_ms + s->timing.census_ms;
 	for (size_t i = 0; i < s->n_events; i++) {

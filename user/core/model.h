@@ -83,6 +83,7 @@ struct process {
 	char *cmdline;
 	uint64_t start_ticks;		/* /proc/PID/stat starttime; 0 if unknown */
 	struct proc_counters counters;
+	bool counters_fresh;		/* counters read this interval (not deferred) */
 	struct site *sites;		/* sorted by stack_hash */
 	size_t n_sites, cap_sites;
 	/* Sums over sites. */
@@ -115,6 +116,10 @@ struct model {
 	double collect_ms;		/* last interval: the producers (maps, /proc, symbols, fd census,
 					 * scans) */
 	uint32_t stacks_pending;	/* stacks whose frames are still to come */
+	uint32_t procs_deferred;	/* live processes whose /proc reading was left for later */
+	/* leaktop itself, as the run loop measured it (0: not measured). */
+	uint64_t self_rss_bytes;
+	double self_cpu_s;
 	unsigned int resources;
 };
 

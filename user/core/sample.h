@@ -101,6 +101,8 @@ struct sample_proc {
 	bool alive;				/* not known to have exited: counters are now's */
 	bool target;				/* traced by name: the scanner's business */
 	struct sample_identity id;
+	bool read;				/* /proc read this interval; false: deferred by the
+					 * budget, the model keeps the last reading */
 	struct proc_counters counters;		/* .valid false: gone or unreadable */
 	bool census_done;			/* census holds a reconciliation */
 	struct fd_census census;
@@ -150,6 +152,10 @@ struct sample {
 	struct sample_frames *frames;
 	size_t n_frames, cap_frames;
 	uint32_t stacks_pending;		/* stacks whose frames a later sample brings */
+	uint32_t procs_deferred;		/* live images whose /proc a later sample reads */
+	/* leaktop itself, as the run loop measured it (0: not measured). */
+	uint64_t self_rss_bytes;
+	double self_cpu_s;
 	struct sample_scan *scans;
 	size_t n_scans, cap_scans;
 

@@ -221,7 +221,7 @@ int fdcensus__fill(struct collector *c, struct sample *s)
 		struct sample_proc *p = &s->procs[i];
 
 		fd_census__free(&p->census);
-		if (!p->alive)
+		if (!p->alive || !p->read)
 			continue;
 		p->census_done = !census_one(c, s, p->pid, p->gen, &p->census);
 	}

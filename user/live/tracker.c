@@ -39,6 +39,8 @@ struct image {
 	uint64_t maps_read_ns;		/* last time its maps went to the symbolizer */
 	uint64_t *stacks;		/* stacks whose frames went to a sample, sorted */
 	size_t n_stacks, cap_stacks;
+	bool read_now;			/* its /proc is read this interval */
+	struct proc_counters counters;	/* that reading */
 };
 
 struct tracker {
@@ -48,6 +50,7 @@ struct tracker {
 	size_t n_images, cap_images;
 	struct sample_event *queue;	/* events since the last sample */
 	size_t n_queue, cap_queue;
+	size_t read_cursor;		/* /proc reads resume here when a budget cut them */
 };
 
 int tracker__new(struct tracker **out, struct symbolizer *sym, const struct tracker_config *cfg)
@@ -404,7 +407,9 @@ static int discover(struct tracker *t, const struct sample *s)
 	return 0;
 }
 
-static int add_frames(struct tracker *t, struct collector *c, struct sample *s)
+/* Frames of stacks new to their image, as far as the budget goes; the rest wait (counted). */
+static int add_frames(struct tracker *t, struct collector *c, struct sample *s,
+		      const struct work_budget *b)
 {
 	for (size_t i = 0; i < s->n_sites; i++) {
 		const struct sample_site *r = &s->sites[i];
@@ -414,6 +419,10 @@ static int add_frames(struct tracker *t, struct collector *c, struct sample *s)
 
 		if (!im || has_stack(im, r->stack_hash))
 			continue;
+		if (work_budget__spent(b, monotonic_ns())) {
+			s->stacks_pending++;
+			continue;
+		}
 		sf = sample__add_frames(s);
 		if (!sf)
 			return -ENOMEM;
@@ -429,39 +438,69 @@ static int add_frames(struct tracker *t, struct collector *c, struct sample *s)
 	return 0;
 }
 
-/* A reading of every image: identity always, counters of the live ones now. */
+/*
+ * Which live images get their /proc read now: round robin from where the last cut fell, as
+ * far as the budget goes; the others keep their last reading in the model (counted).
+ */
+static void plan_reads(struct tracker *t, struct sample *s, const struct work_budget *b)
+{
+	size_t n = t->n_images, start = n ? t->read_cursor % n : 0;
+	bool spent = false;
+
+	for (size_t k = 0; k < n; k++) {
+		struct image *im = &t->images[(start + k) % n];
+
+		im->read_now = false;
+		if (im->exited)
+			continue;
+		if (!spent && work_budget__spent(b, monotonic_ns())) {
+			spent = true;
+			t->read_cursor = (start + k) % n;
+		}
+		if (spent) {
+			s->procs_deferred++;
+			continue;
+		}
+		/* Read it now: the reading itself is the costly part, done in sorted order. */
+		im->read_now = true;
+		if (!im->registered && !im->maps_final &&
+		    !symbolizer__add_image(t->sym, im->gen, im->pid)) {
+			im->registered = true;
+			im->maps_read_ns = monotonic_ns();
+		}
+		read_identity(im);
+		if (procfs__counters(im->pid, &im->counters))
+			im->counters.valid = false;
+	}
+}
+
+/* A reading of every image: identity always, counters of the live ones read this interval. */
 static int add_readings(struct tracker *t, struct sample *s)
 {
 	for (size_t i = 0; i < t->n_images; i++) {
 		struct image *im = &t->images[i];
 		struct sample_proc *p;
 
-		if (!im->exited) {
-			if (!im->registered && !im->maps_final &&
-			    !symbolizer__add_image(t->sym, im->gen, im->pid)) {
-				im->registered = true;
-				im->maps_read_ns = monotonic_ns();
-			}
-			read_identity(im);
-		}
 		p = sample__add_proc(s);
 		if (!p)
 			return -ENOMEM;
 		p->pid = im->pid;
 		p->gen = im->gen;
 		p->alive = !im->exited;
+		p->read = im->read_now;
 		p->target = im->target;
 		memcpy(p->id.comm, im->id.comm, sizeof(p->id.comm));
 		p->id.start_ticks = im->id.start_ticks;
 		if (im->id.cmdline && !(p->id.cmdline = strdup(im->id.cmdline)))
 			return -ENOMEM;
-		if (p->alive && procfs__counters(im->pid, &p->counters))
-			p->counters.valid = false;
+		if (p->read)
+			p->counters = im->counters;
 	}
 	return 0;
 }
 
-int tracker__fill(struct tracker *t, struct collector *c, struct sample *s)
+int tracker__fill(struct tracker *t, struct collector *c, struct sample *s,
+		  const struct work_budget *b)
 {
 	uint64_t t0 = monotonic_ns();
 	int err;
@@ -476,12 +515,15 @@ int tracker__fill(struct tracker *t, struct collector *c, struct sample *s)
 	t->n_queue = 0;
 	for (size_t i = 0; i < t->n_images; i++)
 		t->images[i].refreshed = false;
-	err = discover(t, s);
-	if (!err)
-		err = add_readings(t, s);
-	if (!err)
-		err = add_frames(t, c, s);
 	s->stacks_pending = 0;
+	s->procs_deferred = 0;
+	err = discover(t, s);
+	if (!err) {
+		plan_reads(t, s, b);
+		err = add_readings(t, s);
+	}
+	if (!err)
+		err = add_frames(t, c, s, b);
 	s->timing.track_ms = (monotonic_ns() - t0) / 1e6;
 	return err;
 }
@@ -497,6 +539,8 @@ void tracker__forget(struct tracker *t, const struct dead_image *dead, size_t n)
 		for (size_t k = 0; k < n && !gone; k++)
 			gone = dead[k].tgid == im->pid && dead[k].gen == im->gen;
 		if (gone) {
+			/* Its sites were reported: its maps and modules need not stay open. */
+			symbolizer__drop_image(t->sym, im->gen);
 			image_free(im);
 			continue;
 		}

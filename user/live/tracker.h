@@ -14,6 +14,7 @@
 
 #include "bpf/leaktop.h"
 #include "core/sample.h"
+#include "util/budget.h"
 
 struct collector;
 struct symbolizer;
@@ -42,10 +43,13 @@ void tracker__refresh_young(struct tracker *t);
 /*
  * This interval's part of s (after the collector's): the queued events; images first seen
  * in s->sites; a reading of every image (identity; for live ones counters too), sorted;
- * frames of stacks new to their image.  Sets timing.track_ms and stacks_pending.
+ * frames of stacks new to their image.  Within budget b (NULL: none): /proc reads past it
+ * wait for the next sample (round robin, procs_deferred) and so do new stacks
+ * (stacks_pending).  Sets timing.track_ms.
  * 0 or -ENOMEM.
  */
-int tracker__fill(struct tracker *t, struct collector *c, struct sample *s);
+int tracker__fill(struct tracker *t, struct collector *c, struct sample *s,
+		  const struct work_budget *b);
 
 /* Images the model reaped: forget them. */
 void tracker__forget(struct tracker *t, const struct dead_image *dead, size_t n);

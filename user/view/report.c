@@ -173,6 +173,11 @@ void report__write(FILE *out, const struct model *m, const struct report_opts *o
 		"events %" PRIu64 "  dropped %" PRIu64 "\n",
 		LEAKTOP_VERSION, model__elapsed_s(m), m->interval_s, visible,
 		m->probes_attached, model__events(m), model__dropped(m));
+	/* Work the interval's budget left for later: said, never silently skipped. */
+	if (m->stacks_pending || m->procs_deferred)
+		fprintf(out, "deferred: %" PRIu32 " stacks not symbolized yet, %" PRIu32
+			" processes' /proc not re-read (collect %.0f ms)\n", m->stacks_pending,
+			m->procs_deferred, m->collect_ms);
 	for (size_t i = 0; i < n; i++) {
 		if (o->top_procs && shown >= o->top_procs)
 			break;

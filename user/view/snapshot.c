@@ -223,7 +223,7 @@ static json_t *process_json(const struct model *m, const struct process *p)
 static json_t *model_json(const struct model *m)
 {
 	struct process **procs;
-	json_t *root, *arr = json_array(), *drops = json_object();
+	json_t *root, *stats, *arr = json_array(), *drops = json_object();
 	struct utsname u;
 	char when[32];
 	time_t now = time(NULL);
@@ -264,6 +264,19 @@ static json_t *model_json(const struct model *m)
 			 "libcs_refused", (json_int_t)m->libcs_refused,
 			 "collect_ms", m->collect_ms,
 			 "processes", arr);
+	stats = root ? json_object_get(root, "stats") : NULL;
+	if (stats) {
+		/* Work the interval's budget left for the next one. */
+		json_object_set_new(stats, "deferred",
+				    json_pack("{s:I, s:I}",
+					      "sites", (json_int_t)m->stacks_pending,
+					      "procs", (json_int_t)m->procs_deferred));
+		/* leaktop's own cost; unknown (a saved snapshot re-emitted) is null. */
+		json_object_set_new(stats, "self_rss_bytes", m->self_rss_bytes ?
+				    json_integer(m->self_rss_bytes) : json_null());
+		json_object_set_new(stats, "self_cpu_s", m->self_cpu_s > 0 ?
+				    json_real(m->self_cpu_s) : json_null());
+	}
 	return root;
 }
 
@@ -297,7 +310,7 @@ int snapshot__write_line(FILE *out, const struct model *m)
 		return -ENOMEM;
 	if (json_dumpf(root, out, JSON_COMPACT | JSON_REAL_PRECISION(10)) || fputc('\n', out) == EOF ||
 	    fflush(out))
-		err = -EIO;
+		err = errno == EPIPE ? -EPIPE : -EIO;
 	json_decref(root);
 	return err;
 }
