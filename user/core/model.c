@@ -429,36 +429,43 @@ static int apply_event(struct model *m, const struct sample_event *ev)
 	return 0;
 }
 
-/* Sites of (pid, gen) with this stack get its frames (copied), unless they have some. */
+/* Site s gets a copy of frames[0..n), unless it has its frames already. */
+static int attach_frames(struct site *s, const struct sym_frame *frames, uint32_t n)
+{
+	if (!s || s->resolved)
+		return 0;
+	s->resolved = true;
+	if (!n)
+		return 0;
+	s->frames = calloc(n, sizeof(*s->frames));
+	if (!s->frames)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < n; k++) {
+		if (sym_frame__copy(&s->frames[k], &frames[k])) {
+			for (uint32_t j = 0; j < k; j++)
+				sym_frame__clear(&s->frames[j]);
+			free(s->frames);
+			s->frames = NULL;
+			return -ENOMEM;
+		}
+	}
+	s->n_frames = n;
+	return 0;
+}
+
+/* The sites of (pid, gen) with this stack, of either kind, get its frames. */
 static int apply_frames(struct model *m, const struct sample_frames *sf)
 {
 	struct process *p = find_mut(m, sf->pid, sf->gen);
+	int err;
 
 	if (!p)
 		return 0;
-	for (size_t i = 0; i < p->n_sites; i++) {
-		struct site *s = &p->sites[i];
-
-		if (s->stack_hash != sf->stack_hash || s->resolved)
-			continue;
-		s->resolved = true;
-		if (!sf->n_frames)
-			continue;
-		s->frames = calloc(sf->n_frames, sizeof(*s->frames));
-		if (!s->frames)
-			return -ENOMEM;
-		for (uint32_t k = 0; k < sf->n_frames; k++) {
-			if (sym_frame__copy(&s->frames[k], &sf->frames[k])) {
-				for (uint32_t j = 0; j < k; j++)
-					sym_frame__clear(&s->frames[j]);
-				free(s->frames);
-				s->frames = NULL;
-				return -ENOMEM;
-			}
-		}
-		s->n_frames = sf->n_frames;
-	}
-	return 0;
+	err = attach_frames(site_find(p, LT_KIND_HEAP, sf->stack_hash), sf->frames, sf->n_frames);
+	if (!err)
+		err = attach_frames(site_find(p, LT_KIND_FD, sf->stack_hash), sf->frames,
+				    sf->n_frames);
+	return err;
 }
 
 /* Who it is, whatever its state; counters and census only of a live image. */
