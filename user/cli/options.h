@@ -9,9 +9,24 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "bpf/leaktop.h"
 #include "core/types.h"
 
-#define OPT_MAX_PIDS 64
+/* Defaults and limits of the options: the one place they are set; the usage texts quote
+ * them (OPT_STR). */
+#define OPT_DEFAULT_INTERVAL_S		1
+#define OPT_DEFAULT_STACK_DEPTH		LT_DEFAULT_STACK_DEPTH
+#define OPT_DEFAULT_TOP_SITES		10	/* call sites per process in text */
+#define OPT_DEFAULT_TOP_PROCS_SYSTEM	20	/* processes in a whole-system text report */
+#define OPT_DEFAULT_WINDOW		40	/* samples of history per series */
+#define OPT_MIN_WINDOW			8
+#define OPT_MAX_WINDOW			3600
+#define OPT_MAX_TOP			100000
+#define OPT_DEFAULT_FILE_MODE		0600	/* output files: only their owner reads them */
+#define OPT_MAX_PIDS			64
+
+#define OPT_STR_(x) #x
+#define OPT_STR(x) OPT_STR_(x)
 
 enum run_mode {
 	MODE_SYSTEM,		/* whole system */

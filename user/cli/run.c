@@ -36,6 +36,9 @@
 #include "view/snapshot.h"
 #include "live/symbolize.h"
 #include "tui/tui.h"
+#include "util/clock.h"
+#include "util/atomic_file.h"
+#include "util/msg.h"
 
 #define LIBC_RESCAN_NS		(10ULL * 1000000000ULL)
 #define ALLOC_SWEEP_NS		(5ULL * 1000000000ULL)
@@ -68,18 +71,6 @@ struct run {
 	int64_t pending_blocks;
 };
 
-static void err_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void err_line(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("leaktop: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 int run__check_privileges(void)
 {
 	char buf[4096], *p;
@@ -90,11 +81,12 @@ int run__check_privileges(void)
 	p = strstr(buf, "\nCapEff:");
 	if (!p || sscanf(p + 8, "%llx", &eff) != 1)
 		return -EPERM;
-	/* CAP_SYS_ADMIN (21) covers it all; otherwise CAP_BPF (39), CAP_PERFMON (38) and
-	 * CAP_SYS_PTRACE (19, for /proc/PID/maps and map_files of other users). */
-	if (eff & (1ULL << 21))
+	/* CAP_SYS_ADMIN covers it all; otherwise CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE (for
+	 * /proc/PID/maps and map_files of other users). */
+	if (eff & (1ULL << CAP_SYS_ADMIN))
 		return 0;
-	if ((eff & (1ULL << 39)) && (eff & (1ULL << 38)) && (eff & (1ULL << 19)))
+	if ((eff & (1ULL << CAP_BPF)) && (eff & (1ULL << CAP_PERFMON)) &&
+	    (eff & (1ULL << CAP_SYS_PTRACE)))
 		return 0;
 	return -EPERM;
 }
@@ -401,12 +393,8 @@ static int write_exports(struct run *r)
 		path = o->folded_path;
 		err = export__folded_file(path, &r->model);
 	}
-	if (err == -ELOOP)
-		err_line("refusing to write %s: it is a symbolic link; remove it or choose another "
-			 "path", path);
-	else if (err)
-		err_line("cannot write %s: %s; check the directory exists and is writable", path,
-			 strerror(-err));
+	if (err)
+		err_line("%s", msg__write_failed(msg, sizeof(msg), path, err));
 	return err;
 }
 
@@ -414,7 +402,9 @@ static int emit(struct run *r)
 {
 	const struct options *o = r->o;
 	struct report_opts ro = { .top_sites = o->top_sites, .max_frames = 0,
-				  .top_procs = o->mode == MODE_SYSTEM ? 20 : 0 };
+				  .top_procs = o->mode == MODE_SYSTEM ?
+					       OPT_DEFAULT_TOP_PROCS_SYSTEM : 0 };
+	char msg[4200];
 	int err;
 
 	err = write_exports(r);
@@ -432,14 +422,8 @@ static int emit(struct run *r)
 	}
 	if (o->json_path && strcmp(o->json_path, "-")) {
 		err = snapshot__write_file(o->json_path, &r->model);
-		if (err == -ELOOP) {
-			err_line("refusing to write %s: it is a symbolic link; remove it or choose "
-				 "another path", o->json_path);
-			return err;
-		}
 		if (err) {
-			err_line("cannot write %s: %s; check the directory exists and is writable",
-				 o->json_path, strerror(-err));
+			err_line("%s", msg__write_failed(msg, sizeof(msg), o->json_path, err));
 			return err;
 		}
 	}
@@ -521,8 +505,7 @@ static void write_snapshot_now(struct run *r)
 	}
 	err = snapshot__write_file(path, &r->model);
 	if (err)
-		snprintf(msg, sizeof(msg), "cannot write %s: %s", path,
-			 err == -ELOOP ? "it is a symbolic link" : strerror(-err));
+		msg__write_failed(msg, sizeof(msg), path, err);
 	else
 		snprintf(msg, sizeof(msg), "wrote %s", path);
 	tui__message(r->tui, &r->model, msg);
@@ -635,14 +618,11 @@ static int check_json_path(const char *path)
 
 	if (!path || !strcmp(path, "-"))
 		return 0;
-	if (!lstat(path, &st) && S_ISLNK(st.st_mode)) {
-		err_line("refusing to write %s: it is a symbolic link; remove it or choose another "
-			 "path", path);
-		return -ELOOP;
-	}
-	if (!lstat(path, &st) && !S_ISREG(st.st_mode)) {
-		err_line("cannot write %s: not a regular file; choose another path", path);
-		return -EISDIR;
+	if (!lstat(path, &st) && (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode))) {
+		int err = S_ISLNK(st.st_mode) ? -ELOOP : -EISDIR;
+
+		err_line("%s", msg__write_failed(msg, sizeof(msg), path, err));
+		return err;
 	}
 	/* The snapshot is written beside its final name: that directory must take files. */
 	snprintf(dir, sizeof(dir), "%s", path);

@@ -17,6 +17,7 @@
 #include "live/collector.h"
 #include "live/procfs.h"
 #include "live/symbolize.h"
+#include "util/clock.h"
 
 const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_ALLOC_MAP_FULL] = "alloc_map_full",

@@ -100,6 +100,5 @@ void fd_census__free(struct fd_census *fc);
 /* Delete stacks referenced by no site in `s` for two sweeps in a row.  Count or -errno. */
 long collector__gc_stacks(struct collector *c, const struct sample *s);
 
-uint64_t monotonic_ns(void);
 
 #endif
