@@ -24,32 +24,46 @@
 #include <zlib.h>
 
 #include "util/atomic_file.h"
+#include "util/escape.h"
 #include "view/export.h"
 #include "proto/profile.pb-c.h"
 
 /* ---------------------------------------------------------------- folded stacks */
 
-/* A frame's name in a folded line: no ';' (frame separator) and no line breaks. */
+/* Text of a folded line: a character every text output would escape (util/escape.h) is
+ * one '?' (flame graph tools show names as they are), and ';' (the frame separator) is ':'. */
+static void write_folded_text(FILE *out, const char *text)
+{
+	char one[ESCAPE_MAX];
+	size_t shown, n;
+
+	while (*text) {
+		n = escape__next(text, one, &shown);
+		text += n;
+		if (shown != n)
+			fputc('?', out);
+		else
+			fputs(one[0] == ';' ? ":" : one, out);
+	}
+}
+
+/* A frame's name in a folded line: its function, else [its module's file name], else its
+ * address. */
 static void write_folded_frame(FILE *out, const struct sym_frame *f)
 {
-	const char *name = f->symbol;
+	const char *base = f->module ? strrchr(f->module, '/') : NULL;
 	char buf[32];
 
-	if (!name && f->module) {
-		const char *base = strrchr(f->module, '/');
-
+	if (f->symbol) {
+		write_folded_text(out, f->symbol);
+	} else if (f->module) {
 		fputc('[', out);
-		for (const char *c = base ? base + 1 : f->module; *c; c++)
-			fputc(*c == ';' ? ':' : (unsigned char)*c < 0x20 ? '?' : *c, out);
+		write_folded_text(out, base ? base + 1 : f->module);
 		fputc(']', out);
-		return;
-	}
-	if (!name) {
+	} else {
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, f->addr);
-		name = buf;
+		fputs(buf, out);
 	}
-	for (const char *c = name; *c; c++)
-		fputc(*c == ';' ? ':' : (unsigned char)*c < 0x20 ? '?' : *c, out);
 }
 
 int export__folded(FILE *out, const struct model *m)
