@@ -3,7 +3,8 @@
 #
 # run.sh - the test runner behind `make test` (which builds everything first).
 #
-# Runs every unit test binary build/tests/unit/test_*, then every end-to-end script
+# Runs the include check (tests/check_includes.sh), every unit test binary
+# build/tests/unit/test_*, then every end-to-end script
 # tests/e2e/*.sh (lib.sh is their shared helper, not a script).  Each prints one line per
 # test, "PASS name" or "FAIL name: why"; this script passes those lines through, counts
 # them, and ends with exactly one line "N passed, M failed".  A unit binary or script that
@@ -58,6 +59,9 @@ run_one() {
 		failed=$((failed + 1))
 	fi
 }
+
+# The layout's include rule (and a check that the checker catches a planted violation).
+run_one tests/check_includes.sh "$UNIT_TIMEOUT" bash tests/check_includes.sh
 
 for bin in build/tests/unit/test_*; do
 	case $bin in

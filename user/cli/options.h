@@ -64,5 +64,10 @@ struct options {
 int options__parse(int argc, char **argv, struct options *opts, char *err, size_t err_len);
 /* The --help text. */
 const char *options__usage(void);
+/* The strict number parsing of every command: s is all decimal digits, min <= value <= max.
+ * 0 or -EINVAL. */
+int options__parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out);
+/* An octal file mode, 0 to 0777 ("600", "0640").  0 or -EINVAL. */
+int options__parse_mode(const char *s, unsigned int *out);
 
 #endif

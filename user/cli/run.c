@@ -26,6 +26,7 @@
 #include "live/collector.h"
 #include "view/export.h"
 #include "cli/launcher.h"
+#include "live/buildid.h"
 #include "live/libcs.h"
 #include "live/loader.h"
 #include "core/model.h"
@@ -378,9 +379,11 @@ static void follow_new_libcs(struct run *r)
 static int write_exports(struct run *r)
 {
 	const struct options *o = r->o;
-	struct export_opts eo = { .duration_s = model__elapsed_s(&r->model) };
+	struct export_opts eo = { .duration_s = model__elapsed_s(&r->model),
+				  .build_id = buildid__of_file };
 	const char *path = NULL;
 	struct timespec now;
+	char msg[4200];
 	int err = 0;
 
 	clock_gettime(CLOCK_REALTIME, &now);
