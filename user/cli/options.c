@@ -38,11 +38,17 @@ static const char usage_text[] =
 "      --folded FILE       write folded stacks (for flame graphs) each interval,\n"
 "                          replaced atomically\n"
 "  -r, --resources LIST    what to track: heap, fd (default: all)\n"
-"      --stack-depth N     user stack frames kept per call site (1-127, default 32)\n"
-"  -n, --top N             call sites shown per process in the text report (default 10)\n"
-"      --window N          samples of history the growth verdicts use (8-3600, default 40)\n"
+"      --stack-depth N     user stack frames kept per call site (1-" OPT_STR(LT_MAX_STACK_DEPTH)
+				", default " OPT_STR(OPT_DEFAULT_STACK_DEPTH) ")\n"
+"  -n, --top N             call sites shown per process in the text report (default "
+				OPT_STR(OPT_DEFAULT_TOP_SITES) ")\n"
+"      --window N          samples of history the growth verdicts use ("
+				OPT_STR(OPT_MIN_WINDOW) "-" OPT_STR(OPT_MAX_WINDOW) ", default "
+				OPT_STR(OPT_DEFAULT_WINDOW) ")\n"
 "      --scan-every SEC    stop the traced processes briefly every SEC seconds to find\n"
 "                          the blocks no pointer reaches any more (needs -p or --)\n"
+"      --file-mode MODE    mode of the files written (octal, default "
+				OPT_STR(OPT_DEFAULT_FILE_MODE) "; the umask applies)\n"
 "  -v, --verbose           show libbpf's messages and probe placement\n"
 "      --probe-floor WHERE for benchmarks: attach empty programs instead, at every\n"
 "                          function's entry ('entry') or where leaktop's go ('planned')\n"
@@ -80,6 +86,20 @@ int options__parse_uint(const char *s, unsigned long min, unsigned long max, uns
 	errno = 0;
 	v = strtoul(s, &end, 10);
 	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int options__parse_mode(const char *s, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s || strspn(s, "01234567") != strlen(s) || strlen(s) > 4)
+		return -EINVAL;
+	v = strtoul(s, &end, 8);
+	if (*end || v > 0777)
 		return -EINVAL;
 	*out = v;
 	return 0;
@@ -143,7 +163,7 @@ static int parse_resources(const char *list, unsigned int *out, char *err, size_
 }
 
 enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR, OPT_WINDOW, OPT_PPROF, OPT_FOLDED,
-       OPT_SCAN_EVERY };
+       OPT_SCAN_EVERY, OPT_FILE_MODE };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -159,6 +179,7 @@ static const struct option long_opts[] = {
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "folded", required_argument, NULL, OPT_FOLDED },
 	{ "scan-every", required_argument, NULL, OPT_SCAN_EVERY },
+	{ "file-mode", required_argument, NULL, OPT_FILE_MODE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -171,11 +192,12 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 	int c, ret;
 
 	memset(o, 0, sizeof(*o));
-	o->interval_s = 1.0;
+	o->interval_s = OPT_DEFAULT_INTERVAL_S;
 	o->resources = RES_ALL;
-	o->stack_depth = LT_DEFAULT_STACK_DEPTH;
-	o->top_sites = 10;
-	o->window = 40;
+	o->stack_depth = OPT_DEFAULT_STACK_DEPTH;
+	o->top_sites = OPT_DEFAULT_TOP_SITES;
+	o->window = OPT_DEFAULT_WINDOW;
+	o->file_mode = OPT_DEFAULT_FILE_MODE;
 	err[0] = '\0';
 
 	/* "+": stop at the first non-option so CMD's own options are left alone. */
@@ -222,8 +244,14 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 			break;
 		case OPT_SCAN_EVERY:
 			if (parse_seconds(optarg, 0.01, &o->scan_every_s))
-				return fail(err, len, "invalid --scan-every '%s': expected seconds >= "
-					    "0.01", optarg);
+				return msg__set(err, len, -EINVAL, "invalid --scan-every '%s': "
+						"expected seconds >= 0.01", optarg);
+			break;
+		case OPT_FILE_MODE:
+			if (options__parse_mode(optarg, &o->file_mode))
+				return msg__set(err, len, -EINVAL, "invalid --file-mode '%s': "
+						"expected an octal mode such as 0600 or 0640",
+						optarg);
 			break;
 		case 'r':
 			ret = parse_resources(optarg, &o->resources, err, len);

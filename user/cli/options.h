@@ -51,6 +51,7 @@ struct options {
 	double scan_every_s;	/* --scan-every: reachability scan of the targets; 0: never */
 	unsigned int window;	/* samples of history the growth verdicts look at */
 	int probe_floor;	/* 0: real probes; 1: empty at entries; 2: empty where real go */
+	unsigned int file_mode;	/* --file-mode: of the files written, before the umask */
 	bool verbose;
 	bool help;
 	bool version;

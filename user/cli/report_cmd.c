@@ -39,6 +39,8 @@ static const char report_usage[] =
 "  -p, --pid PID        only this process\n"
 "      --pprof FILE     also write a pprof profile to FILE\n"
 "      --folded FILE    also write folded stacks to FILE\n"
+"      --file-mode MODE of the files written (octal, default " OPT_STR(OPT_DEFAULT_FILE_MODE)
+			"; the umask applies)\n"
 "  -h, --help           this text\n"
 "\n"
 "Exit status: 0 success, 1 unreadable or invalid snapshot, 2 usage error.\n";
@@ -53,32 +55,26 @@ static const char diff_usage[] =
 "Options:\n"
 "      --json           machine-readable output (schema \"" DIFF_SCHEMA "\")\n"
 "  -o, --output FILE    write to FILE (replaced atomically) instead of stdout\n"
-"  -n, --top N          changed call sites shown per process in text (default 10)\n"
+"      --file-mode MODE of FILE (octal, default " OPT_STR(OPT_DEFAULT_FILE_MODE)
+			"; the umask applies)\n"
+"  -n, --top N          changed call sites shown per process in text (default "
+			OPT_STR(OPT_DEFAULT_TOP_SITES) ")\n"
 "  -h, --help           this text\n"
 "\n"
 "Exit status: 0 success, 1 unreadable or invalid snapshot, 2 usage error.\n";
 
-__attribute__((format(printf, 1, 2)))
-static void err_line(const char *fmt, ...)
+/* --file-mode: the mode of the files written from now on.  0 or -EINVAL (said). */
+static int set_file_mode(const char *arg)
 {
-	va_list ap;
+	unsigned int mode;
 
-	fputs("leaktop: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static int parse_count(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
+	if (options__parse_mode(arg, &mode)) {
+		err_line("invalid --file-mode '%s': expected an octal mode such as 0600 or 0640",
+			 arg);
 		return -EINVAL;
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	return errno || *end || !*out || *out > max ? -EINVAL : 0;
+	}
+	atomic_file__set_mode(mode);
+	return 0;
 }
 
 /* The usage error for getopt's verdict c on argv; always 2. */
@@ -216,7 +212,7 @@ static const struct {
 
 /* ---------------------------------------------------------------- leaktop report */
 
-enum { OPT_PPROF = 1000, OPT_FOLDED, OPT_JSON };
+enum { OPT_PPROF = 1000, OPT_FOLDED, OPT_JSON, OPT_FILE_MODE };
 
 static const struct option report_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -225,6 +221,7 @@ static const struct option report_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "folded", required_argument, NULL, OPT_FOLDED },
+	{ "file-mode", required_argument, NULL, OPT_FILE_MODE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -272,6 +269,10 @@ int report_cmd__report(int argc, char **argv)
 			break;
 		case OPT_FOLDED:
 			folded = optarg;
+			break;
+		case OPT_FILE_MODE:
+			if (set_file_mode(optarg))
+				return 2;
 			break;
 		case 'h':
 			fputs(report_usage, stdout);
@@ -321,6 +322,7 @@ out:
 
 static const struct option diff_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "file-mode", required_argument, NULL, OPT_FILE_MODE },
 	{ "output", required_argument, NULL, 'o' },
 	{ "top", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
@@ -357,6 +359,10 @@ int report_cmd__diff(int argc, char **argv)
 		switch (c) {
 		case OPT_JSON:
 			json = true;
+			break;
+		case OPT_FILE_MODE:
+			if (set_file_mode(optarg))
+				return 2;
 			break;
 		case 'o':
 			output = optarg;

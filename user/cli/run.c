@@ -14,13 +14,13 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 #include "core/analysis.h"
 #include "live/collector.h"
@@ -495,7 +495,7 @@ static int collect(struct run *r)
 /* The TUI's `w`: a snapshot now, to the -j file or a new time-stamped one here. */
 static void write_snapshot_now(struct run *r)
 {
-	char name[64], msg[320];
+	char name[64], msg[4200];
 	const char *path = r->o->json_path;
 	time_t now = time(NULL);
 	struct tm tm;
@@ -616,7 +616,7 @@ static int loop(struct run *r)
 
 static int check_json_path(const char *path)
 {
-	char dir[4096], *slash;
+	char dir[4096], msg[4200], *slash;
 	struct stat st;
 
 	if (!path || !strcmp(path, "-"))
@@ -664,6 +664,7 @@ int run__main(const struct options *o)
 			 "CAP_SYS_PTRACE; run it with sudo");
 		return 1;
 	}
+	atomic_file__set_mode(o->file_mode);
 	if (check_json_path(o->json_path) || check_json_path(o->pprof_path) ||
 	    check_json_path(o->folded_path))
 		return 1;

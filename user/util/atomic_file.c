@@ -5,6 +5,8 @@
  * The temporary file is created with O_EXCL (mkostemp) in the target's directory, so it can
  * never be a pre-planted link; the target itself is checked with lstat and refused if it is
  * a link or not a regular file; rename() replaces a directory entry and never follows a link.
+ * Files are created 0600 (or the mode the user chose), less the umask: what leaktop writes
+ * describes other users' processes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +18,22 @@
 #include <unistd.h>
 
 #include "util/atomic_file.h"
+
+static mode_t file_mode = 0600;
+
+void atomic_file__set_mode(unsigned int mode)
+{
+	file_mode = mode & 0777;
+}
+
+/* The process's umask (leaktop is single-threaded: nothing creates files in between). */
+static mode_t current_umask(void)
+{
+	mode_t mask = umask(0);
+
+	umask(mask);
+	return mask;
+}
 
 int atomic_file__open(struct atomic_file *af, const char *path)
 {
@@ -37,7 +55,13 @@ int atomic_file__open(struct atomic_file *af, const char *path)
 	fd = mkostemp(af->tmp_path, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	fchmod(fd, 0644);
+	if (fchmod(fd, file_mode & ~current_umask())) {
+		int err = -errno;
+
+		close(fd);
+		unlink(af->tmp_path);
+		return err;
+	}
 	af->f = fdopen(fd, "w");
 	if (!af->f) {
 		int err = -errno;
