@@ -3,7 +3,7 @@
 #
 # run.sh - the test runner behind `make test` (which builds everything first).
 #
-# Runs every unit test binary build/asan/tests/unit/test_* (built with AddressSanitizer and
+# Runs the include check (tests/check_includes.sh), every unit test binary build/asan/tests/unit/test_* (built with AddressSanitizer and
 # UndefinedBehaviorSanitizer: a sanitizer report ends the binary with a FAIL line and a
 # non-zero status), then every end-to-end script tests/e2e/*.sh (lib.sh is their shared
 # helper, not a script).  Each prints one line per test, "PASS name" or "FAIL name: why";
@@ -60,6 +60,9 @@ run_one() {
 		failed=$((failed + 1))
 	fi
 }
+
+# The layout's include rule (and a check that the checker catches a planted violation).
+run_one tests/check_includes.sh "$UNIT_TIMEOUT" bash tests/check_includes.sh
 
 for bin in build/asan/tests/unit/test_*; do
 	case $bin in

@@ -10,6 +10,7 @@
  * always gives the terminal back.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <langinfo.h>
 #include <locale.h>
@@ -17,8 +18,8 @@
 #include <string.h>
 #include <curses.h>
 
-#include "tui.h"
-#include "view/report.h"
+#include "tui/tui.h"
+#include "view/format.h"
 
 enum view {
 	VIEW_PROCS,
@@ -170,22 +171,6 @@ static void put_line(int row, const char *text, bool selected, bool leak, const 
 	attroff(a);
 }
 
-static const char *flags_short(unsigned int f, char *buf)
-{
-	int n = 0;
-
-	if (f & PROC_HEAP_GROWTH)
-		buf[n++] = 'H';
-	if (f & PROC_FD_GROWTH)
-		buf[n++] = 'F';
-	if (f & PROC_RSS_GROWTH)
-		buf[n++] = 'R';
-	if (f & PROC_RSS_UNEXPLAINED)
-		buf[n++] = 'U';
-	buf[n] = '\0';
-	return buf;
-}
-
 /* ------------------------------------------------------------------ process list */
 
 static const struct tui *sort_tui;
@@ -264,15 +249,137 @@ static void clamp(struct tui *t, int rows, int height)
 		t->top = 0;
 }
 
+/*
+ * The process list's columns, left to right.  COMMAND is the whole comm (15 bytes on Linux);
+ * the command line takes what is left of the row, as in top and htop.  Sparklines are shown
+ * only when the row still leaves the command line CMDLINE_MIN_COLS with them.
+ */
+#define CMDLINE_MIN_COLS 16
+
+static void cell_pid(const struct tui *t, const struct process *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u", p->pid);
+}
+
+static void cell_comm(const struct tui *t, const struct process *p, char *buf, size_t len)
+{
+	fmt__str_buf(buf, len, p->comm, "?");
+}
+
+static void cell_rss(const struct tui *t, const struct process *p, char *buf, size_t len)
+{
+	if (p->counters.valid)
+		fmt__bytes(buf, len, p->counters.rss_bytes);
+	else
+		snprintf(buf, len, "-");
+}
+
+static void cell_rss_trend(const struct tui *t, const struct process *p, char *buf, size_t len)
+{
+	sparkline(t, &p->hist_rss, 6, buf, len);
+}
+
+static void cell_fds(const struct tui *t, const struct process *p, char *buf, size_t len)
+{
+	if (p->counters.valid)
+		snprintf(buf, len, "%u", p->counters.fd_count);
+	else
+		snprintf(buf, len, "-");
+}
+
+static void cell_fds_trend(const struct tui *t, const struct process *p, char *buf, size_t len)
+{
+	sparkline(t, &p->hist_fd_count, 6, buf, len);
+}
+
+static void cell_heap(const struct tui *t, const struct process *p, char *buf, size_t len)
+{
+	fmt__bytes(buf, len, p->heap_outstanding_bytes);
+}
+
+static void cell_heap_rate(const struct tui *t, const struct process *p, char *buf, size_t len)
+{
+	fmt__rate(buf, len, p->heap_growth_per_s, UNIT_BYTES);
+}
+
+static void cell_flags(const struct tui *t, const struct process *p, char *buf, size_t len)
+{
+	fmt__flag_letters(buf, len, p->flags);
+}
+
+static void cell_cmdline(const struct tui *t, const struct process *p, char *buf, size_t len)
+{
+	fmt__str_buf(buf, len, p->cmdline, "");
+}
+
+static const struct proc_column {
+	const char *title;
+	int width;		/* display columns; negative: left-aligned; 0: the rest */
+	bool trend;		/* a sparkline: dropped when the row is narrow */
+	void (*cell)(const struct tui *t, const struct process *p, char *buf, size_t len);
+} proc_columns[] = {
+	{ "PID", 7, false, cell_pid },
+	{ "COMMAND", -15, false, cell_comm },
+	{ "RSS", 9, false, cell_rss },
+	{ "rss", -6, true, cell_rss_trend },
+	{ "FDS", 5, false, cell_fds },
+	{ "fds", -6, true, cell_fds_trend },
+	{ "HEAP", 9, false, cell_heap },
+	{ "HEAP/s", 11, false, cell_heap_rate },
+	{ "FLAGS", -5, false, cell_flags },
+	{ "CMDLINE", 0, false, cell_cmdline },
+};
+
+#define N_PROC_COLUMNS (sizeof(proc_columns) / sizeof(proc_columns[0]))
+
+/* Are the sparklines shown at this width? */
+static bool procs_show_trends(int cols)
+{
+	int need = CMDLINE_MIN_COLS;
+
+	for (size_t c = 0; c < N_PROC_COLUMNS; c++)
+		need += abs(proc_columns[c].width) + (proc_columns[c].width != 0);
+	return cols >= need;
+}
+
+/* One row of the list into line: titles when p is NULL. */
+static void proc_row(const struct tui *t, const struct process *p, bool trends, char *line,
+		     size_t len)
+{
+	FILE *f = fmt__line_open(line, len);
+	char cell[1024];
+
+	if (!f)
+		return;
+	for (size_t c = 0; c < N_PROC_COLUMNS; c++) {
+		const struct proc_column *col = &proc_columns[c];
+
+		if (col->trend && !trends)
+			continue;
+		if (p)
+			col->cell(t, p, cell, sizeof(cell));
+		else
+			snprintf(cell, sizeof(cell), "%s", col->title);
+		if (col->trend && p)		/* already as wide as its column */
+			fprintf(f, "%s ", cell);
+		else if (col->width)
+			fprintf(f, "%*s ", col->width, cell);
+		else
+			fputs(cell, f);
+	}
+	fmt__line_close(f, line, len);
+}
+
 static void draw_procs(struct tui *t, const struct model *m, int y0, int height)
 {
-	char rss[16], heap[16], rs[64], fs[64], fl[8], fds[16], line[512];
+	bool trends = procs_show_trends(COLS);
 	struct process **rows;
+	char line[1024];
 	size_t n;
 
+	proc_row(t, NULL, trends, line, sizeof(line));
 	attron(A_REVERSE);
-	mvprintw(y0, 0, "%7s %-10s %9s %-6s %5s %-6s %10s %10s %-5s %s", "PID", "COMMAND", "RSS",
-		 "rss", "FDS", "fds", "HEAP", "HEAP/s", "FLAGS", "CMDLINE");
+	mvaddnstr(y0, 0, line, bytes_for_cols(line, COLS));
 	clrtoeol();
 	attroff(A_REVERSE);
 	rows = process_rows(t, m, &n);
@@ -291,20 +398,7 @@ static void draw_procs(struct tui *t, const struct model *m, int y0, int height)
 			t->pid = p->pid;
 			t->gen = p->gen;
 		}
-		sparkline(t, &p->hist_rss, 6, rs, sizeof(rs));
-		sparkline(t, &p->hist_fd_count, 6, fs, sizeof(fs));
-		if (p->counters.valid) {
-			report__bytes(rss, sizeof(rss), p->counters.rss_bytes);
-			snprintf(fds, sizeof(fds), "%u", p->counters.fd_count);
-		} else {
-			strcpy(rss, "-");
-			strcpy(fds, "-");
-		}
-		snprintf(line, sizeof(line), "%7u %-10.10s %9s %s %5s %s %10s %10.0f %-5s %s", p->pid,
-			 p->comm[0] ? p->comm : "?", rss, rs, fds, fs,
-			 report__bytes(heap, sizeof(heap), p->heap_outstanding_bytes),
-			 p->heap_growth_per_s, flags_short(p->flags, fl),
-			 p->cmdline ? p->cmdline : "");
+		proc_row(t, p, trends, line, sizeof(line));
 		put_line(y0 + 1 + r, line, (int)i == t->sel, p->flags != 0, t);
 	}
 	free(rows);
@@ -317,14 +411,14 @@ static const struct process *current_process(const struct tui *t, const struct m
 	return model__find(m, t->pid, t->gen);
 }
 
+/* What names a site, escaped, into buf. */
 static void site_where(const struct site *s, char *buf, size_t len)
 {
-	const struct sym_frame *f = s->n_frames ? &s->frames[0] : NULL;
+	FILE *f = fmt__line_open(buf, len);
 
-	if (f && f->file)
-		snprintf(buf, len, "%s %s:%d", f->symbol ? f->symbol : "?", f->file, f->line);
-	else
-		snprintf(buf, len, "%s", f && f->symbol ? f->symbol : "(unknown)");
+	if (f)
+		fmt__site_title(f, s);
+	fmt__line_close(f, buf, len);
 }
 
 static double site_age_s(const struct model *m, const struct site *s)
@@ -338,12 +432,15 @@ static void draw_sites(struct tui *t, const struct model *m, int y0, int height)
 {
 	const struct process *p = current_process(t, m);
 	struct site **sites = p ? model__sites_by_outstanding(p) : NULL;
-	char b1[16], where[256], spark[64], age[16], line[512];
+	char b1[FMT_NUM_LEN], rate[FMT_NUM_LEN], where[512], spark[64], age[FMT_NUM_LEN];
+	char comm[64], line[1024];
 	int n = p ? (int)p->n_sites : 0;
 
+	snprintf(line, sizeof(line), "%-4s %-4s %10s %7s %11s %7s %-6s %s (pid %u)", "LEAK",
+		 "KIND", "OUTSTAND", "COUNT", "GROWTH/s", "AGE", "trend",
+		 p ? fmt__str_buf(comm, sizeof(comm), p->comm, "?") : "(gone)", t->pid);
 	attron(A_REVERSE);
-	mvprintw(y0, 0, "%-4s %-4s %10s %7s %9s %7s %-6s %s (pid %u)", "LEAK", "KIND", "OUTSTAND",
-		 "COUNT", "GROWTH/s", "AGE", "trend", p ? p->comm : "(gone)", t->pid);
+	mvaddnstr(y0, 0, line, bytes_for_cols(line, COLS));
 	clrtoeol();
 	attroff(A_REVERSE);
 	clamp(t, n, height);
@@ -365,86 +462,98 @@ static void draw_sites(struct tui *t, const struct model *m, int y0, int height)
 		site_where(s, where, sizeof(where));
 		sparkline(t, &s->hist, 6, spark, sizeof(spark));
 		a = site_age_s(m, s);
-		if (a >= 0)
-			snprintf(age, sizeof(age), "%.0fs", a);
-		else
-			strcpy(age, "-");
-		snprintf(line, sizeof(line), "%-4s %-4s %10s %7" PRId64 " %9.1f %7s %s %s",
+		fmt__age(age, sizeof(age), a);
+		fmt__rate(rate, sizeof(rate), s->growth_per_s,
+			  s->kind == LT_KIND_FD ? UNIT_FDS : UNIT_BYTES);
+		snprintf(line, sizeof(line), "%-4s %-4s %10s %7" PRId64 " %11s %7s %s %s",
 			 s->flagged ? "LEAK" : "", s->kind == LT_KIND_FD ? "fd" : "heap",
 			 s->kind == LT_KIND_FD ? "-" :
-			 report__bytes(b1, sizeof(b1), s->outstanding_bytes),
-			 site__outstanding(s), s->growth_per_s, age, spark, where);
+			 fmt__bytes(b1, sizeof(b1), s->outstanding_bytes),
+			 site__outstanding(s), rate, age, spark, where);
 		put_line(y0 + 1 + r, line, i == t->sel, s->flagged, t);
 	}
 	free(sites);
+}
+
+/* The stack view's lines above the frames: the site's counts, and for descriptors their
+ * kinds and examples. */
+static int stack_summary(const struct site *s, char *line, size_t len, int which)
+{
+	char b1[FMT_NUM_LEN], b2[FMT_NUM_LEN], rate[FMT_NUM_LEN];
+	FILE *f;
+
+	if (which > (s->kind == LT_KIND_FD))
+		return -ENOENT;
+	f = fmt__line_open(line, len);
+	if (!f)
+		return -ENOMEM;
+	if (which == 1) {
+		fputs("types:", f);
+		for (int k = 0; k < FD_TYPE__COUNT; k++)
+			if (s->fd_types[k])
+				fprintf(f, " %s %u", fd_type_names[k], s->fd_types[k]);
+		for (uint32_t k = 0; k < s->n_fd_samples; k++) {
+			fputs(k ? ", " : "  e.g. ", f);
+			fmt__str(f, s->fd_samples[k], "?");
+		}
+	} else if (s->kind == LT_KIND_FD) {
+		fprintf(f, "open %" PRId64 "  opens %" PRIu64 "  closes %" PRIu64 "  repaired %"
+			PRIu64 "  growth %s", site__outstanding(s), (uint64_t)s->allocs,
+			site__frees(s), s->repaired,
+			fmt__rate(rate, sizeof(rate), s->growth_per_s, UNIT_FDS));
+	} else {
+		fprintf(f, "outstanding %s in %" PRId64 " blocks  allocs %" PRIu64 "  frees %"
+			PRIu64 "  allocated %s  growth %s",
+			fmt__bytes(b1, sizeof(b1), s->outstanding_bytes),
+			(int64_t)s->outstanding_count, (uint64_t)s->allocs, (uint64_t)s->frees,
+			fmt__bytes(b2, sizeof(b2), s->alloc_bytes),
+			fmt__rate(rate, sizeof(rate), s->growth_per_s, UNIT_BYTES));
+	}
+	fmt__line_close(f, line, len);
+	return 0;
 }
 
 static void draw_stack(struct tui *t, const struct model *m, int y0, int height)
 {
 	const struct process *p = current_process(t, m);
 	const struct site *s = NULL;
-	char line[512], b1[16], b2[16];
+	char line[1024], comm[64];
 	int row = y0, first;
 
 	for (size_t i = 0; p && i < p->n_sites; i++)
 		if (p->sites[i].kind == t->site_kind && p->sites[i].stack_hash == t->site_hash)
 			s = &p->sites[i];
+	snprintf(line, sizeof(line), "%s site of %s (pid %u)%s",
+		 s && s->kind == LT_KIND_FD ? "fd" : "heap",
+		 p ? fmt__str_buf(comm, sizeof(comm), p->comm, "?") : "(gone)", t->pid,
+		 s && s->flagged ? "  LEAK" : "");
 	attron(A_REVERSE);
-	mvprintw(row++, 0, "%s site of %s (pid %u)%s", s && s->kind == LT_KIND_FD ? "fd" : "heap",
-		 p ? p->comm : "(gone)", t->pid, s && s->flagged ? "  LEAK" : "");
+	mvaddnstr(row++, 0, line, bytes_for_cols(line, COLS));
 	clrtoeol();
 	attroff(A_REVERSE);
 	if (!s) {
 		mvaddstr(row++, 0, "this site is gone (its process exited)");
 		clrtoeol();
-	} else {
-		if (s->kind == LT_KIND_FD)
-			snprintf(line, sizeof(line), "open %" PRId64 "  opens %" PRIu64 "  closes %"
-				 PRIu64 "  repaired %" PRIu64 "  growth %.1f/s", site__outstanding(s),
-				 (uint64_t)s->allocs, site__frees(s), s->repaired,
-				 s->growth_per_s);
-		else
-			snprintf(line, sizeof(line), "outstanding %s in %" PRId64 " blocks  allocs %"
-				 PRIu64 "  frees %" PRIu64 "  allocated %s  growth %.0f B/s",
-				 report__bytes(b1, sizeof(b1), s->outstanding_bytes),
-				 (int64_t)s->outstanding_count, (uint64_t)s->allocs,
-				 (uint64_t)s->frees,
-				 report__bytes(b2, sizeof(b2), s->alloc_bytes), s->growth_per_s);
-		mvaddnstr(row++, 0, line, COLS);
+	}
+	for (int k = 0; s && !stack_summary(s, line, sizeof(line), k); k++) {
+		mvaddnstr(row++, 0, line, bytes_for_cols(line, COLS));
 		clrtoeol();
-		if (s->kind == LT_KIND_FD) {
-			int w = snprintf(line, sizeof(line), "types:");
-
-			for (int k = 0; k < FD_TYPE__COUNT && w < (int)sizeof(line); k++)
-				if (s->fd_types[k])
-					w += snprintf(line + w, sizeof(line) - w, " %s %u",
-						      fd_type_names[k], s->fd_types[k]);
-			for (uint32_t k = 0; k < s->n_fd_samples && w < (int)sizeof(line); k++)
-				w += snprintf(line + w, sizeof(line) - w, "%s%s", k ? ", " : "  e.g. ",
-					      s->fd_samples[k]);
-			mvaddnstr(row++, 0, line, COLS);
-			clrtoeol();
-		}
 	}
 	first = row;
 	clamp(t, s ? (int)s->n_frames : 0, height - (first - y0));
 	for (; row < y0 + 1 + height; row++) {
 		int i = t->top + (row - first);
-		const struct sym_frame *f;
-		int w;
+		FILE *f;
 
 		if (!s || i >= (int)s->n_frames) {
 			move(row, 0);
 			clrtoeol();
 			continue;
 		}
-		f = &s->frames[i];
-		w = snprintf(line, sizeof(line), "#%-2d %s", i, f->symbol ? f->symbol : "(unknown)");
-		if (f->symbol)
-			w += snprintf(line + w, sizeof(line) - w, "+0x%" PRIx64, f->offset);
-		if (f->file)
-			w += snprintf(line + w, sizeof(line) - w, "  %s:%d", f->file, f->line);
-		snprintf(line + w, sizeof(line) - w, "  [%s]", f->module ? f->module : "?");
+		f = fmt__line_open(line, sizeof(line));
+		if (f)
+			fmt__frame(f, i, &s->frames[i], FRAME_ADDR_IF_UNKNOWN);
+		fmt__line_close(f, line, sizeof(line));
 		put_line(row, line, i == t->sel, false, t);
 	}
 }
@@ -565,8 +674,11 @@ static void draw_help(int y0)
 		mvprintw(row++, 0, "  %-10s %s", keys[i].name, keys[i].help);
 		clrtoeol();
 	}
-	mvaddstr(row++, 0, "  Flags: H heap grows, F fds grow, R rss grows, U rss growth unexplained");
+	mvaddstr(row, 0, "  Flags:");
+	for (int f = 0; f < PROC_FLAG__COUNT; f++)
+		printw("%s %c %s", f ? "," : "", proc_flags[f].letter, proc_flags[f].meaning);
 	clrtoeol();
+	row++;
 	for (; row < LINES - 1; row++) {
 		move(row, 0);
 		clrtoeol();
@@ -620,7 +732,7 @@ void tui__message(struct tui *t, const struct model *m, const char *msg)
 {
 	if (!t)
 		return;
-	snprintf(t->msg, sizeof(t->msg), "%s", msg);
+	fmt__str_buf(t->msg, sizeof(t->msg), msg, "");	/* it may quote paths */
 	t->msg_updates = 3;
 	draw(t, m);
 }

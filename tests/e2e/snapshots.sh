@@ -79,7 +79,7 @@ test_report_prints_the_fields_of_a_golden_snapshot() {
 	expect_line "$T/out" "  fds: 2 outstanding (opens 3, closes 1, untracked 3)" || return 1
 	expect_line "$T/out" "  LEAK 1.0 KiB in 4 blocks (allocs 4, frees 0, +410 B/s)  leak_here leaky.c:12" || return 1
 	expect_line "$T/out" "      #0  0x55d0c0ffee00 leak_here+0x14 leaky.c:12 [/usr/local/bin/leaky]" || return 1
-	expect_line "$T/out" "       2 fds open (opens 3, closes 1, +0.0/s)  open_conn net.c:7  socket:2" || return 1
+	expect_line "$T/out" "       2 fds open (opens 3, closes 1, +0.0 fds/s)  open_conn net.c:7  socket:2" || return 1
 	expect_line "$T/out" "PID 400 gone (exited)  [./gone]" || return 1
 }
 

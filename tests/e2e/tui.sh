@@ -3,7 +3,8 @@
 #
 # tui.sh - the curses view, driven for real in tmux (send-keys, capture-pane): the leaking
 # process and its flagged site appear, Enter/Esc navigate, / filters, w writes a valid
-# snapshot, the layout holds at 80x24 and after a resize, q gives the terminal back.
+# snapshot, the layout holds at 80x24 and after a resize, q gives the terminal back; a 15-byte
+# comm is shown whole, the command line takes the rest of the row, escaped.
 # Only the screen text is checked, never timings.
 source "$(dirname "$0")/lib.sh"
 
@@ -32,6 +33,9 @@ start_tui() {
 test_tui_lists_leaking_process_with_flags() {
 	start_tui || return 1
 	wait_screen "growth_mix .* HF" || return 1
+	# The heap's growth carries its unit.
+	screen_has "growth_mix .* [+-][0-9.]+ (B|KiB|MiB)/s HF" ||
+		fail_because "no rate with a unit: $(screen | grep growth_mix)" || return 1
 	screen_has "^leaktop .*dropped 0" || fail_because "header: $(screen | head -1)"
 }
 
@@ -44,7 +48,7 @@ test_tui_enter_shows_flagged_site_with_function() {
 
 test_tui_enter_on_site_shows_stack_with_file_line() {
 	keys Enter
-	wait_screen "^#0  leak_heap_alloc\+0x[0-9a-f]+  .*growth_mix\.c:[0-9]+" || return 1
+	wait_screen "^#0  leak_heap_alloc\+0x[0-9a-f]+ [^ ]*growth_mix\.c:[0-9]+( |$)" || return 1
 	wait_screen "^#1  leak_heap\+" || return 1
 }
 
@@ -114,6 +118,25 @@ test_tui_q_quits_and_restores_terminal() {
 	wait_screen "^LEAKTOP_EXIT=0" || return 1
 	expect_eq "alternate screen after quit" 0 "$(tm display -p -t lt '#{alternate_on}')" || return 1
 	! screen_has "PID COMMAND" || fail_because "curses content left on the screen: $(screen)"
+}
+
+# A 15-byte comm (Linux's longest) is shown whole at 80x24, the command line fills the rest
+# of the row, and what the program put in its command line is escaped.
+test_tui_shows_whole_comm_and_escaped_command_line() {
+	local row
+	ln -sf "$PROGS/growth_mix" "$TUI/growth_mix_long"
+	tm kill-server 2>/dev/null
+	tm new-session -d -s lt -x 80 -y 24 \
+		"cd '$TUI' && '$LEAKTOP' -i 0.5 -- ./growth_mix_long 120 \"\$(printf '\\033[2J')\"; sleep 120"
+	wait_screen "^ +[0-9]+ growth_mix_long +[0-9.]+ (B|KiB|MiB) " || return 1
+	row=$(screen | grep -m1 " growth_mix_long ")
+	[ "$(printf '%s' "$row" | LC_ALL=C.UTF-8 wc -L)" = 80 ] ||
+		fail_because "the row does not reach the edge: '$row'" || return 1
+	expect_match "the command line after the flags" " [HFRU]* +\./growth_mix" "$row" ||
+		return 1
+	tm resize-window -t lt -x 200 -y 30
+	wait_screen "growth_mix_long 120 \\\\x1b\[2J$" || return 1
+	keys q
 }
 
 test_tui_cleanup() {

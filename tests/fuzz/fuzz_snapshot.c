@@ -21,7 +21,7 @@ static FILE *devnull;
 static void render(const struct model *m, const struct snapshot_info *info)
 {
 	struct report_opts ro = { .top_sites = 5 };
-	struct export_opts eo = { .time_s = info->time_s, .no_build_ids = true };
+	struct export_opts eo = { .time_s = info->time_s };
 	struct diff_side side = { "fuzz", m, info };
 	struct diff_text_opts dto = { .top_sites = 3 };
 	struct diff d;

@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "live/buildid.h"
 #include "view/export.h"
 #include "proto/profile.pb-c.h"
 #include "view/snapshot_read.h"
@@ -170,7 +171,7 @@ static void test_folded_leaves_out_fd_sites_and_sites_with_nothing_outstanding(v
 static void test_pprof_is_a_gzipped_profile_of_inuse_objects_and_space(void)
 {
 	struct snapshot_info info;
-	struct export_opts o = { .no_build_ids = true };
+	struct export_opts o = {};
 	struct model m;
 	Profile *p;
 
@@ -203,7 +204,7 @@ static void test_pprof_samples_hold_count_and_bytes_of_each_heap_site(void)
 		{ "leak_new", 3, 300, 100 }, { "handle_request", 6, 1536, 300 },
 		{ "fresh_alloc", 2, 256, 500 },
 	};
-	struct export_opts o = { .no_build_ids = true };
+	struct export_opts o = {};
 	struct snapshot_info info;
 	struct model m;
 	Profile *p;
@@ -233,7 +234,7 @@ static void test_pprof_samples_hold_count_and_bytes_of_each_heap_site(void)
 
 static void test_pprof_ids_refer_to_defined_locations_functions_and_mappings(void)
 {
-	struct export_opts o = { .no_build_ids = true };
+	struct export_opts o = {};
 	struct snapshot_info info;
 	struct model m;
 	Profile *p;
@@ -264,7 +265,7 @@ static void test_pprof_ids_refer_to_defined_locations_functions_and_mappings(voi
 
 static void test_pprof_has_one_location_per_frame_and_one_function_per_symbol(void)
 {
-	struct export_opts o = { .no_build_ids = true };
+	struct export_opts o = {};
 	struct snapshot_info info;
 	struct model m;
 	size_t mains = 0;
@@ -286,7 +287,7 @@ static void test_pprof_has_one_location_per_frame_and_one_function_per_symbol(vo
 
 static void test_pprof_frame_without_symbol_has_address_and_no_line(void)
 {
-	struct export_opts o = { .no_build_ids = true };
+	struct export_opts o = {};
 	struct snapshot_info info;
 	const Perftools__Profiles__Location *l = NULL;
 	struct model m;
@@ -322,7 +323,7 @@ static void self_model(struct model *m, struct process *p, struct site *s, struc
 static void test_pprof_mapping_carries_the_module_files_build_id(void)
 {
 	char exe[4096], want[256] = "", cmd[4200];
-	struct export_opts o = {};
+	struct export_opts o = { .build_id = buildid__of_file };
 	struct sym_frame f;
 	struct process proc;
 	struct site s;
@@ -349,7 +350,7 @@ static void test_pprof_mapping_carries_the_module_files_build_id(void)
 
 static void test_pprof_build_id_left_out_for_a_file_changed_after_the_snapshot(void)
 {
-	struct export_opts o = { .files_not_after_s = 1.0 };
+	struct export_opts o = { .build_id = buildid__of_file, .files_not_after_s = 1.0 };
 	char exe[4096];
 	struct sym_frame f;
 	struct process proc;

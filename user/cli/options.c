@@ -11,13 +11,12 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/options.h"
-#include "bpf/leaktop.h"
+#include "util/msg.h"
 
 static const char usage_text[] =
 "Usage: leaktop [OPTIONS]                      trace the whole system\n"
@@ -29,7 +28,8 @@ static const char usage_text[] =
 "\n"
 "Options:\n"
 "  -p, --pid LIST          comma-separated PIDs to watch (default: whole system)\n"
-"  -i, --interval SEC      sampling interval, fractions allowed (default 1)\n"
+"  -i, --interval SEC      sampling interval, fractions allowed (default "
+				OPT_STR(OPT_DEFAULT_INTERVAL_S) ")\n"
 "  -d, --duration SEC      stop after SEC seconds (0: until Ctrl-C or CMD exits)\n"
 "  -b, --batch             plain-text report on stdout each interval, no curses UI\n"
 "  -j, --json PATH         write a snapshot each interval, replaced atomically;\n"
@@ -39,11 +39,17 @@ static const char usage_text[] =
 "      --folded FILE       write folded stacks (for flame graphs) each interval,\n"
 "                          replaced atomically\n"
 "  -r, --resources LIST    what to track: heap, fd (default: all)\n"
-"      --stack-depth N     user stack frames kept per call site (1-127, default 32)\n"
-"  -n, --top N             call sites shown per process in the text report (default 10)\n"
-"      --window N          samples of history the growth verdicts use (8-3600, default 40)\n"
+"      --stack-depth N     user stack frames kept per call site (1-" OPT_STR(LT_MAX_STACK_DEPTH)
+				", default " OPT_STR(OPT_DEFAULT_STACK_DEPTH) ")\n"
+"  -n, --top N             call sites shown per process in the text report (default "
+				OPT_STR(OPT_DEFAULT_TOP_SITES) ")\n"
+"      --window N          samples of history the growth verdicts use ("
+				OPT_STR(OPT_MIN_WINDOW) "-" OPT_STR(OPT_MAX_WINDOW) ", default "
+				OPT_STR(OPT_DEFAULT_WINDOW) ")\n"
 "      --scan-every SEC    stop the traced processes briefly every SEC seconds to find\n"
 "                          the blocks no pointer reaches any more (needs -p or --)\n"
+"      --file-mode MODE    mode of the files written (octal, default "
+				OPT_STR(OPT_DEFAULT_FILE_MODE) "; the umask applies)\n"
 "  -v, --verbose           show libbpf's messages and probe placement\n"
 "      --probe-floor WHERE for benchmarks: attach empty programs instead, at every\n"
 "                          function's entry ('entry') or where leaktop's go ('planned')\n"
@@ -56,16 +62,6 @@ static const char usage_text[] =
 const char *options__usage(void)
 {
 	return usage_text;
-}
-
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
 }
 
 static int parse_seconds(const char *s, double min, double *out)
@@ -81,7 +77,7 @@ static int parse_seconds(const char *s, double min, double *out)
 	return 0;
 }
 
-static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+int options__parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
 {
 	char *end;
 	unsigned long v;
@@ -96,23 +92,41 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max, unsig
 	return 0;
 }
 
+int options__parse_mode(const char *s, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s || strspn(s, "01234567") != strlen(s) || strlen(s) > 4)
+		return -EINVAL;
+	v = strtoul(s, &end, 8);
+	if (*end || v > 0777)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 static int parse_pids(const char *list, struct options *o, char *err, size_t len)
 {
 	char buf[1024], *save = NULL, *tok;
 	unsigned long pid;
 
 	if (strlen(list) >= sizeof(buf) || !*list)
-		return fail(err, len, "invalid PID list '%s': expected PID[,PID...]", list);
+		return msg__set(err, len, -EINVAL, "invalid PID list '%s': expected PID[,PID...]",
+				list);
 	strcpy(buf, list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (parse_uint(tok, 1, INT_MAX, &pid))
-			return fail(err, len, "invalid PID '%s': expected a positive number", tok);
+		if (options__parse_uint(tok, 1, INT_MAX, &pid))
+			return msg__set(err, len, -EINVAL, "invalid PID '%s': expected a positive "
+					"number", tok);
 		if (o->n_pids == OPT_MAX_PIDS)
-			return fail(err, len, "too many PIDs: at most %d", OPT_MAX_PIDS);
+			return msg__set(err, len, -EINVAL, "too many PIDs: at most %d",
+					OPT_MAX_PIDS);
 		o->pids[o->n_pids++] = (int)pid;
 	}
 	if (!o->n_pids)
-		return fail(err, len, "invalid PID list '%s': expected PID[,PID...]", list);
+		return msg__set(err, len, -EINVAL, "invalid PID list '%s': expected PID[,PID...]",
+				list);
 	return 0;
 }
 
@@ -132,24 +146,25 @@ static int parse_resources(const char *list, unsigned int *out, char *err, size_
 	size_t i;
 
 	if (strlen(list) >= sizeof(buf))
-		return fail(err, len, "invalid resource list '%s'", list);
+		return msg__set(err, len, -EINVAL, "invalid resource list '%s'", list);
 	strcpy(buf, list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		for (i = 0; i < sizeof(resource_names) / sizeof(resource_names[0]); i++)
 			if (!strcmp(tok, resource_names[i].name))
 				break;
 		if (i == sizeof(resource_names) / sizeof(resource_names[0]))
-			return fail(err, len, "unknown resource '%s': use heap, fd or both", tok);
+			return msg__set(err, len, -EINVAL, "unknown resource '%s': use heap, fd or "
+					"both", tok);
 		bits |= resource_names[i].bit;
 	}
 	if (!bits)
-		return fail(err, len, "empty resource list: use heap, fd or both");
+		return msg__set(err, len, -EINVAL, "empty resource list: use heap, fd or both");
 	*out = bits;
 	return 0;
 }
 
 enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR, OPT_WINDOW, OPT_PPROF, OPT_FOLDED,
-       OPT_SCAN_EVERY };
+       OPT_SCAN_EVERY, OPT_FILE_MODE };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -165,6 +180,7 @@ static const struct option long_opts[] = {
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "folded", required_argument, NULL, OPT_FOLDED },
 	{ "scan-every", required_argument, NULL, OPT_SCAN_EVERY },
+	{ "file-mode", required_argument, NULL, OPT_FILE_MODE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -174,11 +190,12 @@ static const struct option long_opts[] = {
 static void defaults(struct options *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->interval_s = 1.0;
+	o->interval_s = OPT_DEFAULT_INTERVAL_S;
 	o->resources = RES_ALL;
-	o->stack_depth = LT_DEFAULT_STACK_DEPTH;
-	o->top_sites = 10;
-	o->window = 40;
+	o->stack_depth = OPT_DEFAULT_STACK_DEPTH;
+	o->top_sites = OPT_DEFAULT_TOP_SITES;
+	o->window = OPT_DEFAULT_WINDOW;
+	o->file_mode = OPT_DEFAULT_FILE_MODE;
 }
 
 int options__parse(int argc, char **argv, struct options *o, char *err, size_t len)
@@ -201,13 +218,13 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 			break;
 		case 'i':
 			if (parse_seconds(optarg, 0.01, &o->interval_s))
-				return fail(err, len, "invalid interval '%s': expected seconds >= 0.01",
-					    optarg);
+				return msg__set(err, len, -EINVAL, "invalid interval '%s': "
+						"expected seconds >= 0.01", optarg);
 			break;
 		case 'd':
 			if (parse_seconds(optarg, 0, &o->duration_s))
-				return fail(err, len, "invalid duration '%s': expected seconds >= 0",
-					    optarg);
+				return msg__set(err, len, -EINVAL, "invalid duration '%s': "
+						"expected seconds >= 0", optarg);
 			break;
 		case 'b':
 			o->batch = true;
@@ -215,23 +232,32 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 			break;
 		case 'j':
 			if (!*optarg)
-				return fail(err, len, "empty --json path: give a file name or '-'");
+				return msg__set(err, len, -EINVAL, "empty --json path: give a file "
+						"name or '-'");
 			o->json_path = optarg;
 			break;
 		case OPT_PPROF:
 			if (!*optarg)
-				return fail(err, len, "empty --pprof path: give a file name");
+				return msg__set(err, len, -EINVAL, "empty --pprof path: give a "
+						"file name");
 			o->pprof_path = optarg;
 			break;
 		case OPT_FOLDED:
 			if (!*optarg)
-				return fail(err, len, "empty --folded path: give a file name");
+				return msg__set(err, len, -EINVAL, "empty --folded path: give a "
+						"file name");
 			o->folded_path = optarg;
 			break;
 		case OPT_SCAN_EVERY:
 			if (parse_seconds(optarg, 0.01, &o->scan_every_s))
-				return fail(err, len, "invalid --scan-every '%s': expected seconds >= "
-					    "0.01", optarg);
+				return msg__set(err, len, -EINVAL, "invalid --scan-every '%s': "
+						"expected seconds >= 0.01", optarg);
+			break;
+		case OPT_FILE_MODE:
+			if (options__parse_mode(optarg, &o->file_mode))
+				return msg__set(err, len, -EINVAL, "invalid --file-mode '%s': "
+						"expected an octal mode such as 0600 or 0640",
+						optarg);
 			break;
 		case 'r':
 			ret = parse_resources(optarg, &o->resources, err, len);
@@ -239,21 +265,22 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 				return ret;
 			break;
 		case OPT_STACK_DEPTH:
-			if (parse_uint(optarg, 1, LT_MAX_STACK_DEPTH, &n))
-				return fail(err, len, "invalid stack depth '%s': expected 1 to %d",
-					    optarg, LT_MAX_STACK_DEPTH);
+			if (options__parse_uint(optarg, 1, LT_MAX_STACK_DEPTH, &n))
+				return msg__set(err, len, -EINVAL, "invalid stack depth '%s': "
+						"expected 1 to %d", optarg, LT_MAX_STACK_DEPTH);
 			o->stack_depth = n;
 			break;
 		case 'n':
-			if (parse_uint(optarg, 1, 100000, &n))
-				return fail(err, len, "invalid --top '%s': expected a positive number",
-					    optarg);
+			if (options__parse_uint(optarg, 1, OPT_MAX_TOP, &n))
+				return msg__set(err, len, -EINVAL, "invalid --top '%s': expected a "
+						"positive number", optarg);
 			o->top_sites = n;
 			break;
 		case OPT_WINDOW:
-			if (parse_uint(optarg, 8, 3600, &n))
-				return fail(err, len, "invalid --window '%s': expected 8 to 3600 samples",
-					    optarg);
+			if (options__parse_uint(optarg, OPT_MIN_WINDOW, OPT_MAX_WINDOW, &n))
+				return msg__set(err, len, -EINVAL, "invalid --window '%s': "
+						"expected %d to %d samples",
+						optarg, OPT_MIN_WINDOW, OPT_MAX_WINDOW);
 			o->window = n;
 			break;
 		case OPT_PROBE_FLOOR:
@@ -262,8 +289,8 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 			else if (!strcmp(optarg, "planned"))
 				o->probe_floor = 2;
 			else
-				return fail(err, len, "invalid --probe-floor '%s': use entry or planned",
-					    optarg);
+				return msg__set(err, len, -EINVAL, "invalid --probe-floor '%s': "
+						"use entry or planned", optarg);
 			break;
 		case 'v':
 			o->verbose = true;
@@ -275,32 +302,34 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 			o->version = true;
 			return 0;
 		case ':':
-			return fail(err, len, "option '%s' needs a value; see leaktop --help",
-				    argv[optind - 1]);
+			return msg__set(err, len, -EINVAL, "option '%s' needs a value; see leaktop "
+					"--help", argv[optind - 1]);
 		default:
 			if (optopt && optopt < 256)
-				return fail(err, len, "unknown option '-%c'; see leaktop --help",
-					    optopt);
-			return fail(err, len, "unknown option '%s'; see leaktop --help",
-				    argv[optind - 1]);
+				return msg__set(err, len, -EINVAL, "unknown option '-%c'; see "
+						"leaktop --help", optopt);
+			return msg__set(err, len, -EINVAL, "unknown option '%s'; see leaktop "
+					"--help", argv[optind - 1]);
 		}
 	}
 
 	if (optind < argc) {
 		if (strcmp(argv[optind - 1], "--"))
-			return fail(err, len, "unexpected argument '%s'; to run a command put it "
-				    "after '--'", argv[optind]);
+			return msg__set(err, len, -EINVAL, "unexpected argument '%s'; to run a "
+					"command put it after '--'", argv[optind]);
 		o->cmd = &argv[optind];
 		o->mode = MODE_COMMAND;
 	} else if (optind > 0 && optind <= argc && !strcmp(argv[optind - 1], "--")) {
-		return fail(err, len, "missing command after '--': leaktop -- CMD [ARG...]");
+		return msg__set(err, len, -EINVAL, "missing command after '--': leaktop -- CMD "
+				"[ARG...]");
 	}
 	if (o->n_pids && o->mode == MODE_COMMAND)
-		return fail(err, len, "-p and -- CMD cannot be combined: choose one");
+		return msg__set(err, len, -EINVAL, "-p and -- CMD cannot be combined: choose one");
 	if (o->n_pids)
 		o->mode = MODE_PIDS;
 	if (o->scan_every_s > 0 && o->mode == MODE_SYSTEM)
-		return fail(err, len, "--scan-every scans traced processes: give -p PID or -- CMD");
+		return msg__set(err, len, -EINVAL, "--scan-every scans traced processes: give -p "
+				"PID or -- CMD");
 	return 0;
 }
 
@@ -322,10 +351,10 @@ int options__parse_scan(int argc, char **argv, struct options *o, char *err, siz
 			return 0;
 		}
 		if (strcmp(a, "-p") && strcmp(a, "-i") && strcmp(a, "-d") && strcmp(a, "-j"))
-			return fail(err, len, "unknown scan argument '%s'; see leaktop scan --help",
+			return msg__set(err, len, -EINVAL, "unknown scan argument '%s'; see leaktop scan --help",
 				    a);
 		if (i + 1 >= argc)
-			return fail(err, len, "option '%s' needs a value; see leaktop scan --help",
+			return msg__set(err, len, -EINVAL, "option '%s' needs a value; see leaktop scan --help",
 				    a);
 		a = argv[++i];
 		switch (argv[i - 1][1]) {
@@ -334,28 +363,28 @@ int options__parse_scan(int argc, char **argv, struct options *o, char *err, siz
 			break;
 		case 'i':
 			if (parse_seconds(a, 0.01, &o->interval_s))
-				return fail(err, len, "invalid interval '%s': expected seconds >= 0.01",
+				return msg__set(err, len, -EINVAL, "invalid interval '%s': expected seconds >= 0.01",
 					    a);
 			o->scan_every_s = o->interval_s;
 			break;
 		case 'd':
 			if (parse_seconds(a, 0, &o->duration_s))
-				return fail(err, len, "invalid duration '%s': expected seconds >= 0", a);
+				return msg__set(err, len, -EINVAL, "invalid duration '%s': expected seconds >= 0", a);
 			break;
 		default:
 			if (!*a)
-				return fail(err, len, "empty --json path: give a file name or '-'");
+				return msg__set(err, len, -EINVAL, "empty --json path: give a file name or '-'");
 			o->json_path = a;
 			break;
 		}
 	}
 	if (!pid)
-		return fail(err, len, "scan needs a process; give -p PID");
+		return msg__set(err, len, -EINVAL, "scan needs a process; give -p PID");
 	ret = parse_pids(pid, o, err, len);
 	if (ret)
 		return ret;
 	if (o->n_pids != 1)
-		return fail(err, len, "scan takes one process; give -p PID");
+		return msg__set(err, len, -EINVAL, "scan takes one process; give -p PID");
 	return 0;
 }
 

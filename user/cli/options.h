@@ -9,9 +9,24 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "bpf/leaktop.h"
 #include "core/types.h"
 
-#define OPT_MAX_PIDS 64
+/* Defaults and limits of the options: the one place they are set; the usage texts quote
+ * them (OPT_STR). */
+#define OPT_DEFAULT_INTERVAL_S		1
+#define OPT_DEFAULT_STACK_DEPTH		LT_DEFAULT_STACK_DEPTH
+#define OPT_DEFAULT_TOP_SITES		10	/* call sites per process in text */
+#define OPT_DEFAULT_TOP_PROCS_SYSTEM	20	/* processes in a whole-system text report */
+#define OPT_DEFAULT_WINDOW		40	/* samples of history per series */
+#define OPT_MIN_WINDOW			8
+#define OPT_MAX_WINDOW			3600
+#define OPT_MAX_TOP			100000
+#define OPT_DEFAULT_FILE_MODE		0600	/* output files: only their owner reads them */
+#define OPT_MAX_PIDS			64
+
+#define OPT_STR_(x) #x
+#define OPT_STR(x) OPT_STR_(x)
 
 enum run_mode {
 	MODE_SYSTEM,		/* whole system */
@@ -36,6 +51,7 @@ struct options {
 	double scan_every_s;	/* --scan-every: reachability scan of the targets; 0: never */
 	unsigned int window;	/* samples of history the growth verdicts look at */
 	int probe_floor;	/* 0: real probes; 1: empty at entries; 2: empty where real go */
+	unsigned int file_mode;	/* --file-mode: of the files written, before the umask */
 	bool verbose;
 	bool help;
 	bool version;
@@ -54,6 +70,11 @@ struct options {
 int options__parse(int argc, char **argv, struct options *opts, char *err, size_t err_len);
 /* The --help text. */
 const char *options__usage(void);
+/* The strict number parsing of every command: s is all decimal digits, min <= value <= max.
+ * 0 or -EINVAL. */
+int options__parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out);
+/* An octal file mode, 0 to 0777 ("600", "0640").  0 or -EINVAL. */
+int options__parse_mode(const char *s, unsigned int *out);
 
 /*
  * `leaktop scan -p PID [-i SEC] [-d SEC] [-j FILE]`: the options of `leaktop -b -p PID -i SEC

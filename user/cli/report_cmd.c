@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +16,14 @@
 #include <jansson.h>
 
 #include "util/atomic_file.h"
+#include "util/msg.h"
+#include "live/buildid.h"
+#include "cli/options.h"
 #include "view/diff.h"
 #include "view/export.h"
 #include "view/report.h"
 #include "cli/report_cmd.h"
 #include "view/snapshot_read.h"
-
-#define DEFAULT_TOP 10
 
 static const char report_usage[] =
 "Usage: leaktop report SNAPSHOT.json [OPTIONS]\n"
@@ -34,10 +34,13 @@ static const char report_usage[] =
 "                       --top; pprof: gzipped pprof profile of the heap call sites;\n"
 "                       folded: stacks with outstanding bytes, for flame graphs\n"
 "  -o, --output FILE    write to FILE (replaced atomically) instead of stdout\n"
-"  -n, --top N          call sites shown per process (text: default 10; json: all)\n"
+"  -n, --top N          call sites shown per process (text: default "
+			OPT_STR(OPT_DEFAULT_TOP_SITES) "; json: all)\n"
 "  -p, --pid PID        only this process\n"
 "      --pprof FILE     also write a pprof profile to FILE\n"
 "      --folded FILE    also write folded stacks to FILE\n"
+"      --file-mode MODE of the files written (octal, default " OPT_STR(OPT_DEFAULT_FILE_MODE)
+			"; the umask applies)\n"
 "  -h, --help           this text\n"
 "\n"
 "Exit status: 0 success, 1 unreadable or invalid snapshot, 2 usage error.\n";
@@ -52,32 +55,26 @@ static const char diff_usage[] =
 "Options:\n"
 "      --json           machine-readable output (schema \"" DIFF_SCHEMA "\")\n"
 "  -o, --output FILE    write to FILE (replaced atomically) instead of stdout\n"
-"  -n, --top N          changed call sites shown per process in text (default 10)\n"
+"      --file-mode MODE of FILE (octal, default " OPT_STR(OPT_DEFAULT_FILE_MODE)
+			"; the umask applies)\n"
+"  -n, --top N          changed call sites shown per process in text (default "
+			OPT_STR(OPT_DEFAULT_TOP_SITES) ")\n"
 "  -h, --help           this text\n"
 "\n"
 "Exit status: 0 success, 1 unreadable or invalid snapshot, 2 usage error.\n";
 
-__attribute__((format(printf, 1, 2)))
-static void err_line(const char *fmt, ...)
+/* --file-mode: the mode of the files written from now on.  0 or -EINVAL (said). */
+static int set_file_mode(const char *arg)
 {
-	va_list ap;
+	unsigned int mode;
 
-	fputs("leaktop: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static int parse_count(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
+	if (options__parse_mode(arg, &mode)) {
+		err_line("invalid --file-mode '%s': expected an octal mode such as 0600 or 0640",
+			 arg);
 		return -EINVAL;
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	return errno || *end || !*out || *out > max ? -EINVAL : 0;
+	}
+	atomic_file__set_mode(mode);
+	return 0;
 }
 
 /* The usage error for getopt's verdict c on argv; always 2. */
@@ -107,10 +104,25 @@ struct job {
 
 typedef int (*write_fn)(FILE *out, const struct job *j);
 
+/* -n/--top: how many call sites per process.  0 or -EINVAL (said). */
+static int set_top(const char *arg, struct job *j)
+{
+	unsigned long n;
+
+	if (options__parse_uint(arg, 1, OPT_MAX_TOP, &n)) {
+		err_line("invalid --top '%s': expected a positive number", arg);
+		return -EINVAL;
+	}
+	j->top = n;
+	j->top_set = true;
+	return 0;
+}
+
 /* fn's output to path (replaced atomically), or to stdout when path is NULL; 0 or 1. */
 static int write_out(const char *path, write_fn fn, const struct job *j)
 {
 	struct atomic_file af;
+	char msg[4200];
 	int ret;
 
 	if (!path) {
@@ -124,12 +136,8 @@ static int write_out(const char *path, write_fn fn, const struct job *j)
 		ret = fn(af.f, j);
 		ret = atomic_file__close(&af, !ret) ?: ret;
 	}
-	if (ret == -ELOOP)
-		err_line("refusing to write %s: it is a symbolic link; remove it or choose another "
-			 "path", path);
-	else if (ret)
-		err_line("cannot write %s: %s; check the directory exists and is writable", path,
-			 strerror(-ret));
+	if (ret)
+		err_line("%s", msg__write_failed(msg, sizeof(msg), path, ret));
 	return ret ? 1 : 0;
 }
 
@@ -173,7 +181,8 @@ static struct export_opts snapshot_export_opts(const struct job *j)
 	bool here = !uname(&u) && !strcmp(u.nodename, j->info.host);
 
 	return (struct export_opts){ .time_s = j->info.time_s, .duration_s = j->info.elapsed_s,
-				     .files_not_after_s = j->info.time_s, .no_build_ids = !here };
+				     .files_not_after_s = j->info.time_s,
+				     .build_id = here ? buildid__of_file : NULL };
 }
 
 static int write_pprof(FILE *out, const struct job *j)
@@ -203,7 +212,7 @@ static const struct {
 
 /* ---------------------------------------------------------------- leaktop report */
 
-enum { OPT_PPROF = 1000, OPT_FOLDED, OPT_JSON };
+enum { OPT_PPROF = 1000, OPT_FOLDED, OPT_JSON, OPT_FILE_MODE };
 
 static const struct option report_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -212,6 +221,7 @@ static const struct option report_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "folded", required_argument, NULL, OPT_FOLDED },
+	{ "file-mode", required_argument, NULL, OPT_FILE_MODE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -220,7 +230,7 @@ int report_cmd__report(int argc, char **argv)
 {
 	const char *output = NULL, *pprof = NULL, *folded = NULL;
 	struct snapshot_read_opts ro = {};
-	struct job j = { .top = DEFAULT_TOP };
+	struct job j = { .top = OPT_DEFAULT_TOP_SITES };
 	size_t fmt = 0;
 	unsigned long n;
 	char err[1024];
@@ -244,15 +254,11 @@ int report_cmd__report(int argc, char **argv)
 			output = optarg;
 			break;
 		case 'n':
-			if (parse_count(optarg, 100000, &n)) {
-				err_line("invalid --top '%s': expected a positive number", optarg);
+			if (set_top(optarg, &j))
 				return 2;
-			}
-			j.top = n;
-			j.top_set = true;
 			break;
 		case 'p':
-			if (parse_count(optarg, 0x7fffffff, &n)) {
+			if (options__parse_uint(optarg, 1, 0x7fffffff, &n)) {
 				err_line("invalid PID '%s': expected a positive number", optarg);
 				return 2;
 			}
@@ -263,6 +269,10 @@ int report_cmd__report(int argc, char **argv)
 			break;
 		case OPT_FOLDED:
 			folded = optarg;
+			break;
+		case OPT_FILE_MODE:
+			if (set_file_mode(optarg))
+				return 2;
 			break;
 		case 'h':
 			fputs(report_usage, stdout);
@@ -312,6 +322,7 @@ out:
 
 static const struct option diff_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "file-mode", required_argument, NULL, OPT_FILE_MODE },
 	{ "output", required_argument, NULL, 'o' },
 	{ "top", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
@@ -336,10 +347,9 @@ int report_cmd__diff(int argc, char **argv)
 	struct snapshot_info info[2];
 	struct diff_side side[2];
 	struct diff d = {};
-	struct job j = { .top = DEFAULT_TOP, .diff = &d };
+	struct job j = { .top = OPT_DEFAULT_TOP_SITES, .diff = &d };
 	const char *output = NULL;
 	bool json = false;
-	unsigned long n;
 	char err[1024];
 	int c, ret = 0;
 
@@ -350,15 +360,16 @@ int report_cmd__diff(int argc, char **argv)
 		case OPT_JSON:
 			json = true;
 			break;
+		case OPT_FILE_MODE:
+			if (set_file_mode(optarg))
+				return 2;
+			break;
 		case 'o':
 			output = optarg;
 			break;
 		case 'n':
-			if (parse_count(optarg, 100000, &n)) {
-				err_line("invalid --top '%s': expected a positive number", optarg);
+			if (set_top(optarg, &j))
 				return 2;
-			}
-			j.top = n;
 			break;
 		case 'h':
 			fputs(diff_usage, stdout);

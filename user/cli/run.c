@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +22,13 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 #include "core/analysis.h"
 #include "live/collector.h"
 #include "view/export.h"
 #include "cli/launcher.h"
+#include "live/buildid.h"
 #include "live/libcs.h"
 #include "live/loader.h"
 #include "core/model.h"
@@ -42,6 +43,8 @@
 #include "tui/tui.h"
 #include "util/atomic_file.h"
 #include "util/budget.h"
+#include "util/clock.h"
+#include "util/msg.h"
 
 #define LIBC_RESCAN_NS		(10ULL * 1000000000ULL)
 #define ALLOC_SWEEP_NS		(5ULL * 1000000000ULL)
@@ -93,18 +96,6 @@ struct run {
 	int64_t pending_blocks;
 };
 
-static void err_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void err_line(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("leaktop: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 int run__check_privileges(void)
 {
 	char buf[4096], *p;
@@ -115,11 +106,12 @@ int run__check_privileges(void)
 	p = strstr(buf, "\nCapEff:");
 	if (!p || sscanf(p + 8, "%llx", &eff) != 1)
 		return -EPERM;
-	/* CAP_SYS_ADMIN (21) covers it all; otherwise CAP_BPF (39), CAP_PERFMON (38) and
-	 * CAP_SYS_PTRACE (19, for /proc/PID/maps and map_files of other users). */
-	if (eff & (1ULL << 21))
+	/* CAP_SYS_ADMIN covers it all; otherwise CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE (for
+	 * /proc/PID/maps and map_files of other users). */
+	if (eff & (1ULL << CAP_SYS_ADMIN))
 		return 0;
-	if ((eff & (1ULL << 39)) && (eff & (1ULL << 38)) && (eff & (1ULL << 19)))
+	if ((eff & (1ULL << CAP_BPF)) && (eff & (1ULL << CAP_PERFMON)) &&
+	    (eff & (1ULL << CAP_SYS_PTRACE)))
 		return 0;
 	return -EPERM;
 }
@@ -294,9 +286,11 @@ static void follow_new_libcs(struct run *r)
 static int write_exports(struct run *r)
 {
 	const struct options *o = r->o;
-	struct export_opts eo = { .duration_s = model__elapsed_s(&r->model) };
+	struct export_opts eo = { .duration_s = model__elapsed_s(&r->model),
+				  .build_id = buildid__of_file };
 	const char *path = NULL;
 	struct timespec now;
+	char msg[4200];
 	int err = 0;
 
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -309,12 +303,8 @@ static int write_exports(struct run *r)
 		path = o->folded_path;
 		err = export__folded_file(path, &r->model);
 	}
-	if (err == -ELOOP)
-		err_line("refusing to write %s: it is a symbolic link; remove it or choose another "
-			 "path", path);
-	else if (err)
-		err_line("cannot write %s: %s; check the directory exists and is writable", path,
-			 strerror(-err));
+	if (err)
+		err_line("%s", msg__write_failed(msg, sizeof(msg), path, err));
 	return err;
 }
 
@@ -322,7 +312,9 @@ static int emit(struct run *r)
 {
 	const struct options *o = r->o;
 	struct report_opts ro = { .top_sites = o->top_sites, .max_frames = 0,
-				  .top_procs = o->mode == MODE_SYSTEM ? 20 : 0 };
+				  .top_procs = o->mode == MODE_SYSTEM ?
+					       OPT_DEFAULT_TOP_PROCS_SYSTEM : 0 };
+	char msg[4200];
 	int err;
 
 	err = write_exports(r);
@@ -342,14 +334,8 @@ static int emit(struct run *r)
 	}
 	if (o->json_path && strcmp(o->json_path, "-")) {
 		err = snapshot__write_file(o->json_path, &r->model);
-		if (err == -ELOOP) {
-			err_line("refusing to write %s: it is a symbolic link; remove it or choose "
-				 "another path", o->json_path);
-			return err;
-		}
 		if (err) {
-			err_line("cannot write %s: %s; check the directory exists and is writable",
-				 o->json_path, strerror(-err));
+			err_line("%s", msg__write_failed(msg, sizeof(msg), o->json_path, err));
 			return err;
 		}
 	}
@@ -450,7 +436,7 @@ static int collect(struct run *r, bool scan_due)
 /* The TUI's `w`: a snapshot now, to the -j file or a new time-stamped one here. */
 static void write_snapshot_now(struct run *r)
 {
-	char name[64], msg[320];
+	char name[64], msg[4200];
 	const char *path = r->o->json_path;
 	time_t now = time(NULL);
 	struct tm tm;
@@ -463,8 +449,7 @@ static void write_snapshot_now(struct run *r)
 	}
 	err = snapshot__write_file(path, &r->model);
 	if (err)
-		snprintf(msg, sizeof(msg), "cannot write %s: %s", path,
-			 err == -ELOOP ? "it is a symbolic link" : strerror(-err));
+		msg__write_failed(msg, sizeof(msg), path, err);
 	else
 		snprintf(msg, sizeof(msg), "wrote %s", path);
 	tui__message(r->tui, &r->model, msg);
@@ -597,19 +582,16 @@ static int loop(struct run *r)
 
 static int check_json_path(const char *path)
 {
-	char dir[4096], *slash;
+	char dir[4096], msg[4200], *slash;
 	struct stat st;
 
 	if (!path || !strcmp(path, "-"))
 		return 0;
-	if (!lstat(path, &st) && S_ISLNK(st.st_mode)) {
-		err_line("refusing to write %s: it is a symbolic link; remove it or choose another "
-			 "path", path);
-		return -ELOOP;
-	}
-	if (!lstat(path, &st) && !S_ISREG(st.st_mode)) {
-		err_line("cannot write %s: not a regular file; choose another path", path);
-		return -EISDIR;
+	if (!lstat(path, &st) && (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode))) {
+		int err = S_ISLNK(st.st_mode) ? -ELOOP : -EISDIR;
+
+		err_line("%s", msg__write_failed(msg, sizeof(msg), path, err));
+		return err;
 	}
 	/* The snapshot is written beside its final name: that directory must take files. */
 	snprintf(dir, sizeof(dir), "%s", path);
@@ -652,6 +634,7 @@ int run__main(const struct options *o)
 			 "CAP_SYS_PTRACE; run it with sudo");
 		return 1;
 	}
+	atomic_file__set_mode(o->file_mode);
 	if (check_json_path(o->json_path) || check_json_path(o->pprof_path) ||
 	    check_json_path(o->folded_path))
 		return 1;

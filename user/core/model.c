@@ -29,10 +29,6 @@ const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_BPF_RECURSION] = "bpf_recursion",
 };
 
-const char *const process_flag_names[4] = {
-	"heap_growth", "fd_growth", "rss_growth", "rss_growth_unexplained",
-};
-
 void model__init(struct model *m, double interval_s, unsigned int resources, uint32_t window)
 {
 	memset(m, 0, sizeof(*m));

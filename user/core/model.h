@@ -58,15 +58,21 @@ struct site {
 	bool flagged;
 };
 
-/* Process flags (the contract's "flags"). */
-enum process_flag {
-	PROC_HEAP_GROWTH = 1 << 0,
-	PROC_FD_GROWTH = 1 << 1,
-	PROC_RSS_GROWTH = 1 << 2,
-	PROC_RSS_UNEXPLAINED = 1 << 3,
+/* Process flags (the contract's "flags"; their names and letters: view/format.h). */
+enum process_flag_bit {
+	PROC_FLAG_HEAP,
+	PROC_FLAG_FD,
+	PROC_FLAG_RSS,
+	PROC_FLAG_RSS_UNEXPLAINED,
+	PROC_FLAG__COUNT,
 };
 
-extern const char *const process_flag_names[4];
+enum process_flag {
+	PROC_HEAP_GROWTH = 1 << PROC_FLAG_HEAP,
+	PROC_FD_GROWTH = 1 << PROC_FLAG_FD,
+	PROC_RSS_GROWTH = 1 << PROC_FLAG_RSS,
+	PROC_RSS_UNEXPLAINED = 1 << PROC_FLAG_RSS_UNEXPLAINED,
+};
 
 /* The latest reachability scan of an image: a result, an error, or both (a scan that failed
  * after one that worked keeps the result and notes the error). */

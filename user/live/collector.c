@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -25,6 +24,7 @@
 #include "live/collector.h"
 #include "live/fdsys.h"
 #include "live/procfs.h"
+#include "util/clock.h"
 
 #define BATCH 4096
 
@@ -37,14 +37,6 @@ struct collector {
 	uint64_t *gc_candidates;	/* unreferenced at the previous sweep, sorted */
 	size_t n_gc_candidates;
 };
-
-uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 int collector__new(struct collector **out, const struct lt_map_fds *fds, unsigned int depth)
 {

@@ -60,6 +60,5 @@ int collector__forget_fd(struct collector *c, uint32_t pid, int fd);
 /* Delete stacks referenced by no site in `s` for two sweeps in a row.  Count or -errno. */
 long collector__gc_stacks(struct collector *c, const struct sample *s);
 
-uint64_t monotonic_ns(void);
 
 #endif

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "live/collector.h"
 #include "live/fdcensus.h"
 #include "live/fdsys.h"

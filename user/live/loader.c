@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -25,6 +24,8 @@
 #include "live/loader.h"
 #include "live/probes.h"
 #include "leaktop.skel.h"
+#include "util/clock.h"
+#include "util/msg.h"
 
 /* Userspace hands out image generations below this; BPF above it. */
 #define BPF_GEN_BASE (1ULL << 40)
@@ -88,17 +89,6 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static void set_msg(char *msg, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!msg || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, len, fmt, ap);
-	va_end(ap);
-}
-
 static int push_link(struct loader *ld, struct bpf_link *link)
 {
 	if (ld->n_links == ld->cap_links) {
@@ -143,13 +133,13 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 
 	*out = NULL;
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		set_msg(msg, msg_len, "this kernel has no BTF (/sys/kernel/btf/vmlinux); use a "
-			"kernel built with CONFIG_DEBUG_INFO_BTF=y");
+		msg__set(msg, msg_len, 0, "this kernel has no BTF (/sys/kernel/btf/vmlinux); use a "
+			 "kernel built with CONFIG_DEBUG_INFO_BTF=y");
 		return -ENOENT;
 	}
 	if (access("/sys/bus/event_source/devices/uprobe/type", R_OK)) {
-		set_msg(msg, msg_len, "this kernel has no uprobe PMU; use a kernel with "
-			"CONFIG_UPROBE_EVENTS=y");
+		msg__set(msg, msg_len, 0, "this kernel has no uprobe PMU; use a kernel with "
+			 "CONFIG_UPROBE_EVENTS=y");
 		return -ENOENT;
 	}
 	ld = calloc(1, sizeof(*ld));
@@ -165,7 +155,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	ld->skel = leaktop_bpf__open();
 	if (!ld->skel) {
 		err = -errno;
-		set_msg(msg, msg_len, "cannot open the BPF object: %s", strerror(-err));
+		msg__set(msg, msg_len, 0, "cannot open the BPF object: %s", strerror(-err));
 		goto fail;
 	}
 	ld->skel->rodata->cfg_filter = cfg->filter;
@@ -225,8 +215,8 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 
 			if (!l) {
 				err = -errno;
-				set_msg(msg, msg_len, "cannot attach %s: %s",
-					bpf_program__name(floors[i]), strerror(-err));
+				msg__set(msg, msg_len, 0, "cannot attach %s: %s",
+					 bpf_program__name(floors[i]), strerror(-err));
 				goto fail;
 			}
 			err = push_link(ld, l);
@@ -246,9 +236,9 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 
 			if (!l) {
 				err = -errno;
-				set_msg(msg, msg_len, "cannot attach the %s tracepoint: %s; the "
-					"kernel needs raw tracepoint support",
-					bpf_program__name(tps[i]), strerror(-err));
+				msg__set(msg, msg_len, 0, "cannot attach the %s tracepoint: %s; "
+					 "the kernel needs raw tracepoint support",
+					 bpf_program__name(tps[i]), strerror(-err));
 				goto fail;
 			}
 			err = push_link(ld, l);
@@ -260,8 +250,8 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 					  NULL);
 		if (!ld->rb) {
 			err = -errno;
-			set_msg(msg, msg_len, "cannot set up the event ring buffer: %s",
-				strerror(-err));
+			msg__set(msg, msg_len, 0, "cannot set up the event ring buffer: %s",
+				 strerror(-err));
 			goto fail;
 		}
 	}
@@ -269,7 +259,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	return 0;
 
 fail_load:
-	set_msg(msg, msg_len, "%s (%s)", explain_load_error(err), strerror(-err));
+	msg__set(msg, msg_len, 0, "%s (%s)", explain_load_error(err), strerror(-err));
 fail:
 	loader__destroy(ld);
 	return err;
@@ -359,7 +349,7 @@ int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	err = probe_plan__build(fd, &plan);
 	if (err) {
-		set_msg(msg, msg_len, "cannot find the allocator in %s: %s", name, strerror(-err));
+		msg__set(msg, msg_len, 0, "cannot find the allocator in %s: %s", name, strerror(-err));
 		goto out;
 	}
 	for (int fn = 0; fn < LT_FN__COUNT; fn++) {
@@ -390,7 +380,7 @@ int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, 
 		if (!err)
 			err = attach_one(ld, entry_prog(ld, fn), false, pid, path, at);
 		if (err) {
-			set_msg(msg, msg_len, "cannot attach a uprobe to %s in %s: %s", p->name,
+			msg__set(msg, msg_len, 0, "cannot attach a uprobe to %s in %s: %s", p->name,
 				name, strerror(-err));
 			goto out;
 		}
@@ -401,7 +391,7 @@ int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, 
 
 		if (!v) {
 			err = -ENOMEM;
-			set_msg(msg, msg_len, "out of memory attaching to %s", name);
+			msg__set(msg, msg_len, 0, "out of memory attaching to %s", name);
 			goto out;
 		}
 		ld->libcs = v;
@@ -429,12 +419,9 @@ size_t loader__probe_count(const struct loader *ld)
 
 uint64_t loader__seed_proc(struct loader *ld, int tgid)
 {
-	struct lt_proc p = { .gen = ld->next_user_gen++ };
-	struct timespec ts;
+	struct lt_proc p = { .gen = ld->next_user_gen++, .start_ns = monotonic_ns() };
 	uint32_t key = tgid;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	p.start_ns = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	if (bpf_map_update_elem(ld->fds.procs, &key, &p, BPF_ANY))
 		return 0;
 	return p.gen;

@@ -9,6 +9,7 @@
  * text or on the parsed array, which is kept sorted by start address for procmaps__find().
  */
 #include "live/procmaps.h"
+#include "util/search.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -265,19 +266,17 @@ out:
 	return err;
 }
 
+static bool starts_at_or_below(const void *addr, const void *map)
+{
+	return ((const struct proc_map *)map)->start <= *(const uint64_t *)addr;
+}
+
 const struct proc_map *procmaps__find(const struct proc_maps *maps, uint64_t addr)
 {
-	size_t lo = 0, hi = maps->n;
+	/* One past the last mapping starting at or below addr. */
+	size_t lo = search__partition(maps->v, maps->n, sizeof(*maps->v), &addr,
+				      starts_at_or_below);
 
-	/* Find the last mapping starting at or below addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (maps->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo || addr >= maps->v[lo - 1].end)
 		return NULL;
 	return &maps->v[lo - 1];

@@ -24,18 +24,11 @@
 #include <sys/wait.h>
 
 #include "live/ptrace_stop.h"
+#include "util/clock.h"
 
 /* Seized threads that were still running at end: detached once they stop. */
 static int *pending;
 static size_t n_pending, cap_pending;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* TracerPid of pid: 0 if none, -errno if unreadable. */
 static long tracer_of(int pid)
@@ -95,7 +88,7 @@ static int wait_stopped(struct ptrace_stop *s, struct ptrace_thread *t)
 			t->stopped = true;
 			return 0;
 		}
-		if (now_ns() > s->deadline_ns)
+		if (monotonic_ns() > s->deadline_ns)
 			return -ETIME;
 		nanosleep(&nap, NULL);
 	}
@@ -232,7 +225,7 @@ int ptrace_stop__begin(struct ptrace_stop *s, int pid, unsigned int max_ms, char
 			 "(a debugger?)", pid, tracer);
 		return -EBUSY;
 	}
-	s->start_ns = now_ns();
+	s->start_ns = monotonic_ns();
 	s->deadline_ns = s->start_ns + (uint64_t)max_ms * 1000000ULL;
 	do {
 		r = stop_new_threads(s, msg, msg_len);
@@ -250,7 +243,7 @@ int ptrace_stop__begin(struct ptrace_stop *s, int pid, unsigned int max_ms, char
 
 int ptrace_stop__overdue(const struct ptrace_stop *s)
 {
-	return now_ns() > s->deadline_ns;
+	return monotonic_ns() > s->deadline_ns;
 }
 
 int ptrace_stop__read(const struct ptrace_stop *s, uint64_t addr, void *buf, size_t len)
@@ -291,7 +284,7 @@ double ptrace_stop__end(struct ptrace_stop *s)
 		ptrace(PTRACE_DETACH, s->threads[i].tid, NULL,
 		       (void *)(uintptr_t)s->threads[i].sig);
 	}
-	ms = s->start_ns ? (now_ns() - s->start_ns) / 1e6 : 0;
+	ms = s->start_ns ? (monotonic_ns() - s->start_ns) / 1e6 : 0;
 	free(s->threads);
 	s->threads = NULL;
 	s->n = s->cap = 0;

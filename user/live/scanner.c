@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/clock.h"
 #include "live/collector.h"
 #include "live/procmaps.h"
 #include "live/ptrace_stop.h"

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "util/clock.h"
 #include "live/collector.h"
 #include "live/procfs.h"
 #include "live/symbolize.h"

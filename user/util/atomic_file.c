@@ -7,6 +7,8 @@
  * a link or not a regular file; rename() replaces a directory entry and never follows a link.
  * The temporary file being written is remembered, so a process that must end at once (a
  * second Ctrl-C) can remove it from a signal handler instead of leaving it behind.
+ * Files are created 0600 (or the mode the user chose), less the umask: what leaktop writes
+ * describes other users' processes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +32,22 @@ void atomic_file__discard_in_progress(void)
 		unlink(in_progress_path);
 }
 
+static mode_t file_mode = 0600;
+
+void atomic_file__set_mode(unsigned int mode)
+{
+	file_mode = mode & 0777;
+}
+
+/* The process's umask (leaktop is single-threaded: nothing creates files in between). */
+static mode_t current_umask(void)
+{
+	mode_t mask = umask(0);
+
+	umask(mask);
+	return mask;
+}
+
 int atomic_file__open(struct atomic_file *af, const char *path)
 {
 	char dir[4096], base[4096], *d, *b;
@@ -50,7 +68,13 @@ int atomic_file__open(struct atomic_file *af, const char *path)
 	fd = mkostemp(af->tmp_path, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	fchmod(fd, 0644);
+	if (fchmod(fd, file_mode & ~current_umask())) {
+		int err = -errno;
+
+		close(fd);
+		unlink(af->tmp_path);
+		return err;
+	}
 	in_progress = 0;
 	memcpy(in_progress_path, af->tmp_path, sizeof(in_progress_path));
 	in_progress = 1;

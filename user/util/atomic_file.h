@@ -15,7 +15,11 @@ struct atomic_file {
 	char path[4096];
 };
 
-/* Create the temporary file beside path.  0 or -errno; -ELOOP if path is a symlink. */
+/* The mode of the files created from now on, before the umask (which always applies);
+ * 0600 until set: snapshots hold other processes' addresses, paths and command lines. */
+void atomic_file__set_mode(unsigned int mode);
+/* Create the temporary file beside path.  0 or -errno; -ELOOP if path is a symlink,
+ * -EISDIR if it exists and is not a regular file. */
 int atomic_file__open(struct atomic_file *af, const char *path);
 /* Flush, fsync and rename over path (or discard if `ok` is false).  0 or -errno. */
 int atomic_file__close(struct atomic_file *af, int ok);

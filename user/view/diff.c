@@ -21,8 +21,8 @@
 #include <jansson.h>
 
 #include "view/diff.h"
+#include "view/format.h"
 #include "view/snapshot.h"
-#include "view/report.h"
 
 /* ---------------------------------------------------------------- matching */
 
@@ -414,40 +414,22 @@ static const char *const match_names[] = {
 	[DIFF_MATCH_NONE] = NULL, [DIFF_MATCH_PID] = "pid", [DIFF_MATCH_COMMAND] = "command",
 };
 
-/* "+4.0 KiB" */
-static const char *signed_bytes(char *buf, size_t len, double v)
+/* ", +410 B/s", or "" when the time between the snapshots is unknown. */
+static const char *rate(char *buf, size_t len, const struct diff *d, int64_t change,
+			enum fmt_unit unit)
 {
-	char tmp[32];
-
-	report__bytes(tmp, sizeof(tmp), v);
-	snprintf(buf, len, "%s%s", v >= 0 ? "+" : "", tmp);
-	return buf;
-}
-
-/* "+410 B/s", or "" when the time between the snapshots is unknown. */
-static const char *bytes_rate(char *buf, size_t len, const struct diff *d, int64_t change)
-{
-	char tmp[48];
+	char tmp[FMT_NUM_LEN];
 
 	if (d->seconds <= 0)
 		return "";
-	signed_bytes(tmp, sizeof(tmp), change / d->seconds);
-	snprintf(buf, len, ", %s/s", tmp);
-	return buf;
-}
-
-static const char *count_rate(char *buf, size_t len, const struct diff *d, int64_t change)
-{
-	if (d->seconds <= 0)
-		return "";
-	snprintf(buf, len, ", %+.1f/s", change / d->seconds);
+	snprintf(buf, len, ", %s", fmt__rate(tmp, sizeof(tmp), change / d->seconds, unit));
 	return buf;
 }
 
 /* One side of a number in bytes, "none" where the thing is absent. */
 static const char *side_bytes(char *buf, size_t len, int64_t v, bool has)
 {
-	return has ? report__bytes(buf, len, v) : "none";
+	return has ? fmt__bytes(buf, len, v) : "none";
 }
 
 static const char *side_count(char *buf, size_t len, int64_t v, bool has)
@@ -461,17 +443,8 @@ static const char *side_count(char *buf, size_t len, int64_t v, bool has)
 static void write_frames(FILE *out, const struct site *s)
 {
 	for (uint32_t i = 0; i < s->n_frames; i++) {
-		const struct sym_frame *f = &s->frames[i];
-
-		fprintf(out, "      #%-2u ", i);
-		if (f->symbol)
-			fprintf(out, "%s+0x%" PRIx64, f->symbol, f->offset);
-		else
-			fprintf(out, "(unknown) 0x%" PRIx64, f->addr);
-		if (f->file)
-			fprintf(out, " %s:%d", f->file, f->line);
-		if (f->module)
-			fprintf(out, " [%s]", f->module);
+		fputs("      ", out);
+		fmt__frame(out, i, &s->frames[i], FRAME_ADDR_IF_UNKNOWN);
 		fputc('\n', out);
 	}
 }
@@ -479,28 +452,22 @@ static void write_frames(FILE *out, const struct site *s)
 static void write_site(FILE *out, const struct diff *d, const struct diff_site *ds)
 {
 	const struct site *s = ds->new_ ? ds->new_ : ds->old;
-	const struct sym_frame *f = s->n_frames ? &s->frames[0] : NULL;
-	char b1[48], b2[48], b3[48], b4[64];
+	char b1[FMT_NUM_LEN], b2[FMT_NUM_LEN], b3[FMT_NUM_LEN], b4[FMT_NUM_LEN + 2];
 
 	if (ds->kind == LT_KIND_FD)
 		fprintf(out, "    %+" PRId64 " fds%s  (%s -> %s)  %s  ", delta(&ds->count),
-			count_rate(b4, sizeof(b4), d, delta(&ds->count)),
+			rate(b4, sizeof(b4), d, delta(&ds->count), UNIT_FDS),
 			side_count(b2, sizeof(b2), ds->count.old, ds->count.has_old),
 			side_count(b3, sizeof(b3), ds->count.new_, ds->count.has_new),
 			status_names[ds->status]);
 	else
 		fprintf(out, "    %s%s, %+" PRId64 " blocks  (%s -> %s)  %s  ",
-			signed_bytes(b1, sizeof(b1), delta(&ds->bytes)),
-			bytes_rate(b4, sizeof(b4), d, delta(&ds->bytes)), delta(&ds->count),
+			fmt__signed_bytes(b1, sizeof(b1), delta(&ds->bytes)),
+			rate(b4, sizeof(b4), d, delta(&ds->bytes), UNIT_BYTES), delta(&ds->count),
 			side_bytes(b2, sizeof(b2), ds->bytes.old, ds->bytes.has_old),
 			side_bytes(b3, sizeof(b3), ds->bytes.new_, ds->bytes.has_new),
 			status_names[ds->status]);
-	if (!f)
-		fputs("(stack unknown)", out);
-	else
-		fputs(f->symbol ? f->symbol : "(unknown)", out);
-	if (f && f->file)
-		fprintf(out, " %s:%d", f->file, f->line);
+	fmt__site_title(out, s);
 	fputc('\n', out);
 	write_frames(out, s);
 }
@@ -509,15 +476,20 @@ static void write_proc(FILE *out, const struct diff *d, const struct diff_proc *
 		       const struct diff_text_opts *o)
 {
 	const struct process *p = dp->new_ ? dp->new_ : dp->old;
-	char b1[48], b2[48], b3[48], b4[64], c1[24], c2[24];
+	char b1[FMT_NUM_LEN], b2[FMT_NUM_LEN], b3[FMT_NUM_LEN], b4[FMT_NUM_LEN + 2];
+	char c1[24], c2[24];
 	size_t shown = 0, changed = 0;
 
 	fprintf(out, "\nPID ");
 	if (dp->old && dp->new_ && dp->old->pid != dp->new_->pid)
 		fprintf(out, "%u -> ", dp->old->pid);
-	fprintf(out, "%u %s", p->pid, p->comm[0] ? p->comm : "?");
-	if (p->cmdline && *p->cmdline)
-		fprintf(out, "  [%s]", p->cmdline);
+	fprintf(out, "%u ", p->pid);
+	fmt__str(out, p->comm, "?");
+	if (p->cmdline && *p->cmdline) {
+		fputs("  [", out);
+		fmt__str(out, p->cmdline, "");
+		fputc(']', out);
+	}
 	if (dp->status != DIFF_SAME)
 		fprintf(out, "  (%s)", status_names[dp->status]);
 	else if (dp->how == DIFF_MATCH_COMMAND)
@@ -526,8 +498,8 @@ static void write_proc(FILE *out, const struct diff *d, const struct diff_proc *
 	fprintf(out, "  heap: %s -> %s (%s%s), blocks %s -> %s (%+" PRId64 ")\n",
 		side_bytes(b1, sizeof(b1), dp->heap_bytes.old, dp->heap_bytes.has_old),
 		side_bytes(b2, sizeof(b2), dp->heap_bytes.new_, dp->heap_bytes.has_new),
-		signed_bytes(b3, sizeof(b3), delta(&dp->heap_bytes)),
-		bytes_rate(b4, sizeof(b4), d, delta(&dp->heap_bytes)),
+		fmt__signed_bytes(b3, sizeof(b3), delta(&dp->heap_bytes)),
+		rate(b4, sizeof(b4), d, delta(&dp->heap_bytes), UNIT_BYTES),
 		side_count(c1, sizeof(c1), dp->heap_count.old, dp->heap_count.has_old),
 		side_count(c2, sizeof(c2), dp->heap_count.new_, dp->heap_count.has_new),
 		delta(&dp->heap_count));
@@ -535,7 +507,7 @@ static void write_proc(FILE *out, const struct diff *d, const struct diff_proc *
 		fprintf(out, "  fds: %s -> %s (%+" PRId64 "%s)\n",
 			side_count(c1, sizeof(c1), dp->fds.old, dp->fds.has_old),
 			side_count(c2, sizeof(c2), dp->fds.new_, dp->fds.has_new), delta(&dp->fds),
-			count_rate(b4, sizeof(b4), d, delta(&dp->fds)));
+			rate(b4, sizeof(b4), d, delta(&dp->fds), UNIT_FDS));
 	for (size_t i = 0; i < dp->n_sites; i++) {
 		if (dp->sites[i].status == DIFF_SAME)
 			continue;
@@ -553,8 +525,15 @@ static void write_proc(FILE *out, const struct diff *d, const struct diff_proc *
 
 int diff__write_text(FILE *out, const struct diff *d, const struct diff_text_opts *o)
 {
-	fprintf(out, "leaktop diff  %s (%s) -> %s (%s)", d->old.name, d->old.info->time,
-		d->new_.name, d->new_.info->time);
+	fputs("leaktop diff  ", out);
+	fmt__str(out, d->old.name, "");
+	fputs(" (", out);
+	fmt__str(out, d->old.info->time, "?");
+	fputs(") -> ", out);
+	fmt__str(out, d->new_.name, "");
+	fputs(" (", out);
+	fmt__str(out, d->new_.info->time, "?");
+	fputc(')', out);
 	if (d->seconds > 0)
 		fprintf(out, ", %.1fs apart\n", d->seconds);
 	else

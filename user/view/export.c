@@ -12,44 +12,52 @@
  * would show are exported, and only heap sites (fd sites have no bytes).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <elfutils/libdwelf.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <zlib.h>
 
 #include "util/atomic_file.h"
+#include "util/escape.h"
 #include "view/export.h"
 #include "proto/profile.pb-c.h"
 
 /* ---------------------------------------------------------------- folded stacks */
 
-/* A frame's name in a folded line: no ';' (frame separator) and no line breaks. */
+/* Text of a folded line: a character every text output would escape (util/escape.h) is
+ * one '?' (flame graph tools show names as they are), and ';' (the frame separator) is ':'. */
+static void write_folded_text(FILE *out, const char *text)
+{
+	char one[ESCAPE_MAX];
+	size_t shown, n;
+
+	while (*text) {
+		n = escape__next(text, one, &shown);
+		text += n;
+		if (shown != n)
+			fputc('?', out);
+		else
+			fputs(one[0] == ';' ? ":" : one, out);
+	}
+}
+
+/* A frame's name in a folded line: its function, else [its module's file name], else its
+ * address. */
 static void write_folded_frame(FILE *out, const struct sym_frame *f)
 {
-	const char *name = f->symbol;
+	const char *base = f->module ? strrchr(f->module, '/') : NULL;
 	char buf[32];
 
-	if (!name && f->module) {
-		const char *base = strrchr(f->module, '/');
-
+	if (f->symbol) {
+		write_folded_text(out, f->symbol);
+	} else if (f->module) {
 		fputc('[', out);
-		for (const char *c = base ? base + 1 : f->module; *c; c++)
-			fputc(*c == ';' ? ':' : (unsigned char)*c < 0x20 ? '?' : *c, out);
+		write_folded_text(out, base ? base + 1 : f->module);
 		fputc(']', out);
-		return;
-	}
-	if (!name) {
+	} else {
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, f->addr);
-		name = buf;
+		fputs(buf, out);
 	}
-	for (const char *c = name; *c; c++)
-		fputc(*c == ';' ? ':' : (unsigned char)*c < 0x20 ? '?' : *c, out);
 }
 
 int export__folded(FILE *out, const struct model *m)
@@ -206,42 +214,6 @@ static int64_t str_index(struct pprof *pp, const char *s)
 	return id ? (int64_t)id - 1 : 0;
 }
 
-/* A module's GNU build id as hex, or NULL (unreadable, no build id, changed since). */
-static char *build_id_of(const char *path, const struct export_opts *o)
-{
-	const unsigned char *id;
-	char *hex = NULL;
-	struct stat st;
-	Elf *elf = NULL;
-	ssize_t n;
-	int fd;
-
-	if (o->no_build_ids || path[0] != '/')
-		return NULL;
-	/* O_NONBLOCK: a FIFO named in a file must not block the export. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !st.st_size ||
-	    (o->files_not_after_s > 0 && st.st_mtime > o->files_not_after_s))
-		goto out;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		goto out;
-	n = dwelf_elf_gnu_build_id(elf, (const void **)&id);
-	if (n <= 0 || n > 64)
-		goto out;
-	hex = malloc(n * 2 + 1);
-	for (ssize_t i = 0; hex && i < n; i++)
-		sprintf(hex + 2 * i, "%02x", id[i]);
-out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return hex;
-}
-
 /* The mapping id of a module (0: none known). */
 static uint64_t map_id(struct pprof *pp, const char *module)
 {
@@ -261,7 +233,7 @@ static uint64_t map_id(struct pprof *pp, const char *module)
 	*mp = init;
 	mp->id = id;
 	mp->filename = str_index(pp, module);
-	build_id = build_id_of(module, pp->o);
+	build_id = pp->o->build_id ? pp->o->build_id(module, pp->o->files_not_after_s) : NULL;
 	mp->build_id = build_id ? str_index(pp, build_id) : 0;
 	free(build_id);
 	/* Cleared below by any location of this mapping that lacks them. */

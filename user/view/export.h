@@ -18,12 +18,13 @@ struct export_opts {
 	double time_s;			/* when the data was taken (Unix s); 0: unknown */
 	double duration_s;		/* how long tracing had run by then */
 	/*
-	 * pprof mappings carry the build id read from each module's file.  With this set (a
-	 * saved snapshot), a file modified after this time (Unix seconds) is not the binary
-	 * that ran, and its build id is left out.
+	 * pprof mappings carry the build id of each module's file, as build_id gives it
+	 * (live/buildid.h reads files on this machine; NULL: no build ids).  It is passed
+	 * files_not_after_s: with this set (a saved snapshot), a file modified after this time
+	 * (Unix seconds) is not the binary that ran.
 	 */
+	char *(*build_id)(const char *path, double files_not_after_s);
 	double files_not_after_s;
-	bool no_build_ids;		/* never open module files */
 };
 
 /*

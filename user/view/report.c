@@ -9,76 +9,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "view/format.h"
 #include "view/report.h"
-
-const char *report__bytes(char *buf, size_t len, double bytes)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double v = bytes < 0 ? -bytes : bytes;
-	size_t u = 0;
-
-	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024;
-		u++;
-	}
-	if (!u)
-		snprintf(buf, len, "%s%.0f B", bytes < 0 ? "-" : "", v);
-	else
-		snprintf(buf, len, "%s%.1f %s", bytes < 0 ? "-" : "", v, units[u]);
-	return buf;
-}
-
-static void write_frame(FILE *out, unsigned int i, const struct sym_frame *f)
-{
-	fprintf(out, "      #%-2u 0x%012" PRIx64 " ", i, f->addr);
-	if (f->symbol)
-		fprintf(out, "%s+0x%" PRIx64, f->symbol, f->offset);
-	else
-		fputs("(unknown)", out);
-	if (f->file)
-		fprintf(out, " %s:%d", f->file, f->line);
-	if (f->module)
-		fprintf(out, " [%s]", f->module);
-	fputc('\n', out);
-}
-
-/* The frame that names a site: its innermost one. */
-static void write_site_title(FILE *out, const struct site *s)
-{
-	const struct sym_frame *f = s->n_frames ? &s->frames[0] : NULL;
-
-	if (!f) {
-		fputs("(stack unknown)", out);
-		return;
-	}
-	fputs(f->symbol ? f->symbol : "(unknown)", out);
-	if (f->file)
-		fprintf(out, " %s:%d", f->file, f->line);
-}
 
 static void write_process(FILE *out, const struct model *m, const struct process *p,
 			  const struct report_opts *o)
 {
-	char b1[32], b2[32], b3[32];
+	char b1[FMT_NUM_LEN], b2[FMT_NUM_LEN], b3[FMT_NUM_LEN];
 	struct site **sites;
 	unsigned int shown = 0;
 
-	fprintf(out, "\nPID %u %s%s", p->pid, p->comm[0] ? p->comm : "?",
-		p->exited ? " (exited)" : "");
-	for (int f = 0; f < 4; f++)
-		if (p->flags & (1u << f))
-			fprintf(out, " [%s]", process_flag_names[f]);
-	if (p->cmdline && *p->cmdline)
-		fprintf(out, "  [%s]", p->cmdline);
+	fprintf(out, "\nPID %u ", p->pid);
+	fmt__str(out, p->comm, "?");
+	fputs(p->exited ? " (exited)" : "", out);
+	fmt__flag_names(out, p->flags);
+	if (p->cmdline && *p->cmdline) {
+		fputs("  [", out);
+		fmt__str(out, p->cmdline, "");
+		fputc(']', out);
+	}
 	fputc('\n', out);
 	if (p->counters.valid)
 		fprintf(out, "  rss %s  vm %s  fds %u  threads %u\n",
-			report__bytes(b1, sizeof(b1), p->counters.rss_bytes),
-			report__bytes(b2, sizeof(b2), p->counters.vm_bytes), p->counters.fd_count,
+			fmt__bytes(b1, sizeof(b1), p->counters.rss_bytes),
+			fmt__bytes(b2, sizeof(b2), p->counters.vm_bytes), p->counters.fd_count,
 			p->counters.threads);
 	fprintf(out, "  heap: %s outstanding in %" PRId64 " blocks (allocs %" PRIu64
 		", frees %" PRIu64 ")\n",
-		report__bytes(b3, sizeof(b3), p->heap_outstanding_bytes),
+		fmt__bytes(b3, sizeof(b3), p->heap_outstanding_bytes),
 		p->heap_outstanding_count, p->heap_allocs, p->heap_frees);
 	if (m->resources & RES_FD) {
 		fprintf(out, "  fds: %" PRId64 " outstanding (opens %" PRIu64 ", closes %" PRIu64,
@@ -100,24 +58,29 @@ static void write_process(FILE *out, const struct model *m, const struct process
 		fputs(s->flagged ? "  LEAK" : "      ", out);
 		if (s->kind == LT_KIND_FD) {
 			fprintf(out, " %" PRId64 " fds open (opens %" PRIu64 ", closes %" PRIu64
-				", %+.1f/s)  ", site__outstanding(s), (uint64_t)s->allocs,
-				site__frees(s), s->growth_per_s);
+				", %s)  ", site__outstanding(s), (uint64_t)s->allocs,
+				site__frees(s),
+				fmt__rate(b2, sizeof(b2), s->growth_per_s, UNIT_FDS));
 		} else {
 			fprintf(out, " %s in %" PRId64 " blocks (allocs %" PRIu64 ", frees %"
-				PRIu64 ", %+.0f B/s)  ",
-				report__bytes(b1, sizeof(b1), s->outstanding_bytes),
+				PRIu64 ", %s)  ",
+				fmt__bytes(b1, sizeof(b1), s->outstanding_bytes),
 				(int64_t)s->outstanding_count, (uint64_t)s->allocs,
-				(uint64_t)s->frees, s->growth_per_s);
+				(uint64_t)s->frees,
+				fmt__rate(b2, sizeof(b2), s->growth_per_s, UNIT_BYTES));
 		}
-		write_site_title(out, s);
+		fmt__site_title(out, s);
 		for (int t = 0; s->kind == LT_KIND_FD && t < FD_TYPE__COUNT; t++)
 			if (s->fd_types[t])
 				fprintf(out, "  %s:%u", fd_type_names[t], s->fd_types[t]);
 		fputc('\n', out);
 		if (o->max_frames && frames > o->max_frames)
 			frames = o->max_frames;
-		for (unsigned int f = 0; f < frames; f++)
-			write_frame(out, f, &s->frames[f]);
+		for (unsigned int f = 0; f < frames; f++) {
+			fputs("      ", out);
+			fmt__frame(out, f, &s->frames[f], FRAME_ADDR);
+			fputc('\n', out);
+		}
 	}
 	free(sites);
 	(void)m;
@@ -133,7 +96,9 @@ static void write_scans(FILE *out, const struct model *m)
 		if (!p->scan)
 			continue;
 		if (!p->scan->ok) {
-			fprintf(out, "scan of %u: %s\n", p->pid, p->scan->error);
+			fprintf(out, "scan of %u: ", p->pid);
+			fmt__str(out, p->scan->error, "");
+			fputc('\n', out);
 			continue;
 		}
 		r = &p->scan->result;
@@ -148,8 +113,10 @@ static void write_scans(FILE *out, const struct model *m)
 			const char *sym = s && s->n_frames ? s->frames[0].symbol : NULL;
 
 			fprintf(out, "  leak: %" PRIu64 " blocks, %" PRIu64 " B, from 0x%" PRIx64
-				" (%" PRIu64 " B) allocated in %s: fix there\n", lk->blocks,
-				lk->bytes, lk->root.addr, lk->root.size, sym ? sym : "?");
+				" (%" PRIu64 " B) allocated in ", lk->blocks, lk->bytes,
+				lk->root.addr, lk->root.size);
+			fmt__str(out, sym, "?");
+			fputs(": fix there\n", out);
 			for (uint32_t k = 0; k < lk->n_edges && k < 8; k++)
 				fprintf(out, "    0x%" PRIx64 " +0x%" PRIx64 " -> 0x%" PRIx64 "\n",
 					lk->edges[k].from, lk->edges[k].offset, lk->edges[k].to);

@@ -16,7 +16,5 @@ struct report_opts {
 };
 
 void report__write(FILE *out, const struct model *m, const struct report_opts *o);
-/* "1.5 KiB" style, into buf. */
-const char *report__bytes(char *buf, size_t len, double bytes);
 
 #endif

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "util/atomic_file.h"
+#include "view/format.h"
 #include "view/snapshot.h"
 
 /* A JSON string of s (bytes that are not UTF-8 become U+FFFD), or null when s is NULL. */
@@ -189,9 +190,9 @@ static json_t *process_json(const struct model *m, const struct process *p)
 		json_array_append_new(arr, site_json(m, sites[i]));
 	free(sites);
 	flags = json_array();
-	for (int f = 0; f < 4; f++)
+	for (int f = 0; f < PROC_FLAG__COUNT; f++)
 		if (p->flags & (1u << f))
-			json_array_append_new(flags, json_string(process_flag_names[f]));
+			json_array_append_new(flags, json_string(proc_flags[f].name));
 	obj = json_pack("{s:I, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I}, s:o, s:b, s:o}",
 			"pid", (json_int_t)p->pid,
 			"comm", snapshot__string(p->comm[0] ? p->comm : NULL),

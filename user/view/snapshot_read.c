@@ -32,6 +32,7 @@
 #include <unistd.h>
 #include <jansson.h>
 
+#include "view/format.h"
 #include "view/snapshot.h"
 #include "view/snapshot_read.h"
 
@@ -944,7 +945,7 @@ static int read_flags(struct rd *r, json_t *jp, struct process *p)
 {
 	json_t *flags, *v;
 	size_t i;
-	int ret = member(r, jp, "flags", JSON_ARRAY, F_NULL, &flags);
+	int flag, ret = member(r, jp, "flags", JSON_ARRAY, F_NULL, &flags);
 
 	if (ret || !flags)
 		return ret;
@@ -958,9 +959,9 @@ static int read_flags(struct rd *r, json_t *jp, struct process *p)
 			return ret;
 		}
 		/* Flags a later version adds are not ours to show. */
-		for (int f = 0; f < 4; f++)
-			if (!strcmp(json_string_value(v), process_flag_names[f]))
-				p->flags |= 1u << f;
+		flag = fmt__flag_by_name(json_string_value(v));
+		if (flag >= 0)
+			p->flags |= 1u << flag;
 	}
 	return 0;
 }

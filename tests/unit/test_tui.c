@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * test_tui.c - the curses view drawn for real on a pseudo-terminal of 80x24, read back from
+ * curses' own screen: a stack frame far longer than its line (finding A2: it overflowed a
+ * 512-byte stack buffer), the process list's columns (the whole comm, the command line in
+ * the rest of the row, rates with units) and escaped strings from the traced process.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <curses.h>
+#include <sys/ioctl.h>
+
+#include "check.h"
+#include "tui/tui.h"
+
+struct pty {
+	int master;
+	int saved_in, saved_out;
+};
+
+/* Make stdin and stdout an 80x24 pseudo-terminal; 0 or -1. */
+static int pty_enter(struct pty *p)
+{
+	struct winsize ws = { .ws_row = 24, .ws_col = 80 };
+	int slave;
+
+	p->master = posix_openpt(O_RDWR | O_NOCTTY);
+	if (p->master < 0 || grantpt(p->master) || unlockpt(p->master))
+		return -1;
+	slave = open(ptsname(p->master), O_RDWR | O_NOCTTY);
+	if (slave < 0 || ioctl(slave, TIOCSWINSZ, &ws))
+		return -1;
+	fcntl(p->master, F_SETFL, O_NONBLOCK);
+	fflush(stdout);
+	p->saved_in = dup(0);
+	p->saved_out = dup(1);
+	dup2(slave, 0);
+	dup2(slave, 1);
+	close(slave);
+	setenv("TERM", "xterm", 1);
+	unsetenv("LINES");
+	unsetenv("COLUMNS");
+	return 0;
+}
+
+/* Throw away what curses sent to the terminal, so it never blocks on a full pty. */
+static void pty_drain(struct pty *p)
+{
+	char buf[4096];
+
+	fflush(stdout);
+	while (read(p->master, buf, sizeof(buf)) > 0)
+		;
+}
+
+static void pty_leave(struct pty *p)
+{
+	pty_drain(p);
+	dup2(p->saved_in, 0);
+	dup2(p->saved_out, 1);
+	close(p->saved_in);
+	close(p->saved_out);
+	close(p->master);
+}
+
+/* Row y of the screen as curses holds it, trailing blanks cut. */
+static const char *screen_row(int y, char *buf, int len)
+{
+	int n;
+
+	buf[0] = '\0';
+	mvinnstr(y, 0, buf, len - 1);
+	n = strlen(buf);
+	while (n > 0 && buf[n - 1] == ' ')
+		buf[--n] = '\0';
+	return buf;
+}
+
+/* Press a key: the view handles it and redraws. */
+static void press(struct tui *t, const struct model *m, struct pty *p, int key)
+{
+	ungetch(key);
+	tui__handle_keys(t, m);
+	pty_drain(p);
+}
+
+static char *filled(char c, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	if (s) {
+		memset(s, c, n);
+		s[n] = '\0';
+	}
+	return s;
+}
+
+static void one_site_model(struct model *m, struct process *p, struct site *s,
+			   struct sym_frame *f)
+{
+	*s = (struct site){ .kind = LT_KIND_HEAP, .stack_hash = 7, .frames = f, .n_frames = 1,
+			    .outstanding_bytes = 192, .outstanding_count = 3, .allocs = 3,
+			    .alloc_bytes = 192, .growth_per_s = 12800, .flagged = true };
+	*p = (struct process){ .pid = 4242, .gen = 1, .target = true, .sites = s, .n_sites = 1,
+			       .heap_outstanding_bytes = 192, .heap_outstanding_count = 3,
+			       .heap_allocs = 3, .heap_growth_per_s = 12800,
+			       .flags = PROC_HEAP_GROWTH,
+			       .counters = { .rss_bytes = 4 << 20, .fd_count = 5, .valid = true } };
+	*m = (struct model){ .procs = p, .n_procs = 1, .interval_s = 1, .resources = RES_HEAP };
+}
+
+static void test_tui_stack_view_cuts_a_frame_longer_than_its_line(void)
+{
+	char *symbol = filled('S', 3000), *file = filled('F', 3000), *module = filled('M', 3000);
+	struct sym_frame f = { .addr = 0x1000, .offset = 0x18, .line = 4 };
+	struct process p;
+	struct site s;
+	struct model m;
+	struct pty pty;
+	struct tui *t;
+	char title[256], frame[256];
+
+	CHECK(symbol && file && module);
+	f.symbol = symbol;
+	f.file = file;
+	f.module = module;
+	one_site_model(&m, &p, &s, &f);
+	snprintf(p.comm, sizeof(p.comm), "longname");
+	CHECK_EQ_INT(pty_enter(&pty), 0);
+	t = tui__start();
+	if (t) {
+		tui__update(t, &m);
+		press(t, &m, &pty, '\n');	/* the process's sites */
+		press(t, &m, &pty, '\n');	/* the site's stack */
+		screen_row(1, title, sizeof(title));
+		screen_row(3, frame, sizeof(frame));
+		tui__stop(t);
+	}
+	pty_leave(&pty);
+	free(symbol);
+	free(file);
+	free(module);
+	CHECK(t);
+	CHECK_EQ_STR(title, "heap site of longname (pid 4242)  LEAK");
+	CHECK(!strncmp(frame, "#0  SSSSSSSS", 12));
+	CHECK_EQ_INT(strlen(frame), 80);
+}
+
+static void test_tui_process_row_shows_whole_comm_and_command_line_rest(void)
+{
+	struct sym_frame f = { .addr = 0x1000, .symbol = "leak_simple" };
+	struct process p;
+	struct site s;
+	struct model m;
+	struct pty pty;
+	struct tui *t;
+	char head[256], row[256];
+
+	one_site_model(&m, &p, &s, &f);
+	snprintf(p.comm, sizeof(p.comm), "leak_simple_15c");
+	p.cmdline = "./build/tests/progs/leak_simple_15c --forever";
+	CHECK_EQ_INT(pty_enter(&pty), 0);
+	t = tui__start();
+	if (t) {
+		tui__update(t, &m);
+		pty_drain(&pty);
+		screen_row(1, head, sizeof(head));
+		screen_row(2, row, sizeof(row));
+		tui__stop(t);
+	}
+	pty_leave(&pty);
+	CHECK(t);
+	CHECK(!strncmp(head, "    PID COMMAND               RSS   FDS      HEAP", 48));
+	CHECK(strstr(head, " HEAP/s FLAGS CMDLINE"));
+	/* The whole 15-byte comm, the rate with its unit, the command line to the edge. */
+	CHECK(!strncmp(row, "   4242 leak_simple_15c ", 24));
+	CHECK(strstr(row, " +12.5 KiB/s H     ./build/test"));
+	CHECK_EQ_INT(strlen(row), 80);
+}
+
+static void test_tui_escapes_comm_and_command_line(void)
+{
+	struct sym_frame f = { .addr = 0x1000, .symbol = "leak_simple" };
+	struct process p;
+	struct site s;
+	struct model m;
+	struct pty pty;
+	struct tui *t;
+	char row[256];
+
+	one_site_model(&m, &p, &s, &f);
+	snprintf(p.comm, sizeof(p.comm), "\033[2Jx");
+	p.cmdline = "\033]0;X\007";
+	CHECK_EQ_INT(pty_enter(&pty), 0);
+	t = tui__start();
+	if (t) {
+		tui__update(t, &m);
+		pty_drain(&pty);
+		screen_row(2, row, sizeof(row));
+		tui__stop(t);
+	}
+	pty_leave(&pty);
+	CHECK(t);
+	CHECK(!strncmp(row, "   4242 \\x1b[2Jx ", 17));
+	CHECK(strstr(row, " \\x1b]0;X\\x07"));
+}
+
+int main(void)
+{
+	RUN(test_tui_stack_view_cuts_a_frame_longer_than_its_line);
+	RUN(test_tui_process_row_shows_whole_comm_and_command_line_rest);
+	RUN(test_tui_escapes_comm_and_command_line);
+	CHECK_EXIT();
+}

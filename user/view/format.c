@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * format.c - the spelling of numbers, frames, site titles, process flags and hostile
+ * strings shared by the TUI, the text report and diff.  Strings from traced processes go
+ * out only through fmt__str/fmt__str_buf/fmt__frame/fmt__site_title, which escape them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "util/escape.h"
+#include "view/format.h"
+
+const struct proc_flag_desc proc_flags[PROC_FLAG__COUNT] = {
+	[PROC_FLAG_HEAP] = { "heap_growth", 'H', "heap grows" },
+	[PROC_FLAG_FD] = { "fd_growth", 'F', "fds grow" },
+	[PROC_FLAG_RSS] = { "rss_growth", 'R', "rss grows" },
+	[PROC_FLAG_RSS_UNEXPLAINED] = { "rss_growth_unexplained", 'U',
+					"rss grows beyond what leaktop tracks" },
+};
+
+const char *fmt__bytes(char *buf, size_t len, double bytes)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = fabs(bytes);
+	size_t u = 0;
+
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	if (!u)
+		snprintf(buf, len, "%s%.0f B", bytes < 0 ? "-" : "", v);
+	else
+		snprintf(buf, len, "%s%.1f %s", bytes < 0 ? "-" : "", v, units[u]);
+	return buf;
+}
+
+const char *fmt__signed_bytes(char *buf, size_t len, double bytes)
+{
+	if (bytes < 0 || len < 2)
+		return fmt__bytes(buf, len, bytes);
+	buf[0] = '+';
+	fmt__bytes(buf + 1, len - 1, bytes);
+	return buf;
+}
+
+const char *fmt__rate(char *buf, size_t len, double per_s, enum fmt_unit unit)
+{
+	char tmp[FMT_NUM_LEN];
+
+	if (unit == UNIT_BYTES)
+		snprintf(buf, len, "%s/s", fmt__signed_bytes(tmp, sizeof(tmp), per_s));
+	else
+		snprintf(buf, len, "%+.1f fds/s", per_s);
+	return buf;
+}
+
+const char *fmt__age(char *buf, size_t len, double age_s)
+{
+	static const struct {
+		double below_s;		/* this spelling is for ages under it */
+		double big_s, small_s;	/* its two units */
+		const char *fmt;
+	} forms[] = {
+		{ 60, 1, 0, "%.0fs" },
+		{ 3600, 60, 1, "%.0fm%02.0fs" },
+		{ 86400, 3600, 60, "%.0fh%02.0fm" },
+		{ INFINITY, 86400, 3600, "%.0fd%02.0fh" },
+	};
+	double s = floor(age_s);
+
+	if (!(age_s >= 0) || !isfinite(age_s)) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		double big, small;
+
+		if (s >= forms[i].below_s)
+			continue;
+		big = floor(s / forms[i].big_s);
+		small = forms[i].small_s ? floor((s - big * forms[i].big_s) / forms[i].small_s) : 0;
+		snprintf(buf, len, forms[i].fmt, big, small);
+		break;
+	}
+	return buf;
+}
+
+int fmt__str(FILE *out, const char *s, const char *fallback)
+{
+	if (!s || !*s)
+		return fputs(fallback, out) == EOF ? -EIO : 0;
+	return escape__fputs(out, s);
+}
+
+const char *fmt__str_buf(char *buf, size_t len, const char *s, const char *fallback)
+{
+	return escape__str(buf, len, s && *s ? s : fallback);
+}
+
+int fmt__frame(FILE *out, unsigned int i, const struct sym_frame *f, enum frame_style style)
+{
+	fprintf(out, "#%-2u ", i);
+	if (style == FRAME_ADDR || !f->symbol)
+		fprintf(out, "0x%012" PRIx64 " ", f->addr);
+	if (f->symbol) {
+		fmt__str(out, f->symbol, "");
+		fprintf(out, "+0x%" PRIx64, f->offset);
+	} else {
+		fputs("(unknown)", out);
+	}
+	if (f->file) {
+		fputc(' ', out);
+		fmt__str(out, f->file, "");
+		fprintf(out, ":%d", f->line);
+	}
+	if (f->module) {
+		fputs(" [", out);
+		fmt__str(out, f->module, "");
+		fputc(']', out);
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+int fmt__site_title(FILE *out, const struct site *s)
+{
+	const struct sym_frame *f = s->n_frames ? &s->frames[0] : NULL;
+
+	if (!f)
+		return fputs("(stack unknown)", out) == EOF ? -EIO : 0;
+	fmt__str(out, f->symbol, "(unknown)");
+	if (f->file) {
+		fputc(' ', out);
+		fmt__str(out, f->file, "");
+		fprintf(out, ":%d", f->line);
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+const char *fmt__flag_letters(char *buf, size_t len, unsigned int flags)
+{
+	size_t n = 0;
+
+	for (int f = 0; f < PROC_FLAG__COUNT && n + 1 < len; f++)
+		if (flags & (1u << f))
+			buf[n++] = proc_flags[f].letter;
+	if (len)
+		buf[n] = '\0';
+	return buf;
+}
+
+int fmt__flag_names(FILE *out, unsigned int flags)
+{
+	for (int f = 0; f < PROC_FLAG__COUNT; f++)
+		if (flags & (1u << f))
+			fprintf(out, " [%s]", proc_flags[f].name);
+	return ferror(out) ? -EIO : 0;
+}
+
+int fmt__flag_by_name(const char *name)
+{
+	for (int f = 0; f < PROC_FLAG__COUNT; f++)
+		if (!strcmp(name, proc_flags[f].name))
+			return f;
+	return -1;
+}
+
+FILE *fmt__line_open(char *buf, size_t len)
+{
+	buf[0] = '\0';
+	/* fmemopen bounds every write by len; the last byte is kept for the NUL. */
+	return len > 1 ? fmemopen(buf, len - 1, "w") : NULL;
+}
+
+void fmt__line_close(FILE *f, char *buf, size_t len)
+{
+	/* fmemopen ends what it wrote with a NUL inside its len - 1 bytes; the last byte of buf
+	 * is outside them, so this always terminates. */
+	if (f)
+		fclose(f);
+	buf[len - 1] = '\0';
+}
