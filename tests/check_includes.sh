@@ -33,34 +33,37 @@ check_tree() {
 	local curses='^(n?curses\.h|ncursesw/|term\.h)'
 
 	for dir in user/core user/view tui; do
-		for file in "$root/$dir"/*.[ch]; do
-			no=0
-			while IFS= read -r line; do
-				no=$((no + 1))
-				[[ $line =~ ^[[:space:]]*#[[:space:]]*include[[:space:]]*([\"\<])([^\"\>]+)[\"\>] ]] ||
-					continue
-				local open=${BASH_REMATCH[1]} close='>' why=""
-				inc=${BASH_REMATCH[2]}
-				[ "$open" = '"' ] && close='"'
-				if [ "$open" = '"' ]; then
-					local ok=0 prefix
-					for prefix in ${allowed[$dir]}; do
-						case $inc in
-						"$prefix"*) ok=1 ;;
-						esac
-					done
-					[ "$ok" = 1 ] || why="$dir may include only ${allowed[$dir]}"
-				elif [[ $inc =~ $plumbing ]]; then
-					why="$dir never sees libbpf, the skeleton, libdw/libelf or capstone"
-				elif [ "$dir" != tui ] && [[ $inc =~ $curses ]]; then
-					why="only tui/ uses curses"
-				fi
-				if [ -n "$why" ]; then
-					echo "${file#"$root"/}:$no: #include $open$inc$close ($why)"
-					bad=1
-				fi
-			done <"$file"
-		done
+		local files=("$root/$dir"/*.[ch])
+		[ "${#files[@]}" -gt 0 ] || continue
+		# Only the include lines, from one grep: "FILE:LINE:TEXT".
+		while IFS= read -r line; do
+			file=${line%%:*}
+			line=${line#*:}
+			no=${line%%:*}
+			line=${line#*:}
+			[[ $line =~ ^[[:space:]]*#[[:space:]]*include[[:space:]]*([\"\<])([^\"\>]+)[\"\>] ]] ||
+				continue
+			local open=${BASH_REMATCH[1]} close='>' why=""
+			inc=${BASH_REMATCH[2]}
+			[ "$open" = '"' ] && close='"'
+			if [ "$open" = '"' ]; then
+				local ok=0 prefix
+				for prefix in ${allowed[$dir]}; do
+					case $inc in
+					"$prefix"*) ok=1 ;;
+					esac
+				done
+				[ "$ok" = 1 ] || why="$dir may include only ${allowed[$dir]}"
+			elif [[ $inc =~ $plumbing ]]; then
+				why="$dir never sees libbpf, the skeleton, libdw/libelf or capstone"
+			elif [ "$dir" != tui ] && [[ $inc =~ $curses ]]; then
+				why="only tui/ uses curses"
+			fi
+			if [ -n "$why" ]; then
+				echo "${file#"$root"/}:$no: #include $open$inc$close ($why)"
+				bad=1
+			fi
+		done < <(grep -Hn '^[[:space:]]*#[[:space:]]*include' "${files[@]}")
 	done
 	return "$bad"
 }
