@@ -28,6 +28,16 @@ const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_BPF_RECURSION] = "bpf_recursion",
 };
 
+const char *const counter_names[LT_CNT__COUNT] = {
+	[LT_CNT_EVENTS] = "events",
+	[LT_CNT_FREE_UNKNOWN] = "free_unknown",
+	[LT_CNT_NESTED] = "nested",
+	[LT_CNT_FAILED_ALLOCS] = "failed_allocs",
+	[LT_CNT_FD_EVENTS] = "fd_events",
+	[LT_CNT_SELF_HITS] = "self_hits",
+	[LT_CNT_SELF_SYSCALLS] = "self_syscalls",
+};
+
 const char *const process_flag_names[4] = {
 	"heap_growth", "fd_growth", "rss_growth", "rss_growth_unexplained",
 };
