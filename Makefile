@@ -32,10 +32,20 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 SUBMAKE := $(MAKE) --no-print-directory -s
 endif
 
+# leaktop's own allocator: jemalloc, linked into the executable (user/util/self_alloc.c says
+# why), with every allocator entry point exported so that each library leaktop loads, and
+# libc itself, binds to it instead of libc's probed one.  Only the leaktop executable has it.
+ALLOC_FNS := malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign \
+	     valloc pvalloc malloc_usable_size
+ALLOC_OBJS := $(OUT)/user/util/self_alloc.o
+ALLOC_LDFLAGS := $(foreach f,$(ALLOC_FNS),-Wl,--export-dynamic-symbol=$(f))
+ALLOC_LIBS := -l:libjemalloc_pic.a -lm
+
 USER_SRCS := $(wildcard user/*.c user/*/*.c)
 TUI_SRCS  := $(wildcard tui/*.c)
 PROTO_OBJS := $(OUT)/proto/profile.pb-c.o
-USER_OBJS := $(patsubst %.c,$(OUT)/%.o,$(USER_SRCS) $(TUI_SRCS)) $(PROTO_OBJS)
+USER_OBJS := $(filter-out $(ALLOC_OBJS),$(patsubst %.c,$(OUT)/%.o,$(USER_SRCS) $(TUI_SRCS))) \
+	     $(PROTO_OBJS)
 LIB_OBJS  := $(filter-out $(OUT)/user/main.o,$(USER_OBJS))
 
 # Unit tests run under AddressSanitizer and UndefinedBehaviorSanitizer: the test binaries and
@@ -100,8 +110,15 @@ $(OUT)/%.o: %.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-leaktop: $(USER_OBJS)
+leaktop: $(USER_OBJS) $(ALLOC_OBJS)
 	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(ALLOC_LDFLAGS) -o $@ $^ $(ALLOC_LIBS) $(LDLIBS)
+
+# The negative control of tests/e2e/self.sh: the same leaktop on libc's allocator, whose own
+# calls do reach the probes (and are counted in stats.self_hits).
+$(OUT)/tests/leaktop-libc-malloc: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(ASAN_OUT)/%.o: %.c
@@ -139,7 +156,7 @@ $(OUT)/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h)
 	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer -fno-inline -Wall -o $@ $< -lpthread
 
 unit: $(UNIT_BINS)
-e2e: leaktop $(PROG_BINS)
+e2e: leaktop $(OUT)/tests/leaktop-libc-malloc $(PROG_BINS)
 
 # Fuzzing the snapshot reader (libFuzzer, clang's): the files a snapshot's bytes reach are
 # built instrumented, the rest is linked as built.  `make fuzz` runs FUZZ_TIME seconds on a
@@ -166,8 +183,8 @@ fuzz: deps
 		-dict=tests/fuzz/snapshot.dict $(OUT)/fuzz/corpus
 
 test: deps
-	$(Q)$(SUBMAKE) leaktop $(UNIT_BINS) $(PROG_BINS) $(OUT)/bench/bench \
-		$(OUT)/fuzz/fuzz_snapshot
+	$(Q)$(SUBMAKE) leaktop $(OUT)/tests/leaktop-libc-malloc $(UNIT_BINS) $(PROG_BINS) \
+		$(OUT)/bench/bench $(OUT)/fuzz/fuzz_snapshot
 	$(Q)tests/run.sh
 
 run: deps
@@ -199,5 +216,5 @@ uninstall:
 clean:
 	rm -rf $(OUT) leaktop
 
--include $(USER_OBJS:.o=.d) $(patsubst %,$(OUT)/fuzz/%.d,$(FUZZ_INST)) $(ASAN_LIB_OBJS:.o=.d) \
-	 $(UNIT_BINS:=.d)
+-include $(USER_OBJS:.o=.d) $(ALLOC_OBJS:.o=.d) $(patsubst %,$(OUT)/fuzz/%.d,$(FUZZ_INST)) \
+	 $(ASAN_LIB_OBJS:.o=.d) $(UNIT_BINS:=.d)

@@ -356,6 +356,9 @@ int lt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 
 	if (nr >= LT_MAX_SYSCALL || cfg_fd_class[nr] == LT_FDC_NONE)
 		return 0;
+	/* leaktop's own (reading /proc): never traced, counted; the exit finds no sysargs. */
+	if (is_self(id >> 32, LT_CNT_SELF_SYSCALLS))
+		return 0;
 	p = proc_of(id >> 32);
 	if (!p)
 		return 0;

@@ -92,13 +92,15 @@ static __always_inline struct lt_inflight *thread_state(void)
 static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u64 arg_ptr)
 {
 	__u64 sp = PT_REGS_SP(ctx), ra = 0;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct lt_inflight *cur;
 	struct lt_proc *p;
 
 	/* Load it now: clang would otherwise keep ctx + offset, which the verifier refuses. */
 	barrier_var(sp);
-	p = proc_of(bpf_get_current_pid_tgid() >> 32);
-
+	if (is_self(tgid, LT_CNT_SELF_HITS))
+		return 0;
+	p = proc_of(tgid);
 	if (!p)
 		return 0;
 	cur = thread_state();
@@ -135,12 +137,13 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size
 
 static __always_inline int alloc_exit(struct pt_regs *ctx, __u64 ret)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct lt_inflight *cur = bpf_task_storage_get(&inflight, task, NULL, 0);
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct lt_inflight in;
+	struct lt_inflight *cur, in;
 	__u64 addr = ret;
 
+	if (is_self(tgid, LT_CNT_SELF_HITS))
+		return 0;
+	cur = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), NULL, 0);
 	if (!cur || !cur->active)
 		return 0;
 	if (cur->depth) {
@@ -265,15 +268,14 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 SEC("uprobe")
 int BPF_KPROBE(free_enter, __u64 ptr)
 {
-	__u32 tgid;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-	if (!ptr)
+	if (is_self(tgid, LT_CNT_SELF_HITS) || !ptr)
 		return 0;
 	/*
 	 * No nesting check: a free made inside realloc(p, 0) takes p off its site here and
 	 * realloc's return then finds nothing left to release, so p is freed exactly once.
 	 */
-	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (release(tgid, ptr))
 		bump(&counters, LT_CNT_EVENTS);
 	else if (bpf_map_lookup_elem(&procs, &tgid))

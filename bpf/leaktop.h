@@ -67,6 +67,10 @@ enum lt_counter {
 	LT_CNT_NESTED,			/* allocator calls made from inside another (counted once) */
 	LT_CNT_FAILED_ALLOCS,		/* allocations that returned NULL */
 	LT_CNT_FD_EVENTS,		/* descriptors created and closed, accounted */
+	LT_CNT_SELF_HITS,		/* allocator probe hits (traps) in leaktop's own process:
+					 * its allocator lives in its executable, so 0 */
+	LT_CNT_SELF_SYSCALLS,		/* leaktop's own descriptor syscalls the fd tracepoints saw
+					 * (no trap: they run for every process's syscalls) */
 	LT_CNT__COUNT,
 };
 

@@ -29,6 +29,16 @@ const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_BPF_RECURSION] = "bpf_recursion",
 };
 
+const char *const counter_names[LT_CNT__COUNT] = {
+	[LT_CNT_EVENTS] = "events",
+	[LT_CNT_FREE_UNKNOWN] = "free_unknown",
+	[LT_CNT_NESTED] = "nested",
+	[LT_CNT_FAILED_ALLOCS] = "failed_allocs",
+	[LT_CNT_FD_EVENTS] = "fd_events",
+	[LT_CNT_SELF_HITS] = "self_hits",
+	[LT_CNT_SELF_SYSCALLS] = "self_syscalls",
+};
+
 void model__init(struct model *m, double interval_s, unsigned int resources, uint32_t window)
 {
 	memset(m, 0, sizeof(*m));

@@ -161,6 +161,8 @@ double model__elapsed_s(const struct model *m);
 
 /* Names of the drop causes and counters, for reports ("alloc_map_full", ...). */
 extern const char *const drop_names[LT_DROP__COUNT];
+/* The keys of the counters in a snapshot's stats ("events", "self_hits", ...). */
+extern const char *const counter_names[LT_CNT__COUNT];
 
 
 

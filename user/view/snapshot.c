@@ -244,8 +244,22 @@ static json_t *model_json(const struct model *m)
 		json_array_append_new(arr, process_json(m, procs[i]));
 	}
 	free(procs);
-	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, "
-			 "s:{s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:f}, s:o}",
+	stats = json_pack("{s:I, s:I, s:o}",
+			  "events", (json_int_t)model__events(m),
+			  "dropped", (json_int_t)model__dropped(m),
+			  "drops", drops);
+	for (int i = 0; stats && i < LT_CNT__COUNT; i++) {
+		if (i != LT_CNT_EVENTS)
+			json_object_set_new(stats, counter_names[i],
+					    json_integer((json_int_t)m->counters[i]));
+	}
+	if (stats) {
+		json_object_set_new(stats, "probes", json_integer((json_int_t)m->probes_attached));
+		json_object_set_new(stats, "libcs_refused",
+				    json_integer((json_int_t)m->libcs_refused));
+		json_object_set_new(stats, "collect_ms", json_real(m->collect_ms));
+	}
+	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:o, s:o}",
 			 "schema", SNAPSHOT_SCHEMA,
 			 "leaktop_version", LEAKTOP_VERSION,
 			 "host", u.nodename,
@@ -253,17 +267,7 @@ static json_t *model_json(const struct model *m)
 			 "time", when,
 			 "elapsed_s", model__elapsed_s(m),
 			 "interval_s", m->interval_s,
-			 "stats",
-			 "events", (json_int_t)model__events(m),
-			 "dropped", (json_int_t)model__dropped(m),
-			 "drops", drops,
-			 "free_unknown", (json_int_t)m->counters[LT_CNT_FREE_UNKNOWN],
-			 "nested", (json_int_t)m->counters[LT_CNT_NESTED],
-			 "failed_allocs", (json_int_t)m->counters[LT_CNT_FAILED_ALLOCS],
-			 "fd_events", (json_int_t)m->counters[LT_CNT_FD_EVENTS],
-			 "probes", (json_int_t)m->probes_attached,
-			 "libcs_refused", (json_int_t)m->libcs_refused,
-			 "collect_ms", m->collect_ms,
+			 "stats", stats,
 			 "processes", arr);
 	stats = root ? json_object_get(root, "stats") : NULL;
 	if (stats) {

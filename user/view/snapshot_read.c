@@ -1177,17 +1177,6 @@ static int cmp_proc_key(const void *a, const void *b)
 	return x->gen < y->gen ? -1 : x->gen > y->gen;
 }
 
-static const struct {
-	const char *key;
-	enum lt_counter idx;
-} stat_counters[] = {
-	{ "events", LT_CNT_EVENTS },
-	{ "free_unknown", LT_CNT_FREE_UNKNOWN },
-	{ "nested", LT_CNT_NESTED },
-	{ "failed_allocs", LT_CNT_FAILED_ALLOCS },
-	{ "fd_events", LT_CNT_FD_EVENTS },
-};
-
 static int read_stats(struct rd *r, json_t *root, struct model *m, struct snapshot_info *info)
 {
 	static const struct int_field misc[] = {
@@ -1208,11 +1197,11 @@ static int read_stats(struct rd *r, json_t *root, struct model *m, struct snapsh
 	if (ret)
 		return ret;
 	mark = at_key(r, "stats");
-	for (size_t i = 0; !ret && i < sizeof(stat_counters) / sizeof(stat_counters[0]); i++) {
-		struct int_field f = { stat_counters[i].key, 0, 8, 0, NUM_MAX,
-				       stat_counters[i].idx == LT_CNT_EVENTS ? F_REQ : F_NULL };
+	for (int i = 0; !ret && i < LT_CNT__COUNT; i++) {
+		struct int_field f = { counter_names[i], 0, 8, 0, NUM_MAX,
+				       i == LT_CNT_EVENTS ? F_REQ : F_NULL };
 
-		ret = read_ints(r, stats, &m->counters[stat_counters[i].idx], &f, 1, NULL);
+		ret = read_ints(r, stats, &m->counters[i], &f, 1, NULL);
 	}
 	if (!ret)
 		ret = read_ints(r, stats, info, misc, 1, NULL);
