@@ -184,35 +184,120 @@ static __always_inline __u64 stack_hash_of(const struct lt_stack *st, __u32 nr)
 	return h;
 }
 
-/*
- * Walk the user stack by frame pointers.  At a return probe the registers are the caller's:
- * the IP is the allocating call site and %rbp the caller's frame.  Unlike the kernel's walker
- * this stops at the end of the chain (a null, misaligned or non-ascending frame pointer)
- * instead of faulting on it, which costs more than the whole walk.
- */
-static __always_inline __u32 walk_user_stack(__u64 ip, __u64 bp, struct lt_stack *st,
-					     __u32 depth)
-{
-	struct {
-		__u64 next;
-		__u64 ret;
-	} frame;
-	__u64 prev = 0;
-	__u32 n = 1;
+/* The user addresses code can lie at (x86-64, 4- or 5-level page tables). */
+#define LT_USER_TEXT_MIN	4096ULL
+#define LT_USER_TEXT_MAX	0x00fffffffffff000ULL
+#define VM_EXEC			0x00000004ULL
 
-	st->ips[0] = ip;
-	for (__u32 i = 1; i < LT_MAX_STACK_DEPTH; i++) {
-		if (i >= depth || !bp || (bp & 7) || bp <= prev)
-			break;
-		if (bpf_probe_read_user(&frame, sizeof(frame), (void *)bp) || !frame.ret)
-			break;
-		st->ips[i] = frame.ret;
-		n = i + 1;
-		prev = bp;
-		bp = frame.next;
-	}
-	return n;
+/* A mapping of the current process, as bpf_find_vma found it. */
+struct lt_vma {
+	__u64 start;
+	__u64 end;
+	__u64 file;			/* the mapped file (a kernel pointer used as an identity), 0
+					 * for anonymous memory */
+	__u64 flags;			/* vm_flags */
+};
+
+static long lt_vma_cb(struct task_struct *task, struct vm_area_struct *vma, struct lt_vma *v)
+{
+	v->start = BPF_CORE_READ(vma, vm_start);
+	v->end = BPF_CORE_READ(vma, vm_end);
+	v->file = (__u64)BPF_CORE_READ(vma, vm_file);
+	v->flags = BPF_CORE_READ(vma, vm_flags);
+	return 0;
 }
+
+/* The current process's mapping at addr: 0, or -ENOENT (none), -EBUSY (mmap lock taken). */
+static __always_inline long vma_at(__u64 addr, struct lt_vma *v)
+{
+	v->start = 0;
+	v->end = 0;
+	v->file = 0;
+	v->flags = 0;
+	return bpf_find_vma(bpf_get_current_task_btf(), addr, lt_vma_cb, v, 0);
+}
+
+/* How the call instruction that ends at a return address is encoded. */
+enum lt_call_kind {
+	LT_CALL_NONE = 0,		/* the bytes before it are no call */
+	LT_CALL_REL32,			/* call rel32: to ret + disp */
+	LT_CALL_RIP,			/* call *disp32(%rip): to the address stored at ret + disp */
+	LT_CALL_INDIRECT,		/* call through a register or another memory operand */
+};
+
+/* Is m the ModRM byte of opcode 0xff's /2 (call near, indirect)? */
+static __always_inline bool modrm_call(__u8 m)
+{
+	return (m & 0x38) == 0x10;
+}
+
+/*
+ * Decode the call that ends where b ends: b holds the 8 bytes before a return address (b[7]
+ * is the byte at ret - 1).  Every x86-64 near-call form is recognised: e8 rel32, and ff /2
+ * with a register, [reg], [reg+disp8], [reg+disp32], [rip+disp32] or SIB operand (prefixes
+ * such as REX or notrack come before and do not matter).  *disp gets the displacement of the
+ * rel32 and rip-relative forms.
+ */
+static __always_inline __u32 call_kind(const __u8 *b, __s32 *disp)
+{
+	__u8 m;
+
+	if (b[3] == 0xe8) {
+		__builtin_memcpy(disp, &b[4], 4);
+		return LT_CALL_REL32;
+	}
+	if (b[2] == 0xff && b[3] == 0x15) {
+		__builtin_memcpy(disp, &b[4], 4);
+		return LT_CALL_RIP;
+	}
+	m = b[7];				/* ff /2, 2 bytes: *%reg, *(%reg) */
+	if (b[6] == 0xff && modrm_call(m) &&
+	    ((m >> 6) == 3 || ((m >> 6) == 0 && (m & 7) != 4 && (m & 7) != 5)))
+		return LT_CALL_INDIRECT;
+	m = b[6];				/* 3 bytes: *disp8(%reg), *(SIB) */
+	if (b[5] == 0xff && modrm_call(m) &&
+	    (((m >> 6) == 1 && (m & 7) != 4) || ((m >> 6) == 0 && (m & 7) == 4 && (b[7] & 7) != 5)))
+		return LT_CALL_INDIRECT;
+	if (b[4] == 0xff && b[5] == 0x54)	/* 4 bytes: *disp8(SIB) */
+		return LT_CALL_INDIRECT;
+	m = b[3];				/* 6 bytes: *disp32(%reg) */
+	if (b[2] == 0xff && modrm_call(m) && (m >> 6) == 2 && (m & 7) != 4)
+		return LT_CALL_INDIRECT;
+	m = b[2];				/* 7 bytes: *disp32(SIB), *disp32(,index) */
+	if (b[1] == 0xff && modrm_call(m) && (m & 7) == 4 &&
+	    ((m >> 6) == 2 || ((m >> 6) == 0 && (b[3] & 7) == 5)))
+		return LT_CALL_INDIRECT;
+	return LT_CALL_NONE;
+}
+
+/* The call ending at user address ret (LT_CALL_NONE when unreadable); *disp as above. */
+static __always_inline __u32 call_before(__u64 ret, __s32 *disp)
+{
+	__u8 b[8];
+
+	if (ret < LT_USER_TEXT_MIN || ret >= LT_USER_TEXT_MAX)
+		return LT_CALL_NONE;
+	if (bpf_probe_read_user(b, sizeof(b), (void *)(ret - 8)))
+		return LT_CALL_NONE;
+	return call_kind(b, disp);
+}
+
+/* Where a stack walk starts, and code it may accept without a vma lookup. */
+struct lt_walk {
+	__u64 ip;			/* the first frame */
+	__u64 bp;			/* the frame pointer there */
+	__u64 floor;			/* the stack pointer: no frame lies below it */
+	__u64 text_start;		/* a known executable file mapping (the allocator's), or 0 */
+	__u64 text_end;
+	__u32 depth;			/* frames to keep at most */
+	__u32 pad;
+};
+
+/*
+ * Walk the user stack by frame pointers into st; its number of frames.  A global function
+ * (bpf/stack.bpf.c): the verifier checks it once, not inside each program that captures.
+ */
+extern __u32 lt_walk_user_stack(const struct lt_walk *w, struct lt_stack *st);
 
 static __always_inline __u32 stack_depth(void)
 {
@@ -246,14 +331,26 @@ static __always_inline __u64 intern_stack(struct lt_stack *st, __u64 salt)
 	return h;
 }
 
-/* Capture the user stack at a return probe (caller's registers) and intern it. */
-static __always_inline __u64 capture_stack(struct pt_regs *ctx)
+/*
+ * Capture the user stack at a return probe (caller's registers) and intern it; return
+ * addresses in [text_start, text_end) (the allocator's libc) need no vma lookup.
+ */
+static __always_inline __u64 capture_stack(struct pt_regs *ctx, __u64 text_start,
+					   __u64 text_end)
 {
+	struct lt_walk w = {
+		.ip = PT_REGS_IP(ctx),
+		.bp = PT_REGS_FP(ctx),
+		.floor = PT_REGS_SP(ctx),
+		.text_start = text_start,
+		.text_end = text_end,
+		.depth = stack_depth(),
+	};
 	struct lt_stack *st = stack_buf();
 
 	if (!st)
 		return 0;
-	st->nr = walk_user_stack(PT_REGS_IP(ctx), PT_REGS_FP(ctx), st, stack_depth());
+	st->nr = lt_walk_user_stack(&w, st);
 	return intern_stack(st, 0);
 }
 

@@ -92,33 +92,25 @@ static __always_inline __u64 through_plt(__u64 t)
 
 /*
  * If `ret` is a return address (the bytes before it encode a call), the address that call
- * went to (CALL_UNKNOWN_TARGET for a call through a register), else 0.
+ * went to (CALL_UNKNOWN_TARGET for a call through a register or memory), else 0.
  */
 static __always_inline __u64 call_target(__u64 ret)
 {
-	__u8 b[8];
-	__s32 disp;
+	__s32 disp = 0;
 	__u64 dest = 0;
 
-	if (ret < 4096 || ret >= 0x800000000000ULL)
-		return 0;
-	if (bpf_probe_read_user(b, sizeof(b), (void *)(ret - 8)))
-		return 0;
-	if (b[3] == 0xe8) {					/* call rel32 */
-		__builtin_memcpy(&disp, &b[4], 4);
+	switch (call_before(ret, &disp)) {
+	case LT_CALL_REL32:
 		return through_plt(ret + disp);
-	}
-	if (b[2] == 0xff && b[3] == 0x15) {			/* call *disp32(%rip) */
-		__builtin_memcpy(&disp, &b[4], 4);
+	case LT_CALL_RIP:
 		if (bpf_probe_read_user(&dest, sizeof(dest), (void *)(ret + disp)))
 			return 0;
 		return dest;
+	case LT_CALL_INDIRECT:
+		return CALL_UNKNOWN_TARGET;
+	default:
+		return 0;
 	}
-	if (b[6] == 0xff && (b[7] & 0xf8) == 0xd0)		/* call *%reg */
-		return CALL_UNKNOWN_TARGET;
-	if (b[5] == 0xff && (b[6] & 0xf8) == 0x50)		/* call *disp8(%reg) */
-		return CALL_UNKNOWN_TARGET;
-	return 0;
 }
 
 /*
@@ -156,19 +148,12 @@ static __always_inline bool frame_plausible(__u64 fp, __u64 ra_at)
 
 #define WRAPPER_LEVELS 3	/* libc functions between the syscall and its caller */
 
-static long vma_file_cb(struct task_struct *task, struct vm_area_struct *vma, __u64 *file)
-{
-	*file = (__u64)BPF_CORE_READ(vma, vm_file);
-	return 0;
-}
-
 /* The file mapped at user address addr (a kernel pointer used as an identity), or 0. */
 static __always_inline __u64 file_at(__u64 addr)
 {
-	__u64 file = 0;
+	struct lt_vma v;
 
-	bpf_find_vma(bpf_get_current_task_btf(), addr, vma_file_cb, &file, 0);
-	return file;
+	return vma_at(addr, &v) ? 0 : v.file;
 }
 
 static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs)
@@ -178,7 +163,8 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs)
 	struct lt_stack *st = stack_buf();
 	__u64 ip = BPF_CORE_READ(regs, ip), sp = BPF_CORE_READ(regs, sp);
 	__u64 bp = BPF_CORE_READ(regs, bp), ra = 0, ra_at = 0, at = ip, saved = 0, lib = 0;
-	__u32 depth = stack_depth(), level = 0;
+	struct lt_walk w = { .depth = stack_depth() };
+	__u32 level = 0;
 
 	if (!st || !scan)
 		return 0;
@@ -204,7 +190,10 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs)
 		}
 	}
 	if (!ra) {
-		st->nr = walk_user_stack(ip, bp, st, depth);
+		w.ip = ip;
+		w.bp = bp;
+		w.floor = sp;
+		st->nr = lt_walk_user_stack(&w, st);
 		return intern_stack(st, FD_SALT);
 	}
 	/*
@@ -216,7 +205,10 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs)
 		bpf_probe_read_user(&saved, sizeof(saved), (void *)(ra_at - 8));
 		bp = frame_plausible(saved, ra_at) ? saved : 0;
 	}
-	st->nr = walk_user_stack(ra, bp, st, depth);
+	w.ip = ra;
+	w.bp = bp;
+	w.floor = ra_at + 8;
+	st->nr = lt_walk_user_stack(&w, st);
 	return intern_stack(st, FD_SALT);
 }
 

@@ -48,16 +48,17 @@ static __always_inline bool release(__u32 tgid, __u64 addr)
 }
 
 /* Record a new live block at the current call site. */
-static __always_inline void record(struct pt_regs *ctx, __u32 tgid, __u64 gen, __u64 addr,
-				   __u64 size)
+static __always_inline void record(struct pt_regs *ctx, const struct lt_inflight *in,
+				   __u32 tgid, __u64 addr)
 {
 	struct lt_alloc_key ak = { .tgid = tgid, .addr = addr };
-	struct lt_alloc_val av = { .size_bytes = size, .gen = gen };
+	struct lt_alloc_val av = { .size_bytes = in->size_bytes, .gen = in->gen };
+	__u64 gen = in->gen, size = in->size_bytes;
 	struct lt_site_val *s;
 	__u64 now = bpf_ktime_get_ns();
 	long err;
 
-	av.stack_hash = capture_stack(ctx);
+	av.stack_hash = capture_stack(ctx, in->alloc_text_start, in->alloc_text_end);
 	s = site_get(tgid, gen, av.stack_hash, LT_KIND_HEAP);
 	if (!s)
 		return;
@@ -82,6 +83,20 @@ static __always_inline void record(struct pt_regs *ctx, __u32 tgid, __u64 gen, _
 	bump(&counters, LT_CNT_EVENTS);
 }
 
+/*
+ * The image's first allocator call: note the executable mapping the probe at ip is in (its
+ * libc's code), where the return addresses of most stacks' outer frames lie.
+ */
+static __always_inline void learn_alloc_text(struct lt_proc *p, __u64 ip)
+{
+	struct lt_vma v;
+
+	if (vma_at(ip, &v) || !(v.flags & VM_EXEC) || !v.file)
+		return;
+	p->alloc_text_start = v.start;
+	p->alloc_text_end = v.end;
+}
+
 static __always_inline struct lt_inflight *thread_state(void)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -91,18 +106,21 @@ static __always_inline struct lt_inflight *thread_state(void)
 
 static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u64 arg_ptr)
 {
-	__u64 sp = PT_REGS_SP(ctx), ra = 0;
+	__u64 sp = PT_REGS_SP(ctx), ip = PT_REGS_IP(ctx), ra = 0;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct lt_inflight *cur;
 	struct lt_proc *p;
 
-	/* Load it now: clang would otherwise keep ctx + offset, which the verifier refuses. */
+	/* Load them now: clang would otherwise keep ctx + offset, which the verifier refuses. */
 	barrier_var(sp);
+	barrier_var(ip);
 	if (is_self(tgid, LT_CNT_SELF_HITS))
 		return 0;
 	p = proc_of(tgid);
 	if (!p)
 		return 0;
+	if (!p->alloc_text_end)
+		learn_alloc_text(p, ip);
 	cur = thread_state();
 	if (!cur) {
 		drop(LT_DROP_INFLIGHT_FULL);
@@ -129,6 +147,8 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size
 	cur->gen = p->gen;
 	cur->entry_sp = sp;
 	cur->entry_ra = ra;
+	cur->alloc_text_start = p->alloc_text_start;
+	cur->alloc_text_end = p->alloc_text_end;
 	cur->fn = fn;
 	cur->depth = 0;
 	cur->active = 1;
@@ -181,7 +201,7 @@ static __always_inline int alloc_exit(struct pt_regs *ctx, __u64 ret)
 			bump(&counters, LT_CNT_FAILED_ALLOCS);
 		return 0;
 	}
-	record(ctx, tgid, in.gen, addr, in.size_bytes);
+	record(ctx, &in, tgid, addr);
 	return 0;
 }
 

@@ -71,6 +71,8 @@ enum lt_counter {
 					 * its allocator lives in its executable, so 0 */
 	LT_CNT_SELF_SYSCALLS,		/* leaktop's own descriptor syscalls the fd tracepoints saw
 					 * (no trap: they run for every process's syscalls) */
+	LT_CNT_STACK_TRUNCATED,		/* stack walks stopped at a frame whose return address is
+					 * not in an executable file mapping after a call */
 	LT_CNT__COUNT,
 };
 
@@ -83,6 +85,11 @@ enum lt_counter {
 struct lt_proc {
 	__u64 gen;
 	__u64 start_ns;			/* when leaktop started tracing this image */
+	/* The executable file mapping that holds the allocator's code (libc's text), learned by
+	 * BPF at the image's first allocator call (0, 0 until then); stack walks accept return
+	 * addresses in it without a vma lookup.  An image never unmaps its libc. */
+	__u64 alloc_text_start;
+	__u64 alloc_text_end;
 };
 
 enum lt_site_kind {
@@ -140,6 +147,8 @@ struct lt_inflight {
 	__u64 gen;			/* image the call belongs to, looked up at entry */
 	__u64 entry_sp;			/* user %rsp at the outer call's entry */
 	__u64 entry_ra;			/* its return address, as the caller pushed it */
+	__u64 alloc_text_start;		/* the image's lt_proc.alloc_text_*, for the walk */
+	__u64 alloc_text_end;
 	__u32 fn;			/* enum lt_alloc_fn */
 	__u16 depth;			/* nested allocator calls currently inside this one */
 	__u16 active;			/* 1 between the outer call's entry and return */
@@ -218,13 +227,13 @@ enum lt_filter {
 };
 
 #define LT_ASSERT_SIZE(type, size) _Static_assert(sizeof(type) == (size), #type " layout changed")
-LT_ASSERT_SIZE(struct lt_proc, 16);
+LT_ASSERT_SIZE(struct lt_proc, 32);
 LT_ASSERT_SIZE(struct lt_site_key, 24);
 LT_ASSERT_SIZE(struct lt_site_val, 56);
 LT_ASSERT_SIZE(struct lt_alloc_key, 16);
 LT_ASSERT_SIZE(struct lt_alloc_val, 32);
 LT_ASSERT_SIZE(struct lt_stack, 8 + 8 * LT_MAX_STACK_DEPTH);
-LT_ASSERT_SIZE(struct lt_inflight, 48);
+LT_ASSERT_SIZE(struct lt_inflight, 64);
 LT_ASSERT_SIZE(struct lt_event, 56 + LT_EXE_LEN);
 LT_ASSERT_SIZE(struct lt_fd_key, 8);
 LT_ASSERT_SIZE(struct lt_fd_val, 24);

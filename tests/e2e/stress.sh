@@ -8,7 +8,8 @@
 # leaktop must end on that one signal, by itself, with status 0, having written a final
 # snapshot after the signal that is valid JSON with the fields the contract names; drops
 # are counted (stats.dropped is the sum of stats.drops), deferred work and leaktop's own RSS
-# are reported and no probe fired in leaktop's own process
+# are reported, no frame of a site of a live process lies outside every module (a garbage
+# return address read off a stack has no module) and no probe fired in leaktop's own process
 # (stats.self_hits).  A second signal during the final write ends leaktop at once and
 # leaves no temporary file behind; a closed stdout ends a batch run cleanly.
 # How long anything took is `make bench`'s business ("busy machine"), not asserted here.
@@ -119,6 +120,18 @@ test_stress_deferred_work_and_own_rss_are_reported() {
 		 (.stats.deferred.procs | type == "number")' || return 1
 	expect_jq "stats.self_rss_bytes" true "$ST/snap.json" \
 		'(.stats.self_rss_bytes | type == "number") and .stats.self_rss_bytes > 0'
+}
+
+# The frame-pointer walk keeps only return addresses in an executable file mapping
+# (tests/e2e/stacks.sh has the exact cases).  Checked among the processes leaktop has read (alive, their /proc counters known): a process that
+# lived less than an interval (an `as`, an `ls`) may be gone before its maps were read, and
+# its frames' modules are then unknown (null), which says nothing about the walk.
+test_stress_no_frame_lies_outside_every_module() {
+	scenario run_busy || return 1
+	expect_jq "frames without a module" '[]' "$ST/snap.json" \
+		'[.processes[] | select((.exited | not) and .counters.rss_bytes != null) |
+		  .comm as $c | .sites[] | .stack[] | select(.module == null) |
+		  "\($c) \(.addr)"] | unique | .[:10]'
 }
 
 # Needs the BPF side's count of probe hits in leaktop's own process (issue 11).

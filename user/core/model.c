@@ -37,6 +37,7 @@ const char *const counter_names[LT_CNT__COUNT] = {
 	[LT_CNT_FD_EVENTS] = "fd_events",
 	[LT_CNT_SELF_HITS] = "self_hits",
 	[LT_CNT_SELF_SYSCALLS] = "self_syscalls",
+	[LT_CNT_STACK_TRUNCATED] = "stack_truncated",
 };
 
 void model__init(struct model *m, double interval_s, unsigned int resources, uint32_t window)
