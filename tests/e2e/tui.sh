@@ -19,7 +19,12 @@ mkdir -p "$TUI"
 tm() { tmux -S "$SOCK" "$@"; }
 screen() { tm capture-pane -t lt -p; }
 screen_has() { screen | grep -qE -- "$1"; }
-wait_screen() { wait_until "screen to show /$1/" screen_has "$1"; }
+# wait_screen REGEX: wait for a line of the screen to match; on timeout the failure shows
+# the screen's top lines (blank ones left out), for a look at what was there instead.
+wait_screen() {
+	wait_until "screen to show /$1/" screen_has "$1" ||
+		fail_because "$FAIL_MSG; the screen: $(screen | grep -v '^ *$' | head -n 8)"
+}
 keys() { tm send-keys -t lt "$@"; }
 
 start_tui() {

@@ -493,6 +493,30 @@ static bool targets_alive(const struct run *r)
 	return false;
 }
 
+/*
+ * Did this report show CMD's end?  Its pid has an exited image and no live one (an exec
+ * leaves a live image behind; an unreaped child's pid is not reused).  Then CMD is reaped
+ * here, so that report, the one that shows CMD exited with its sites, is the final one:
+ * the next would no longer hold it.
+ */
+static bool command_ended(struct run *r)
+{
+	bool exited = false;
+
+	if (!r->have_child || r->child.reaped)
+		return r->have_child;
+	for (size_t i = 0; i < r->model.n_procs; i++) {
+		const struct process *p = &r->model.procs[i];
+
+		if (p->pid != (uint32_t)r->child.pid)
+			continue;
+		if (!p->exited)
+			return false;
+		exited = true;
+	}
+	return exited && launcher__poll(&r->child, true);
+}
+
 static int loop(struct run *r)
 {
 	const struct options *o = r->o;
@@ -570,7 +594,9 @@ static int loop(struct run *r)
 			attach_system(r, true);
 			r->last_libc_scan_ns = r->model.now_ns;
 		}
-		if (o->mode == MODE_COMMAND)
+		if (o->mode == MODE_COMMAND && command_ended(r))
+			last = true;
+		if (o->mode == MODE_COMMAND && !last)
 			follow_new_libcs(r);
 		if (o->mode == MODE_PIDS && !last && !targets_alive(r)) {
 			err_line("every traced process has exited");
