@@ -36,7 +36,8 @@
 # default 5), BENCH_LIVE (default 1000000), BENCH_LIVE_SMALL (default 10000),
 # BENCH_LIVE_INTERVALS (snapshots with all blocks live, default 5), BENCH_EXTRA (more
 # configurations: "name=leaktop options;name=..."), BENCH_OC_PAIRS (open+close pairs per
-# timed loop, default 20000), BENCH_GROWTH_RUNS (default 3), LEAKTOP, BENCH, GROWTH_MIX.
+# timed loop, default 20000), BENCH_GROWTH_RUNS (default 3), BENCH_SECTIONS (which sections
+# to run, default "1 2 3 4 5 6"), LEAKTOP, BENCH, GROWTH_MIX.
 set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -51,6 +52,9 @@ LIVE_INTERVALS=${BENCH_LIVE_INTERVALS:-5}
 OC_PAIRS=${BENCH_OC_PAIRS:-20000}
 GROWTH_MIX_SRC=${GROWTH_MIX:-$ROOT/build/tests/progs/growth_mix}
 GROWTH_RUNS=${BENCH_GROWTH_RUNS:-3}
+SECTIONS=" ${BENCH_SECTIONS:-1 2 3 4 5 6} "
+# want_section N: is section N among BENCH_SECTIONS?
+want_section() { [[ $SECTIONS == *" $1 "* ]]; }
 GOAL_NS=2500
 GOAL_RATIO=0.55
 GOAL_COLLECT_MS=10
@@ -343,6 +347,7 @@ run_pairs() {
 
 echo "leaktop benchmark: $(uname -r), $(nproc) CPUs, $(ldd --version 2>&1 | head -1)"
 echo
+if want_section 1; then
 echo "1. malloc(64)+free pairs: $ROUNDS processes per configuration, interleaved; each times"
 echo "   $INNER loops of $PAIRS pairs and keeps the median loop; the table gives the median"
 echo "   over processes (min..max in brackets)."
@@ -406,6 +411,7 @@ printf '   goal: leaktop <= %d ns/pair and <= %sx floor-entry: %s (%.0f ns/pair,
 echo "   ($((SECONDS - t_start)) s)"
 echo
 
+fi
 # --- 2. collector time with many live blocks, memory ------------------------------------
 
 # run_live N: leaktop -i 1 on a process holding N live blocks; prints one table row.
@@ -459,6 +465,7 @@ run_live() {
 	return 0
 }
 
+if want_section 2; then
 declare -A COLLECT
 echo "2. collector time per interval (stats.collect_ms of leaktop -p PID -i 1) with N live 32-byte"
 echo "   blocks from 4 call sites: median and max of the last $LIVE_INTERVALS snapshots (all N live), and"
@@ -491,6 +498,7 @@ fi
 echo "   ($((SECONDS - t_start)) s)"
 echo
 
+fi
 # --- 3. ns per open+close pair: fd tracking ---------------------------------------------
 
 OC_CONFIGS=("untraced|" "floor-tp|-r fd --probe-floor entry" "leaktop-fd|-r fd")
@@ -574,6 +582,7 @@ run_openclose() {
 	return 0
 }
 
+if want_section 3; then
 echo "3. open(\"/dev/null\")+close pairs: $ROUNDS processes per configuration, interleaved; each"
 echo "   times $INNER loops of $OC_PAIRS pairs and keeps the median loop; the table gives the"
 echo "   median over processes (min..max).  floor-tp: empty programs on raw_tracepoint"
@@ -636,6 +645,7 @@ awk -v f="${OC_MED[floor-tp]}" -v l="${OC_MED[leaktop-fd]}" -v u="${OC_MED[untra
 echo "   ($((SECONDS - t_start)) s)"
 echo
 
+fi
 # --- 4. growth verdicts -----------------------------------------------------------------
 
 # One growth_mix run's JSON Lines -> "t_heap t_fd false_count heap_rate fd_rate dropped snaps
@@ -699,6 +709,7 @@ growth_once() {
 	G_FR+="$fr "
 }
 
+if want_section 4; then
 echo "4. growth verdicts: leaktop -b -i 0.5 -d 20 -j - -- growth_mix 25, $GROWTH_RUNS runs. growth_mix"
 echo "   leaks 256 B / 20 ms from leak_heap_alloc (12800 B/s) and one fd / 100 ms from leak_fd_open"
 echo "   (10 fd/s) among a bounded cache, malloc/free bursts and open/close churn.  heap, fd:"
@@ -732,6 +743,8 @@ else
 fi
 echo "   ($((SECONDS - t_start)) s)"
 
+fi
+if want_section 5; then
 echo
 echo "5. reachability scan: how long leaktop stops a process with 100 MiB of heap (25,600 live"
 echo "   4 KiB blocks allocated while traced): leaktop -b -i 1 -d 6 --scan-every 2 -j - -p PID"
@@ -760,6 +773,7 @@ kill "$SPID" 2>/dev/null
 wait "$SPID" 2>/dev/null
 echo "   ($((SECONDS - t_start)) s)"
 
+fi
 # --- 6. busy machine ----------------------------------------------------------------------
 #
 # A build (make -B -j2 leaktop in a scratch copy of this tree) with a process churn beside
@@ -794,6 +808,7 @@ cpu_s() {
 		"/proc/$1/stat" 2>/dev/null
 }
 
+if want_section 6; then
 t_start=$SECONDS
 echo
 echo "6. busy machine: make -B -j2 leaktop in a scratch copy of the tree, with a churn of short-"
@@ -835,6 +850,7 @@ echo "   goals (issue 11): collect_ms < 250, CPU < 10%, RSS < 150 MiB, exit ~1 s
 grep -h "leaktop:" "$TMP/busy.err" | grep -v "skipping" | head -3
 echo "   ($((SECONDS - t_start)) s)"
 
+fi
 [ "$UNQUIET" -eq 0 ] ||
 	echo "WARNING: $UNQUIET measurement(s) ran while other tracers had uprobes on every libc or programs on the syscall tracepoints"
 
