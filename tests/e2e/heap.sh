@@ -244,13 +244,20 @@ test_live_process_has_counters_and_is_not_exited() {
 		'[false,true,true,true,1]' "$HK/alive.json" \
 		'[procs($pid) | [.exited, (.counters.rss_bytes > 0), (.counters.vm_bytes > 0),
 		  (.counters.fd_count > 0), .counters.threads]][0]' --argjson pid "$HK_PID" || return 1
+	# heap_kinds has a heap and maps its libc: both kinds of resident memory are there,
+	# and the kinds add up to about the whole (statm and status are two readings).
+	expect_jq "[rss_anon_bytes > 0, rss_file_bytes > 0, anon + file + shmem ~ rss]" \
+		'[true,true,true]' "$HK/alive.json" \
+		'[procs($pid) | .counters | [(.rss_anon_bytes > 0), (.rss_file_bytes > 0),
+		  ((.rss_anon_bytes + .rss_file_bytes + .rss_shmem_bytes - .rss_bytes) | fabs <
+		   1048576)]][0]' --argjson pid "$HK_PID" || return 1
 	expect_site "$HK/alive.json" "$HK_PID" leak_malloc 3 303 3 0
 }
 
 test_exited_command_in_final_snapshot_with_null_counters() {
 	hk || return 1
 	expect_jq "[comm, exited, counters] of the command in the final snapshot" \
-		'[["heap_kinds",true,{"rss_bytes":null,"vm_bytes":null,"fd_count":null,"threads":null}]]' \
+		'[["heap_kinds",true,{"rss_bytes":null,"vm_bytes":null,"fd_count":null,"threads":null,"rss_anon_bytes":null,"rss_file_bytes":null,"rss_shmem_bytes":null}]]' \
 		"$HK/final.json" '[procs($pid) | [.comm, .exited, .counters]]' --argjson pid "$HK_PID"
 }
 

@@ -123,9 +123,10 @@ test_stress_deferred_work_and_own_rss_are_reported() {
 }
 
 # The frame-pointer walk keeps only return addresses in an executable file mapping
-# (tests/e2e/stacks.sh has the exact cases).  Checked among the processes leaktop has read (alive, their /proc counters known): a process that
-# lived less than an interval (an `as`, an `ls`) may be gone before its maps were read, and
-# its frames' modules are then unknown (null), which says nothing about the walk.
+# (tests/e2e/stacks.sh has the exact cases).  Checked among the processes leaktop has read
+# (alive, their /proc counters known): a process that lived less than an interval (an `as`,
+# an `ls`) may be gone before its maps were read, and its frames' modules are then unknown
+# (null), which says nothing about the walk.
 test_stress_no_frame_lies_outside_every_module() {
 	scenario run_busy || return 1
 	expect_jq "frames without a module" '[]' "$ST/snap.json" \

@@ -39,6 +39,24 @@ static void test_status_threads_found_after_other_fields(void)
 	CHECK_EQ_INT(procfs__parse_status_threads("Name:\tx\n", &t), -EINVAL);
 }
 
+static void test_status_rss_split_read_in_bytes(void)
+{
+	struct proc_counters c = {};
+
+	CHECK_EQ_INT(procfs__parse_status_rss("Name:\tx\nVmRSS:\t   900 kB\nRssAnon:\t   500 kB\n"
+					      "RssFile:\t   300 kB\nRssShmem:\t   100 kB\n", &c), 0);
+	CHECK(c.rss_split_valid);
+	CHECK_EQ_INT(c.rss_anon_bytes, 500 * 1024);
+	CHECK_EQ_INT(c.rss_file_bytes, 300 * 1024);
+	CHECK_EQ_INT(c.rss_shmem_bytes, 100 * 1024);
+	/* one of them missing (an old kernel): all unknown */
+	CHECK_EQ_INT(procfs__parse_status_rss("RssAnon:\t500 kB\nRssFile:\t300 kB\n", &c), -EINVAL);
+	CHECK(!c.rss_split_valid);
+	/* a key inside another line's value is not the key */
+	CHECK_EQ_INT(procfs__parse_status_rss("Name:\tRssAnon: 7 kB\nRssFile:\t1 kB\n"
+					      "RssShmem:\t1 kB\n", &c), -EINVAL);
+}
+
 static void test_stat_starttime_survives_parentheses_in_comm(void)
 {
 	uint64_t ticks = 0;
@@ -71,6 +89,10 @@ static void test_counters_of_self_match_fd_directory(void)
 	CHECK(c.rss_bytes > 0);
 	CHECK(c.vm_bytes >= c.rss_bytes);
 	CHECK_EQ_INT(c.threads, 1);
+	/* this process has heap and mapped files: both parts of its RSS are there */
+	CHECK(c.rss_split_valid);
+	CHECK(c.rss_anon_bytes > 0 && c.rss_file_bytes > 0);
+	CHECK(c.rss_anon_bytes + c.rss_file_bytes + c.rss_shmem_bytes <= c.rss_bytes + (1 << 20));
 }
 
 static void test_counters_of_missing_process_is_esrch(void)
@@ -352,6 +374,7 @@ int main(void)
 {
 	RUN(test_statm_gives_bytes_from_pages);
 	RUN(test_status_threads_found_after_other_fields);
+	RUN(test_status_rss_split_read_in_bytes);
 	RUN(test_stat_starttime_survives_parentheses_in_comm);
 	RUN(test_counters_of_self_match_fd_directory);
 	RUN(test_counters_of_missing_process_is_esrch);

@@ -118,6 +118,7 @@ static void test_golden_file_fills_header_and_process_fields(void)
 	CHECK(p->counters.valid);
 	CHECK_EQ_INT(p->counters.rss_bytes, 4194304);
 	CHECK_EQ_INT(p->counters.threads, 1);
+	CHECK(!p->counters.rss_split_valid);	/* a file from before the split */
 	CHECK_EQ_INT(p->heap_outstanding_bytes, 3172);
 	CHECK_EQ_INT(p->heap_outstanding_count, 7);
 	CHECK_EQ_INT(p->heap_allocs, 10);
@@ -297,6 +298,14 @@ static void test_what_the_writer_writes_reads_back_the_same(void)
 	/* and it kept what the golden file says */
 	CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(json_array_get(
 		json_object_get(ja, "processes"), 0), "heap"), "outstanding_bytes")), 7468);
+	CHECK(a.procs[0].counters.rss_split_valid);
+	CHECK_EQ_INT(a.procs[0].counters.rss_anon_bytes, 3145728);
+	CHECK_EQ_INT(a.procs[0].counters.rss_file_bytes, 1572864);
+	CHECK_EQ_INT(a.procs[0].counters.rss_shmem_bytes, 0);
+	/* a process whose file has no split: unknown, written back as null */
+	CHECK(!a.procs[1].counters.rss_split_valid);
+	CHECK(json_is_null(json_object_get(json_object_get(json_array_get(
+		json_object_get(ja, "processes"), 1), "counters"), "rss_anon_bytes")));
 	json_decref(ja);
 	json_decref(jb);
 	free(ta);

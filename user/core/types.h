@@ -51,7 +51,12 @@ struct proc_counters {
 	uint64_t vm_bytes;
 	uint32_t fd_count;
 	uint32_t threads;
+	/* The resident set by kind (/proc/PID/status RssAnon, RssFile, RssShmem). */
+	uint64_t rss_anon_bytes;
+	uint64_t rss_file_bytes;
+	uint64_t rss_shmem_bytes;
 	bool valid;		/* false: the process was gone or unreadable */
+	bool rss_split_valid;	/* the three above were read (a kernel without them: false) */
 };
 
 /* A process image: a pid and its exec generation (unique across pids). */

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,40 @@ int procfs__parse_status_threads(const char *text, uint32_t *threads)
 	if (!p || sscanf(p + 9, "%u", &t) != 1)
 		return -EINVAL;
 	*threads = t;
+	return 0;
+}
+
+/* One "Key:   N kB" line of /proc/PID/status, in bytes. */
+static int status_kib(const char *text, const char *key, uint64_t *bytes)
+{
+	const char *p = strstr(text, key);
+	unsigned long long kib;
+
+	if (!p || (p != text && p[-1] != '\n') || sscanf(p + strlen(key), "%llu kB", &kib) != 1)
+		return -EINVAL;
+	*bytes = kib * 1024;
+	return 0;
+}
+
+int procfs__parse_status_rss(const char *text, struct proc_counters *c)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} keys[] = {
+		{ "RssAnon:", offsetof(struct proc_counters, rss_anon_bytes) },
+		{ "RssFile:", offsetof(struct proc_counters, rss_file_bytes) },
+		{ "RssShmem:", offsetof(struct proc_counters, rss_shmem_bytes) },
+	};
+	uint64_t v[3];
+
+	c->rss_split_valid = false;
+	for (size_t i = 0; i < 3; i++)
+		if (status_kib(text, keys[i].key, &v[i]))
+			return -EINVAL;
+	for (size_t i = 0; i < 3; i++)
+		memcpy((char *)c + keys[i].off, &v[i], sizeof(v[i]));
+	c->rss_split_valid = true;
 	return 0;
 }
 
@@ -138,6 +173,7 @@ int procfs__counters(int pid, struct proc_counters *c)
 	err = procfs__parse_status_threads(buf, &c->threads);
 	if (err)
 		return err;
+	procfs__parse_status_rss(buf, c);	/* kernel threads have none: left unknown */
 	err = count_fds(pid, &c->fd_count);
 	if (err)
 		return err;

@@ -15,6 +15,9 @@
 
 int procfs__parse_statm(const char *text, long page_size, struct proc_counters *c);
 int procfs__parse_status_threads(const char *text, uint32_t *threads);
+/* RssAnon, RssFile and RssShmem of /proc/PID/status into c (rss_split_valid); -EINVAL if one
+ * is missing (then c->rss_split_valid is false). */
+int procfs__parse_status_rss(const char *text, struct proc_counters *c);
 /* Field 22 of /proc/PID/stat (start time in clock ticks since boot), 0 on error. */
 int procfs__parse_stat_starttime(const char *text, uint64_t *ticks);
 

@@ -132,12 +132,19 @@ static json_t *site_json(const struct model *m, const struct site *s)
 
 static json_t *counters_json(const struct proc_counters *c)
 {
+	bool split = c->valid && c->rss_split_valid;
+
 	if (!c->valid)
-		return json_pack("{s:n, s:n, s:n, s:n}", "rss_bytes", "vm_bytes", "fd_count",
-				 "threads");
-	return json_pack("{s:I, s:I, s:I, s:I}", "rss_bytes", (json_int_t)c->rss_bytes,
+		return json_pack("{s:n, s:n, s:n, s:n, s:n, s:n, s:n}", "rss_bytes", "vm_bytes",
+				 "fd_count", "threads", "rss_anon_bytes", "rss_file_bytes",
+				 "rss_shmem_bytes");
+	return json_pack("{s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
+			 "rss_bytes", (json_int_t)c->rss_bytes,
 			 "vm_bytes", (json_int_t)c->vm_bytes, "fd_count", (json_int_t)c->fd_count,
-			 "threads", (json_int_t)c->threads);
+			 "threads", (json_int_t)c->threads,
+			 "rss_anon_bytes", split ? json_integer(c->rss_anon_bytes) : json_null(),
+			 "rss_file_bytes", split ? json_integer(c->rss_file_bytes) : json_null(),
+			 "rss_shmem_bytes", split ? json_integer(c->rss_shmem_bytes) : json_null());
 }
 
 static json_t *leak_json(const struct process *p, const struct scan_leak *l)

@@ -900,6 +900,12 @@ static int read_counters(struct rd *r, json_t *jp, struct process *p)
 		{ "vm_bytes", offsetof(struct proc_counters, vm_bytes), 8, 0, NUM_MAX, F_NULL },
 		{ "fd_count", offsetof(struct proc_counters, fd_count), 4, 0, UINT32_MAX, F_NULL },
 		{ "threads", offsetof(struct proc_counters, threads), 4, 0, UINT32_MAX, F_NULL },
+		{ "rss_anon_bytes", offsetof(struct proc_counters, rss_anon_bytes), 8, 0, NUM_MAX,
+		  F_NULL },
+		{ "rss_file_bytes", offsetof(struct proc_counters, rss_file_bytes), 8, 0, NUM_MAX,
+		  F_NULL },
+		{ "rss_shmem_bytes", offsetof(struct proc_counters, rss_shmem_bytes), 8, 0, NUM_MAX,
+		  F_NULL },
 	};
 	unsigned int known;
 	json_t *c;
@@ -909,10 +915,12 @@ static int read_counters(struct rd *r, json_t *jp, struct process *p)
 	if (ret || !c)
 		return ret;
 	mark = at_key(r, "counters");
-	ret = read_ints(r, c, &p->counters, fields, 4, &known);
+	ret = read_ints(r, c, &p->counters, fields, 7, &known);
 	back(r, mark);
-	/* Counters are one reading of /proc: all known or none. */
-	p->counters.valid = !ret && known == 0xf;
+	/* Counters are one reading of /proc: all known or none (the split may be unknown:
+	 * snapshots from before it, or a kernel without it). */
+	p->counters.valid = !ret && (known & 0xf) == 0xf;
+	p->counters.rss_split_valid = p->counters.valid && (known & 0x70) == 0x70;
 	return ret;
 }
 
