@@ -132,6 +132,22 @@ static void test_options_stray_argument_is_an_error(void)
 	CHECK(strstr(err, "--") != NULL);
 }
 
+static void test_options_output_path_forgotten_before_command_is_an_error(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK_EQ_INT(parse(&o, err, "-j", "--", "ls", NULL), -EINVAL);
+	CHECK_EQ_STR(err, "--json needs a file name or '-' before '--'");
+	CHECK_EQ_INT(parse(&o, err, "--pprof", "--", "ls", NULL), -EINVAL);
+	CHECK_EQ_STR(err, "--pprof needs a file name before '--'");
+	CHECK_EQ_INT(parse(&o, err, "--folded=", NULL), -EINVAL);
+	CHECK_EQ_STR(err, "empty --folded path: give a file name");
+	CHECK_EQ_INT(parse(&o, err, "-j", "-", "--", "ls", NULL), 0);
+	CHECK_EQ_STR(o.json_path, "-");
+	CHECK_EQ_STR(o.cmd[0], "ls");
+}
+
 static void test_options_intervals_accept_fractions_only_in_range(void)
 {
 	struct options o;
@@ -210,5 +226,6 @@ int main(void)
 	RUN(test_options_resources_and_stack_depth);
 	RUN(test_options_pid_and_command_cannot_mix);
 	RUN(test_options_json_dash_and_help);
+	RUN(test_options_output_path_forgotten_before_command_is_an_error);
 	CHECK_EXIT();
 }

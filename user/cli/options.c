@@ -64,6 +64,22 @@ const char *options__usage(void)
 	return usage_text;
 }
 
+/*
+ * An output path given to --NAME: not empty, and not "--", which getopt hands over as the
+ * argument when the path was forgotten before a command (`-j -- CMD`).
+ */
+static int check_path_arg(const char *name, const char *arg, bool stdout_ok, char *err,
+			  size_t len)
+{
+	if (!*arg)
+		return msg__set(err, len, -EINVAL, "empty --%s path: give a file name%s", name,
+				stdout_ok ? " or '-'" : "");
+	if (!strcmp(arg, "--"))
+		return msg__set(err, len, -EINVAL, "--%s needs a file name%s before '--'", name,
+				stdout_ok ? " or '-'" : "");
+	return 0;
+}
+
 static int parse_seconds(const char *s, double min, double *out)
 {
 	char *end;
@@ -231,21 +247,18 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 			o->batch_set = true;
 			break;
 		case 'j':
-			if (!*optarg)
-				return msg__set(err, len, -EINVAL, "empty --json path: give a file "
-						"name or '-'");
+			if (check_path_arg("json", optarg, true, err, len))
+				return -EINVAL;
 			o->json_path = optarg;
 			break;
 		case OPT_PPROF:
-			if (!*optarg)
-				return msg__set(err, len, -EINVAL, "empty --pprof path: give a "
-						"file name");
+			if (check_path_arg("pprof", optarg, false, err, len))
+				return -EINVAL;
 			o->pprof_path = optarg;
 			break;
 		case OPT_FOLDED:
-			if (!*optarg)
-				return msg__set(err, len, -EINVAL, "empty --folded path: give a "
-						"file name");
+			if (check_path_arg("folded", optarg, false, err, len))
+				return -EINVAL;
 			o->folded_path = optarg;
 			break;
 		case OPT_SCAN_EVERY:

@@ -21,7 +21,6 @@
 
 struct sample;
 
-#define DEFAULT_WINDOW 40	/* samples of history per series (--window) */
 #define FD_SAMPLES 3		/* example targets kept per fd site */
 #define SCAN_LEAKS_SHOWN 20	/* leak roots a report or snapshot lists per process */
 #define SCAN_ERROR_LEN 512
