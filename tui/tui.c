@@ -704,6 +704,12 @@ static void draw(struct tui *t, const struct model *m)
 	snprintf(line, sizeof(line), "dropped %" PRIu64, model__dropped(m));
 	addnstr(line, COLS - getcurx(stdscr) > 0 ? COLS - getcurx(stdscr) : 0);
 	attroff(A_BOLD | A_REVERSE);
+	/* Work the interval's budget left for later: numbers may lag by an interval or two. */
+	if ((m->stacks_pending || m->procs_deferred) && COLS - getcurx(stdscr) > 0) {
+		snprintf(line, sizeof(line), "  deferred %" PRIu32 " stacks %" PRIu32 " procs",
+			 m->stacks_pending, m->procs_deferred);
+		addnstr(line, COLS - getcurx(stdscr));
+	}
 	snprintf(line, sizeof(line), "  sort:%s%s%s%s  ev/s %.0f", sort_names[t->sort],
 		 t->filter[0] ? " filter:" : "", t->filter, t->paused ? " PAUSED" : "",
 		 elapsed > 0 ? model__events(m) / elapsed : 0);

@@ -180,6 +180,36 @@ static void test_tui_process_row_shows_whole_comm_and_command_line_rest(void)
 	CHECK_EQ_INT(strlen(row), 80);
 }
 
+static void test_tui_header_says_when_work_was_deferred(void)
+{
+	struct sym_frame f = { .addr = 0x1000, .symbol = "leak_simple" };
+	struct process p;
+	struct site s;
+	struct model m;
+	struct pty pty;
+	struct tui *t;
+	char quiet[256], busy[256];
+
+	one_site_model(&m, &p, &s, &f);
+	CHECK_EQ_INT(pty_enter(&pty), 0);
+	t = tui__start();
+	if (t) {
+		tui__update(t, &m);
+		pty_drain(&pty);
+		screen_row(0, quiet, sizeof(quiet));
+		m.stacks_pending = 5;
+		m.procs_deferred = 2;
+		tui__update(t, &m);
+		pty_drain(&pty);
+		screen_row(0, busy, sizeof(busy));
+		tui__stop(t);
+	}
+	pty_leave(&pty);
+	CHECK(t);
+	CHECK(!strstr(quiet, "deferred"));
+	CHECK(strstr(busy, "  dropped 0  deferred 5 stacks 2 procs  sort:") != NULL);
+}
+
 static void test_tui_escapes_comm_and_command_line(void)
 {
 	struct sym_frame f = { .addr = 0x1000, .symbol = "leak_simple" };
@@ -212,5 +242,6 @@ int main(void)
 	RUN(test_tui_stack_view_cuts_a_frame_longer_than_its_line);
 	RUN(test_tui_process_row_shows_whole_comm_and_command_line_rest);
 	RUN(test_tui_escapes_comm_and_command_line);
+	RUN(test_tui_header_says_when_work_was_deferred);
 	CHECK_EXIT();
 }
