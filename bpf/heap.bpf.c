@@ -47,6 +47,16 @@ static __always_inline bool release(__u32 tgid, __u64 addr)
 	return true;
 }
 
+/*
+ * A probe hit in a process leaktop does not trace.  Only -p and -- trace some processes: in
+ * whole-system mode an untraced process is one the procs map had no room for (a drop).
+ */
+static __always_inline void bystander_hit(void)
+{
+	if (cfg_filter != LT_FILTER_ALL)
+		bump(&counters, LT_CNT_BYSTANDER_HITS);
+}
+
 /* Record a new live block at the current call site. */
 static __always_inline void record(struct pt_regs *ctx, const struct lt_inflight *in,
 				   __u32 tgid, __u64 addr)
@@ -117,8 +127,10 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size
 	if (is_self(tgid, LT_CNT_SELF_HITS))
 		return 0;
 	p = proc_of(tgid);
-	if (!p)
+	if (!p) {
+		bystander_hit();
 		return 0;
+	}
 	if (!p->alloc_text_end)
 		learn_alloc_text(p, ip);
 	cur = thread_state();
@@ -300,6 +312,8 @@ int BPF_KPROBE(free_enter, __u64 ptr)
 		bump(&counters, LT_CNT_EVENTS);
 	else if (bpf_map_lookup_elem(&procs, &tgid))
 		bump(&counters, LT_CNT_FREE_UNKNOWN);
+	else
+		bystander_hit();
 	return 0;
 }
 

@@ -73,6 +73,8 @@ enum lt_counter {
 					 * (no trap: they run for every process's syscalls) */
 	LT_CNT_STACK_TRUNCATED,		/* stack walks stopped at a frame whose return address is
 					 * not in an executable file mapping after a call */
+	LT_CNT_BYSTANDER_HITS,		/* allocator probe hits in processes leaktop does not trace
+					 * (-p, --): the traps its probes cost other processes */
 	LT_CNT__COUNT,
 };
 

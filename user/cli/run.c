@@ -52,6 +52,8 @@
 #define POLL_SLICE_MS		50
 /* Optional work per interval (symbol lookups, /proc of every process); the rest waits. */
 #define COLLECT_BUDGET_NS	(150ULL * 1000000ULL)
+/* The last report's (CMD exited, -d reached): nothing comes after it to catch up. */
+#define FINAL_BUDGET_NS		(1000ULL * 1000000ULL)
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t tui_active;
@@ -399,15 +401,18 @@ static void measure_self(struct sample *s)
 
 /*
  * One interval: the producers fill the sample (the maps; events, /proc, images and symbols;
- * the fd census; the scans when due), then the model folds it in and analysis runs.
+ * the fd census; the scans when due), then the model folds it in and analysis runs.  The
+ * final report gets a longer budget; a stop signal still ends optional work at once.
  */
-static int collect(struct run *r, bool scan_due)
+static int collect(struct run *r, bool scan_due, bool final)
 {
 	struct sample *s = &r->sample;
 	int err;
 
-	struct work_budget budget = { .deadline_ns = monotonic_ns() + COLLECT_BUDGET_NS,
-				      .stop = &stop_signal };
+	struct work_budget budget = {
+		.deadline_ns = monotonic_ns() + (final ? FINAL_BUDGET_NS : COLLECT_BUDGET_NS),
+		.stop = &stop_signal,
+	};
 
 	sample__reset(s);
 	err = collector__read(r->col, s);
@@ -568,7 +573,7 @@ static int loop(struct run *r)
 		t_collect = monotonic_ns();
 		scan_due = !stop_signal && o->scan_every_s > 0 &&
 			   monotonic_ns() - r->last_reach_scan_ns >= o->scan_every_s * 1e9;
-		if (collect(r, scan_due))
+		if (collect(r, scan_due, last))
 			return 1;
 		t_emit = monotonic_ns();
 		if (scan_due)

@@ -408,17 +408,22 @@ static int discover(struct tracker *t, const struct sample *s)
 	return 0;
 }
 
-/* Frames of stacks new to their image, as far as the budget goes; the rest wait (counted). */
+/*
+ * Frames of stacks new to their image, as far as the budget goes; the rest wait (counted).
+ * Images that exited go first: this is their last report, a stack left for later would
+ * never get its frames.
+ */
 static int add_frames(struct tracker *t, struct collector *c, struct sample *s,
 		      const struct work_budget *b)
 {
-	for (size_t i = 0; i < s->n_sites; i++) {
-		const struct sample_site *r = &s->sites[i];
+	for (size_t k = 0; k < 2 * s->n_sites; k++) {
+		const struct sample_site *r = &s->sites[k % s->n_sites];
 		struct image *im = image_find(t, r->pid, r->gen);
+		bool last_chance_pass = k < s->n_sites;
 		struct sample_frames *sf;
 		int err;
 
-		if (!im || has_stack(im, r->stack_hash))
+		if (!im || im->exited != last_chance_pass || has_stack(im, r->stack_hash))
 			continue;
 		if (work_budget__spent(b, monotonic_ns())) {
 			s->stacks_pending++;
