@@ -85,14 +85,13 @@ expect_fd_site_location() {
 # (run_kinds and the like set their own PID variable from RUN_PID.)
 RUN_PID=""
 run_alive() {
-	local d=$1 prog=$2 n
+	local d=$1 prog=$2
 	shift 2
 	mkdir -p "$d/dir"
 	lt_bg "$d/out.jsonl" "$d/err" -b -i "$INTERVAL" -j - "$@" -- "$PROGS/$prog" "$d/dir"
 	wait_file "$d/dir/done" || return 1
 	RUN_PID=$(pid_in "$d/dir/done")
-	n=$(line_count "$d/out.jsonl")
-	wait_lines "$d/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$d/out.jsonl" || return 1
 	count_fds "$RUN_PID" "$d" || return 1
 	kill -INT "$LT_PID"
 	wait_exit "$LT_PID" || return 1
@@ -463,19 +462,16 @@ FE=$E2E_TMP/exec
 FE_PID=""
 
 run_exec() {
-	local n
 	mkdir -p "$FE/dir"
 	lt_bg "$FE/out.jsonl" "$FE/err" -b -i "$INTERVAL" -j - -- "$PROGS/fd_exec" "$FE/dir"
 	wait_file "$FE/dir/ready_exec" || return 1
 	FE_PID=$(pid_in "$FE/dir/ready_exec")
-	n=$(line_count "$FE/out.jsonl")
-	wait_lines "$FE/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$FE/out.jsonl" || return 1
 	last_line "$FE/out.jsonl" "$FE/before.json"
 	touch "$FE/dir/go_exec"
 	wait_file "$FE/dir/done" || return 1
 	expect_eq "pid after exec" "$FE_PID" "$(pid_in "$FE/dir/done")" || return 1
-	n=$(line_count "$FE/out.jsonl")
-	wait_lines "$FE/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$FE/out.jsonl" || return 1
 	count_fds "$FE_PID" "$FE" || return 1
 	kill -INT "$LT_PID"
 	wait_exit "$LT_PID" || return 1

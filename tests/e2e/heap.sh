@@ -17,14 +17,12 @@ HK=$E2E_TMP/heap_kinds
 HK_PID=""
 
 run_heap_kinds() {
-	local n
 	mkdir -p "$HK/dir"
 	lt_bg "$HK/out.jsonl" "$HK/err" -b -i "$INTERVAL" -j - -- "$PROGS/heap_kinds" "$HK/dir"
 	wait_file "$HK/dir/done" || return 1
 	HK_PID=$(pid_in "$HK/dir/done")
 	# The second snapshot from now was certainly collected after the program's last call.
-	n=$(line_count "$HK/out.jsonl")
-	wait_lines "$HK/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$HK/out.jsonl" || return 1
 	last_line "$HK/out.jsonl" "$HK/alive.json"
 	touch "$HK/dir/quit"
 	wait_exit "$LT_PID" || return 1
@@ -199,14 +197,12 @@ RZ=$E2E_TMP/reallocarray_zero
 RZ_PID=""
 
 run_reallocarray_zero() {
-	local n
 	mkdir -p "$RZ/dir"
 	lt_bg "$RZ/out.jsonl" "$RZ/err" -b -i "$INTERVAL" -j - -- "$PROGS/reallocarray_zero" \
 		"$RZ/dir"
 	wait_file "$RZ/dir/done" || return 1
 	RZ_PID=$(pid_in "$RZ/dir/done")
-	n=$(line_count "$RZ/out.jsonl")
-	wait_lines "$RZ/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$RZ/out.jsonl" || return 1
 	touch "$RZ/dir/quit"
 	wait_exit "$LT_PID" || return 1
 	last_line "$RZ/out.jsonl" "$RZ/final.json"
@@ -282,13 +278,11 @@ TH=$E2E_TMP/threads
 TH_PID=""
 
 run_threads() {
-	local n
 	mkdir -p "$TH/dir"
 	lt_bg "$TH/out.jsonl" "$TH/err" -b -i "$INTERVAL" -j - -- "$PROGS/thread_leak" "$TH/dir"
 	wait_file "$TH/dir/done" || return 1
 	TH_PID=$(pid_in "$TH/dir/done")
-	n=$(line_count "$TH/out.jsonl")
-	wait_lines "$TH/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$TH/out.jsonl" || return 1
 	touch "$TH/dir/quit"
 	wait_exit "$LT_PID" || return 1
 	last_line "$TH/out.jsonl" "$TH/final.json"

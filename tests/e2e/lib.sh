@@ -267,6 +267,12 @@ wait_lines() {
 }
 lines_at_least() { [ "$(line_count "$1")" -ge "$2" ]; }
 
+# wait_two_more JSONL: wait for two snapshots after those already there; the second was
+# certainly collected after anything that happened before this call.
+wait_two_more() {
+	wait_lines "$1" $(($(line_count "$1") + 2))
+}
+
 # jq definitions shared by every filter below.
 JQ_DEFS='
 def procs($pid): .processes[] | select(.pid == $pid);

@@ -372,7 +372,6 @@ GS=$E2E_TMP/system_gone
 GS_PID=""
 
 run_system_gone() {
-	local n
 	mkdir -p "$GS"
 	lt_bg "$GS/out.jsonl" "$GS/err" -b -i "$INTERVAL" -j -
 	wait_lines "$GS/out.jsonl" 1 || return 1
@@ -383,8 +382,7 @@ run_system_gone() {
 	local status=$?
 	signal CONT "$LT_PID"
 	expect_eq "simple_leak's exit status" 0 "$status" || return 1
-	n=$(line_count "$GS/out.jsonl")
-	wait_lines "$GS/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$GS/out.jsonl" || return 1
 	signal INT "$LT_PID"
 	wait_exit "$LT_PID" || return 1
 	expect_eq "leaktop's exit status after SIGINT" 0 "$WAIT_STATUS" || return 1

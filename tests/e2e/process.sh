@@ -19,14 +19,12 @@ FK=$E2E_TMP/fork
 FK_CHILD="" FK_PARENT=""
 
 run_fork() {
-	local n
 	mkdir -p "$FK/dir"
 	lt_bg "$FK/out.jsonl" "$FK/err" -b -i "$INTERVAL" -j - -- "$PROGS/fork_leak" "$FK/dir"
 	wait_file "$FK/dir/child_ready" || return 1
 	FK_CHILD=$(pid_in "$FK/dir/child_ready")
 	FK_PARENT=$(awk '/^PPid:/ { print $2 }' "/proc/$FK_CHILD/status")
-	n=$(line_count "$FK/out.jsonl")
-	wait_lines "$FK/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$FK/out.jsonl" || return 1
 	touch "$FK/dir/quit"
 	wait_exit "$LT_PID" || return 1
 	expect_eq "leaktop's exit status" 0 "$WAIT_STATUS" || return 1
@@ -73,19 +71,16 @@ EX=$E2E_TMP/exec
 EX_PID=""
 
 run_exec() {
-	local n
 	mkdir -p "$EX/dir"
 	lt_bg "$EX/out.jsonl" "$EX/err" -b -i "$INTERVAL" -j - -- "$PROGS/exec_leak" "$EX/dir" \
 		"$PROGS/simple_leak" "$EX/dir"
 	wait_file "$EX/dir/ready_exec" || return 1
 	EX_PID=$(pid_in "$EX/dir/ready_exec")
-	n=$(line_count "$EX/out.jsonl")
-	wait_lines "$EX/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$EX/out.jsonl" || return 1
 	touch "$EX/dir/go_exec"
 	wait_file "$EX/dir/done" || return 1
 	expect_eq "pid after exec" "$EX_PID" "$(pid_in "$EX/dir/done")" || return 1
-	n=$(line_count "$EX/out.jsonl")
-	wait_lines "$EX/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$EX/out.jsonl" || return 1
 	touch "$EX/dir/quit"
 	wait_exit "$LT_PID" || return 1
 	expect_eq "leaktop's exit status" 0 "$WAIT_STATUS" || return 1
@@ -148,18 +143,15 @@ NR=$E2E_TMP/exec_norandom
 NR_PID=""
 
 run_exec_norandom() {
-	local n
 	mkdir -p "$NR/dir"
 	lt_bg "$NR/out.jsonl" "$NR/err" -b -i "$INTERVAL" -j - -- setarch "$(uname -m)" -R \
 		"$PROGS/exec_leak" "$NR/dir" "$PROGS/simple_leak" "$NR/dir"
 	wait_file "$NR/dir/ready_exec" || return 1
 	NR_PID=$(pid_in "$NR/dir/ready_exec")
-	n=$(line_count "$NR/out.jsonl")
-	wait_lines "$NR/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$NR/out.jsonl" || return 1
 	touch "$NR/dir/go_exec"
 	wait_file "$NR/dir/done" || return 1
-	n=$(line_count "$NR/out.jsonl")
-	wait_lines "$NR/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$NR/out.jsonl" || return 1
 	touch "$NR/dir/quit"
 	wait_exit "$LT_PID" || return 1
 	expect_eq "leaktop's exit status" 0 "$WAIT_STATUS" || return 1
@@ -184,23 +176,20 @@ LM=$E2E_TMP/late_maps
 LM_PID=""
 
 run_late_maps() {
-	local n
 	mkdir -p "$LM/1" "$LM/2" "$LM/3"
 	touch "$LM/2/go_exec"	# the second exec_leak goes on at once
 	lt_bg "$LM/out.jsonl" "$LM/err" -b -i "$INTERVAL" -j - -- setarch "$(uname -m)" -R \
 		"$PROGS/exec_leak" "$LM/1" "$PROGS/exec_leak" "$LM/2" "$PROGS/simple_leak" "$LM/3"
 	wait_file "$LM/1/ready_exec" || return 1
 	LM_PID=$(pid_in "$LM/1/ready_exec")
-	n=$(line_count "$LM/out.jsonl")
-	wait_lines "$LM/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$LM/out.jsonl" || return 1
 	signal STOP "$LT_PID"
 	touch "$LM/1/go_exec"
 	wait_file "$LM/3/done"
 	local ok=$?
 	signal CONT "$LT_PID"
 	[ "$ok" = 0 ] || return 1
-	n=$(line_count "$LM/out.jsonl")
-	wait_lines "$LM/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$LM/out.jsonl" || return 1
 	touch "$LM/3/quit"
 	wait_exit "$LT_PID" || return 1
 	expect_eq "leaktop's exit status" 0 "$WAIT_STATUS"
@@ -243,7 +232,6 @@ child_reported_then_dropped() {
 }
 
 run_early_exit() {
-	local n
 	mkdir -p "$EE/dir"
 	lt_bg "$EE/out.jsonl" "$EE/err" -b -i "$INTERVAL" -j - -- "$PROGS/early_exit" "$EE/dir"
 	wait_file "$EE/dir/child_pid" || return 1
@@ -252,8 +240,7 @@ run_early_exit() {
 		child_reported_then_dropped || return 1
 	# leaktop goes on: still running, still writing snapshots.
 	kill -0 "$LT_PID" 2>/dev/null && EE_ALIVE_AFTER=yes
-	n=$(line_count "$EE/out.jsonl")
-	wait_lines "$EE/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$EE/out.jsonl" || return 1
 	kill -0 "$LT_PID" 2>/dev/null || EE_ALIVE_AFTER=""
 	touch "$EE/dir/quit"
 	wait_exit "$LT_PID" || return 1
@@ -308,12 +295,10 @@ SF=$E2E_TMP/stopped_fork
 SF_CHILD=""
 
 run_stopped_fork() {
-	local n
 	mkdir -p "$SF/dir"
 	lt_bg "$SF/out.jsonl" "$SF/err" -b -i "$INTERVAL" -j - -- "$PROGS/early_exit" "$SF/dir" go
 	wait_file "$SF/dir/ready" || return 1
-	n=$(line_count "$SF/out.jsonl")
-	wait_lines "$SF/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$SF/out.jsonl" || return 1
 	signal STOP "$LT_PID"
 	touch "$SF/dir/go"
 	# The parent writes child_pid after reaping the child: the child is gone.
@@ -322,8 +307,7 @@ run_stopped_fork() {
 	signal CONT "$LT_PID"
 	[ "$ok" = 0 ] || return 1
 	SF_CHILD=$(pid_in "$SF/dir/child_pid")
-	n=$(line_count "$SF/out.jsonl")
-	wait_lines "$SF/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$SF/out.jsonl" || return 1
 	touch "$SF/dir/quit"
 	wait_exit "$LT_PID" || return 1
 	expect_eq "leaktop's exit status" 0 "$WAIT_STATUS" || return 1
@@ -350,15 +334,13 @@ SE=$E2E_TMP/stopped_exec
 SE_PID=""
 
 run_stopped_exec() {
-	local n
 	mkdir -p "$SE/dir"
 	# simple_leak without a directory leaks and exits at once.
 	lt_bg "$SE/out.jsonl" "$SE/err" -b -i "$INTERVAL" -j - -- "$PROGS/exec_leak" "$SE/dir" \
 		"$PROGS/simple_leak"
 	wait_file "$SE/dir/ready_exec" || return 1
 	SE_PID=$(pid_in "$SE/dir/ready_exec")
-	n=$(line_count "$SE/out.jsonl")
-	wait_lines "$SE/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$SE/out.jsonl" || return 1
 	signal STOP "$LT_PID"
 	touch "$SE/dir/go_exec"
 	wait_until "pid $SE_PID to exec and exit" is_zombie "$SE_PID"

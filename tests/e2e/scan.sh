@@ -19,7 +19,6 @@ SS=$E2E_TMP/scan_shapes
 SS_PID=""
 
 run_scan_shapes() {
-	local n
 	mkdir -p "$SS/dir"
 	"$PROGS/scan_shapes" "$SS/dir" &
 	BG_PIDS+=("$!")
@@ -32,8 +31,7 @@ run_scan_shapes() {
 	touch "$SS/dir/go"
 	wait_file "$SS/dir/done" || return 1
 	# The second snapshot from now holds a scan made after the program's last allocation.
-	n=$(line_count "$SS/out.jsonl")
-	wait_lines "$SS/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$SS/out.jsonl" || return 1
 	last_line "$SS/out.jsonl" "$SS/alive.json"
 	touch "$SS/dir/quit"
 	wait_exit "$LT_PID" || return 1

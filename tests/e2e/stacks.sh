@@ -18,14 +18,12 @@ GF=$E2E_TMP/garbage_frames
 GF_PID=""
 
 run_garbage_frames() {
-	local n
 	mkdir -p "$GF/dir"
 	lt_bg "$GF/out.jsonl" "$GF/err" -b -i "$INTERVAL" -j - -- "$PROGS/garbage_frames" "$GF/dir"
 	wait_file "$GF/dir/done" || return 1
 	GF_PID=$(pid_in "$GF/dir/done")
 	# The second snapshot from now was certainly collected after the program's last call.
-	n=$(line_count "$GF/out.jsonl")
-	wait_lines "$GF/out.jsonl" $((n + 2)) || return 1
+	wait_two_more "$GF/out.jsonl" || return 1
 	last_line "$GF/out.jsonl" "$GF/snap.json"
 	touch "$GF/dir/quit"
 	wait_exit "$LT_PID" || return 1
