@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * test_hostile_files.c - files a traced process names must never hang leaktop or get a
- * device opened: a .so whose .gnu_debuglink climbs (../../..) to a FIFO, an exec file name
- * that is a FIFO or a device in leaktop's namespace, and the one helper that opens such
- * files (live/safe_open.c) refusing FIFOs, symbolic links, devices and other inodes.
+ * device opened: a .so whose .gnu_debuglink climbs (../../..) to a FIFO, DWARF whose dwz
+ * file is a FIFO, an exec file name that is a FIFO or a device in leaktop's namespace, and
+ * the one helper that opens such files (live/safe_open.c) refusing FIFOs, symbolic links,
+ * devices and other inodes.
  * Each risky call runs in a forked child under alarm(): a blocked open fails the test
  * instead of hanging it.  Needs gcc and objcopy at run time; run as root from anywhere.
  */
@@ -144,6 +145,134 @@ static void test_debuglink_climbing_to_a_fifo_neither_blocks_nor_opens_it(void)
 	evil_fn_addr = dlsym(h, "evil_fn");
 	CHECK(evil_fn_addr != NULL);
 	CHECK_EQ_INT(bounded(resolve_evil_fn, NULL), 0);
+	CHECK(!fifo_was_opened(fifo));
+	dlclose(h);
+}
+
+static uint64_t uleb(const unsigned char **p, const unsigned char *end)
+{
+	uint64_t v = 0;
+	int shift = 0;
+
+	while (*p < end) {
+		unsigned char b = *(*p)++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+/*
+ * Rewrite the abbreviation table in file `in` into `out`: the compile unit's DW_AT_comp_dir,
+ * a 4-byte string offset (DW_FORM_strp or DW_FORM_line_strp), becomes DW_FORM_GNU_strp_alt
+ * (an offset into the dwz file), so reading it makes libdw look for the dwz file.
+ */
+static int comp_dir_to_alt(const char *in, const char *out)
+{
+	unsigned char buf[65536], res[65536 + 8];
+	const unsigned char *p = buf, *end, *form_at;
+	size_t n, done = 0, o = 0;
+	uint64_t code, tag, attr, form;
+	FILE *f = fopen(in, "rb");
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	end = buf + n;
+	while (p < end && !done) {
+		code = uleb(&p, end);
+		if (!code)
+			break;
+		tag = uleb(&p, end);
+		p++;	/* children */
+		for (;;) {
+			attr = uleb(&p, end);
+			form_at = p;
+			form = uleb(&p, end);
+			if (!attr && !form)
+				break;
+			if (form == 0x21)	/* DW_FORM_implicit_const */
+				uleb(&p, end);
+			if (tag == 0x11 && attr == 0x1b && (form == 0x0e || form == 0x1f)) {
+				o = (size_t)(form_at - buf);
+				memcpy(res, buf, o);
+				res[o++] = 0xa1;	/* 0x1f21 DW_FORM_GNU_strp_alt */
+				res[o++] = 0x3e;
+				memcpy(res + o, p, (size_t)(end - p));
+				o += (size_t)(end - p);
+				done = 1;
+				break;
+			}
+		}
+	}
+	f = done ? fopen(out, "wb") : NULL;
+	if (!f || fwrite(res, 1, o, f) != o)
+		return -1;
+	return fclose(f);
+}
+
+static void *alt_fn_addr;
+
+static int resolve_alt_fn(void *unused)
+{
+	struct symbolizer *sym = symbolizer__new();
+	struct sym_frame f;
+	int ok;
+
+	if (!sym || symbolizer__add_image(sym, 1, getpid()))
+		return 3;
+	if (symbolizer__resolve(sym, 1, (uint64_t)(uintptr_t)alt_fn_addr + 1, true, &f))
+		return 4;
+	ok = f.symbol && !strcmp(f.symbol, "alt_fn");
+	sym_frame__clear(&f);
+	symbolizer__free(sym);
+	return ok ? 0 : 5;
+}
+
+/*
+ * A .so with DWARF that refers to a dwz file (.gnu_debugaltlink) which is a FIFO: libdw
+ * would open that name itself when it reads the attribute.  The DWARF is given up, the
+ * function still named from the symbol table.
+ */
+static void test_dwz_link_to_a_fifo_neither_blocks_nor_opens_it(void)
+{
+	char path[PATH_MAX], fifo[PATH_MAX], blob[PATH_MAX + 64];
+	size_t n;
+	FILE *f;
+	void *h;
+
+	snprintf(fifo, sizeof(fifo), "%s/alt-trap", dir);
+	CHECK_EQ_INT(mkfifo(fifo, 0600), 0);
+	snprintf(path, sizeof(path), "%s/alt.c", dir);
+	f = fopen(path, "w");
+	CHECK(f);
+	fputs("__attribute__((noinline)) int alt_fn(int x) { return x * 5; }\n", f);
+	fclose(f);
+	CHECK_EQ_INT(sh("cd %s && gcc -g -O0 -shared -fPIC -o alt0.so alt.c && "
+			"objcopy --dump-section .debug_abbrev=abbrev.bin alt0.so", dir, dir), 0);
+	snprintf(path, sizeof(path), "%s/abbrev.bin", dir);
+	snprintf(blob, sizeof(blob), "%s/abbrev-alt.bin", dir);
+	CHECK_EQ_INT(comp_dir_to_alt(path, blob), 0);
+	/* .gnu_debugaltlink: the file name, NUL, its build id (20 bytes). */
+	n = (size_t)snprintf(blob, sizeof(blob), "%s", fifo) + 1;
+	memset(blob + n, 0xab, 20);
+	n += 20;
+	snprintf(path, sizeof(path), "%s/altlink.bin", dir);
+	f = fopen(path, "wb");
+	CHECK(f && fwrite(blob, 1, n, f) == n);
+	fclose(f);
+	CHECK_EQ_INT(sh("cd %s && objcopy --update-section .debug_abbrev=abbrev-alt.bin "
+			"--add-section .gnu_debugaltlink=altlink.bin alt0.so alt.so", dir, dir), 0);
+	snprintf(path, sizeof(path), "%s/alt.so", dir);
+	h = dlopen(path, RTLD_NOW);
+	CHECK(h != NULL);
+	alt_fn_addr = dlsym(h, "alt_fn");
+	CHECK(alt_fn_addr != NULL);
+	CHECK_EQ_INT(bounded(resolve_alt_fn, NULL), 0);
 	CHECK(!fifo_was_opened(fifo));
 	dlclose(h);
 }
@@ -398,6 +527,7 @@ int main(void)
 		return 1;
 	}
 	RUN(test_debuglink_climbing_to_a_fifo_neither_blocks_nor_opens_it);
+	RUN(test_dwz_link_to_a_fifo_neither_blocks_nor_opens_it);
 	RUN(test_exec_file_name_of_the_exec_d_file_resolves);
 	RUN(test_exec_file_name_that_is_a_fifo_here_is_refused_without_blocking);
 	RUN(test_exec_file_name_that_is_a_device_here_is_refused_unopened);
