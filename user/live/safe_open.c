@@ -53,6 +53,9 @@ int safe_open(int dirfd, const char *path, enum safe_how how, const struct file_
 		return -EINVAL;
 	oh = how_of[how];
 	pathfd = syscall(SYS_openat2, dirfd, path, &oh, sizeof(oh));
+	/* Kernels before 5.6: the ways that need no resolve flags still work. */
+	if (pathfd < 0 && errno == ENOSYS && !oh.resolve)
+		pathfd = openat(dirfd, path, (int)oh.flags);
 	if (pathfd < 0)
 		return -errno;
 	if (fstat(pathfd, &st)) {

@@ -7,12 +7,12 @@
  * the file is opened once, through /proc/PID/map_files/START-END (works across mount
  * namespaces and for deleted files) or else PATH inside /proc/PID/root, always by
  * live/safe_open.c (a regular file with the mapping's device and inode, never blocking), and
- * the descriptor stays with the Dwfl, so the process may exit or exec afterwards.
- * Separate debug information comes only from the debug directory (/usr/lib/debug, by build
- * id or by a plain .gnu_debuglink name), never from a path the traced program's ELF leads
- * to; DWARF that would make libdw open a dwz file itself (one not found there) is left
- * unused, the symbol table still names functions.  While the descriptor is open
- * the inode cannot be reused, so (device, inode) identifies the content.  Images are
+ * the descriptor stays with the Dwfl, so the process may exit or exec afterwards.  While
+ * the descriptor is open the inode cannot be reused, so (device, inode) identifies the
+ * content.  Separate debug information comes only from the debug directory (/usr/lib/debug,
+ * by build id or by a plain .gnu_debuglink name), never from a path the traced program's
+ * ELF leads to; DWARF that would make libdw open a dwz file itself (one not found there) is
+ * left unused, the symbol table still names functions.  Images are
  * process images: a copy of their executable mappings, each pointing at its module.
  * A runtime address becomes a file offset through its mapping, then an ELF virtual address
  * through the PT_LOAD program headers, then a Dwfl address through the module's bias.
