@@ -158,11 +158,14 @@ $(OUT)/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h)
 unit: $(UNIT_BINS)
 e2e: leaktop $(OUT)/tests/leaktop-libc-malloc $(PROG_BINS)
 
-# Fuzzing the snapshot reader (libFuzzer, clang's): the files a snapshot's bytes reach are
-# built instrumented, the rest is linked as built.  `make fuzz` runs FUZZ_TIME seconds on a
-# corpus in $(OUT)/fuzz/corpus seeded from tests/data; make test runs a short bounded run.
+# Fuzzing (libFuzzer, clang's): the snapshot reader (fuzz_snapshot), and the symbolizer's
+# loading of ELF files a traced program supplies (fuzz_elf).  The files their bytes reach are
+# built instrumented, the rest is linked as built.  `make fuzz` runs each FUZZ_TIME seconds,
+# on corpora in $(OUT)/fuzz/corpus (seeded from tests/data) and $(OUT)/fuzz/elf-corpus
+# (seeded from tests/fuzz/elf_seed.c, built); make test runs short bounded runs.
 FUZZ_TIME ?= 600
-FUZZ_INST := view/snapshot_read core/model core/series view/diff view/export view/report
+FUZZ_INST := view/snapshot_read core/model core/series view/diff view/export view/report \
+	     live/symbolize live/safe_open
 FUZZ_OBJS := $(patsubst %,$(OUT)/fuzz/%.o,$(FUZZ_INST)) \
 	     $(filter-out $(patsubst %,$(OUT)/user/%.o,$(FUZZ_INST)),$(LIB_OBJS))
 FUZZ_CFLAGS = $(CFLAGS) -fsanitize=fuzzer-no-link,address
@@ -176,15 +179,29 @@ $(OUT)/fuzz/fuzz_snapshot: tests/fuzz/fuzz_snapshot.c $(FUZZ_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CLANG) $(CFLAGS) -fsanitize=fuzzer,address -o $@ $^ $(LDLIBS)
 
+$(OUT)/fuzz/fuzz_elf: tests/fuzz/fuzz_elf.c $(FUZZ_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CLANG) $(CFLAGS) -fsanitize=fuzzer,address -o $@ $^ $(LDLIBS)
+
+# fuzz_elf's seeds: a small program with line info, its debug file, and its stripped copy
+# whose .gnu_debuglink names that.
+$(OUT)/fuzz/elf-corpus/seed: tests/fuzz/elf_seed.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O1 -o $@ $<
+	$(Q)objcopy --only-keep-debug $@ $(@D)/seed.debug
+	$(Q)objcopy --strip-debug --add-gnu-debuglink=$(@D)/seed.debug $@ $(@D)/seed-stripped
+
 fuzz: deps
-	$(Q)$(SUBMAKE) $(OUT)/fuzz/fuzz_snapshot
+	$(Q)$(SUBMAKE) $(OUT)/fuzz/fuzz_snapshot $(OUT)/fuzz/fuzz_elf $(OUT)/fuzz/elf-corpus/seed
 	$(Q)mkdir -p $(OUT)/fuzz/corpus && cp -n tests/data/*.json $(OUT)/fuzz/corpus/
 	$(OUT)/fuzz/fuzz_snapshot -max_total_time=$(FUZZ_TIME) -max_len=16384 \
 		-dict=tests/fuzz/snapshot.dict $(OUT)/fuzz/corpus
+	$(OUT)/fuzz/fuzz_elf -max_total_time=$(FUZZ_TIME) -max_len=65536 $(OUT)/fuzz/elf-corpus
 
 test: deps
 	$(Q)$(SUBMAKE) leaktop $(OUT)/tests/leaktop-libc-malloc $(UNIT_BINS) $(PROG_BINS) \
-		$(OUT)/bench/bench $(OUT)/fuzz/fuzz_snapshot
+		$(OUT)/bench/bench $(OUT)/fuzz/fuzz_snapshot $(OUT)/fuzz/fuzz_elf
 	$(Q)tests/run.sh
 
 run: deps

@@ -118,7 +118,8 @@ static __always_inline struct lt_event *event_begin(__u32 type, __u32 tgid, __u3
 	ev->type = type;
 	ev->tgid = tgid;
 	ev->ppid = ppid;
-	ev->pad = 0;
+	ev->exe_dev = 0;
+	ev->exe_ino = 0;
 	ev->old_gen = old_gen;
 	ev->new_gen = new_gen;
 	ev->ts_ns = bpf_ktime_get_ns();

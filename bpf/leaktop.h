@@ -211,7 +211,8 @@ struct lt_event {
 	__u32 type;			/* enum lt_event_type */
 	__u32 tgid;
 	__u32 ppid;			/* LT_EV_FORK: the parent */
-	__u32 pad;
+	__u32 exe_dev;			/* LT_EV_EXEC: the exec'd file's device (kernel dev_t:
+					 * major << 20 | minor) and inode, which identify it */
 	__u64 old_gen;			/* LT_EV_EXEC / LT_EV_EXIT: image whose records are dead */
 	__u64 new_gen;			/* LT_EV_FORK / LT_EV_EXEC: the new image */
 	__u64 ts_ns;
@@ -219,6 +220,7 @@ struct lt_event {
 	 * it exits before userspace can read its maps. */
 	__u64 start_code;
 	__u64 end_code;
+	__u64 exe_ino;
 	char exe[LT_EXE_LEN];
 };
 
@@ -236,7 +238,7 @@ LT_ASSERT_SIZE(struct lt_alloc_key, 16);
 LT_ASSERT_SIZE(struct lt_alloc_val, 32);
 LT_ASSERT_SIZE(struct lt_stack, 8 + 8 * LT_MAX_STACK_DEPTH);
 LT_ASSERT_SIZE(struct lt_inflight, 64);
-LT_ASSERT_SIZE(struct lt_event, 56 + LT_EXE_LEN);
+LT_ASSERT_SIZE(struct lt_event, 64 + LT_EXE_LEN);
 LT_ASSERT_SIZE(struct lt_fd_key, 8);
 LT_ASSERT_SIZE(struct lt_fd_val, 24);
 LT_ASSERT_SIZE(struct lt_sysargs, 48);

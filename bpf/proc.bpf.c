@@ -73,6 +73,8 @@ int lt_exec(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	ev->start_code = BPF_CORE_READ(task, mm, start_code);
 	ev->end_code = BPF_CORE_READ(task, mm, end_code);
+	ev->exe_dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev);
+	ev->exe_ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
 	bpf_probe_read_kernel_str(ev->exe, sizeof(ev->exe), BPF_CORE_READ(bprm, filename));
 	bpf_ringbuf_submit(ev, 0);
 	return 0;

@@ -9,8 +9,9 @@
 # 3 more sockets; ./server restarted as pid 300 grows by 1024 B; pid 500 is new, pid 400
 # vanished).  Real-run tests trace tests/progs/simple_leak (3 x 64 B from leak_simple)
 # twice and round-trip the snapshots through report, diff and the exports.  Every bad file
-# must give exit 1, one line on stderr and no output.  A short bounded run of the fuzz target
-# ends the script (`make fuzz` runs it long).
+# must give exit 1, one line on stderr and no output.  Short bounded runs of the fuzz targets
+# (the snapshot reader, and the symbolizer's loading of hostile ELF files) end the script
+# (`make fuzz` runs them long).
 
 . "$(dirname "$0")/lib.sh"
 require_root
@@ -19,6 +20,7 @@ require_built simple_leak
 DATA=$E2E_ROOT/tests/data
 PROTO=$E2E_ROOT/proto
 FUZZ=${FUZZ:-$E2E_ROOT/build/fuzz/fuzz_snapshot}
+FUZZ_ELF=${FUZZ_ELF:-$E2E_ROOT/build/fuzz/fuzz_elf}
 FUZZ_SECONDS=${FUZZ_SECONDS:-15}
 T=$E2E_TMP
 
@@ -283,8 +285,8 @@ test_usage_errors_exit_2() {
 run_simple() {
 	local dir=$T/run$1 n
 	mkdir -p "$dir/prog"
-	lt_bg "$dir/stdout" "$dir/err" -b -i "$INTERVAL" -j "$dir/final.json" -- \
-		"$PROGS/simple_leak" "$dir/prog"
+	lt_bg "$dir/stdout" "$dir/err" -b -i "$INTERVAL" -j "$dir/final.json" \
+		--pprof "$dir/live.pb.gz" -- "$PROGS/simple_leak" "$dir/prog"
 	wait_file "$dir/prog/done" || return 1
 	# Two more reports from now were certainly collected after the program's leaks.
 	n=$(grep -c '^leaktop ' "$dir/stdout")
@@ -346,7 +348,9 @@ test_real_snapshots_of_two_runs_match_by_command_and_symbolized_stack() {
 		fail_because "stack ids of leak_simple in the two runs: $ids distinct, expected 2"
 }
 
-test_pprof_of_real_snapshot_has_leak_site_and_build_id() {
+# Build ids come from the files the live run symbolized (verified by device and inode); a
+# saved snapshot only names paths, which are never opened to find one.
+test_pprof_of_real_snapshot_has_leak_site_and_only_the_live_run_has_build_ids() {
 	scenario run1 || return 1
 	local bid
 	lt_cmd "$T/out" "$T/err" report -f pprof -o "$T/run1/p.pb.gz" "$T/run1/final.json"
@@ -359,8 +363,13 @@ test_pprof_of_real_snapshot_has_leak_site_and_build_id() {
 		fail_because "no leak_simple function" || return 1
 	bid=$(readelf -n "$PROGS/simple_leak" | sed -n 's/.*Build ID: //p')
 	[ -n "$bid" ] || fail_because "simple_leak has no build id" || return 1
-	grep -q "^string_table: \"$bid\"$" "$T/run1/p.txt" ||
-		fail_because "build id $bid of simple_leak not in the profile"
+	! grep -q "^string_table: \"$bid\"$" "$T/run1/p.txt" ||
+		fail_because "the saved snapshot's profile has a build id read from a file here" ||
+		return 1
+	pprof_text "$T/run1/live.pb.gz" >"$T/run1/live.txt" 2>"$T/protoc.err" ||
+		fail_because "protoc --decode of --pprof failed: $(cat "$T/protoc.err")" || return 1
+	grep -q "^string_table: \"$bid\"$" "$T/run1/live.txt" ||
+		fail_because "build id $bid of simple_leak not in the live run's profile"
 }
 
 test_folded_of_real_snapshot_sums_to_outstanding_heap_bytes() {
@@ -385,6 +394,21 @@ test_fuzzing_the_reader_briefly_finds_no_crash() {
 		-dict="$E2E_ROOT/tests/fuzz/snapshot.dict" "$T/corpus" >"$T/fuzz.log" 2>&1) ||
 		fail_because "the fuzz target failed: $(grep -m1 -A8 'ERROR\|==ERROR\|deadly' \
 			"$T/fuzz.log" | head -c 1200)"
+}
+
+test_fuzzing_the_elf_loader_briefly_finds_no_crash() {
+	[ -x "$FUZZ_ELF" ] || fail_because "$FUZZ_ELF is not built (make build/fuzz/fuzz_elf)" ||
+		return 1
+	mkdir -p "$T/elf-corpus"
+	gcc -g -O1 -o "$T/elf-corpus/seed" "$E2E_ROOT/tests/fuzz/elf_seed.c" &&
+		objcopy --only-keep-debug "$T/elf-corpus/seed" "$T/elf-corpus/seed.debug" &&
+		objcopy --strip-debug --add-gnu-debuglink="$T/elf-corpus/seed.debug" \
+			"$T/elf-corpus/seed" "$T/elf-corpus/seed-stripped" ||
+		fail_because "could not build the seeds from tests/fuzz/elf_seed.c" || return 1
+	(cd "$T" && timeout -k 5 $((FUZZ_SECONDS + 60)) "$FUZZ_ELF" -max_total_time="$FUZZ_SECONDS" \
+		-max_len=65536 -rss_limit_mb=2048 -timeout=10 "$T/elf-corpus" >"$T/fuzz-elf.log" 2>&1) ||
+		fail_because "the ELF fuzz target failed: $(grep -m1 -A8 'ERROR\|==ERROR\|deadly' \
+			"$T/fuzz-elf.log" | head -c 1200)"
 }
 
 run_tests

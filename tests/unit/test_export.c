@@ -4,15 +4,20 @@
  * unknown frames, bytes adding up to the outstanding heap bytes, fd and freed sites left
  * out) and pprof profiles (gzip of a perftools.profiles.Profile whose sample types, values,
  * labels, locations, functions and mappings are what the model holds, every id it refers to
- * defined, build ids read from module files).  Run from the repository root.
+ * defined, build ids of the files the symbolizer loaded, never of a file a module name leads
+ * to).  Run as root from the repository root.
  */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "check.h"
-#include "live/buildid.h"
+#include "live/symbolize.h"
 #include "view/export.h"
 #include "proto/profile.pb-c.h"
 #include "view/snapshot_read.h"
@@ -320,10 +325,11 @@ static void self_model(struct model *m, struct process *p, struct site *s, struc
 	*m = (struct model){ .procs = p, .n_procs = 1 };
 }
 
-static void test_pprof_mapping_carries_the_module_files_build_id(void)
+static void test_pprof_mapping_carries_the_build_id_of_the_file_the_symbolizer_loaded(void)
 {
 	char exe[4096], want[256] = "", cmd[4200];
-	struct export_opts o = { .build_id = buildid__of_file };
+	struct symbolizer *sym = symbolizer__new();
+	struct export_opts o = { .build_id = symbolizer__build_id, .build_id_ctx = sym };
 	struct sym_frame f;
 	struct process proc;
 	struct site s;
@@ -332,7 +338,7 @@ static void test_pprof_mapping_carries_the_module_files_build_id(void)
 	FILE *pipe;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
-	CHECK(n > 0);
+	CHECK(sym && n > 0);
 	exe[n] = '\0';
 	snprintf(cmd, sizeof(cmd), "readelf -n '%s' | sed -n 's/.*Build ID: //p'", exe);
 	pipe = popen(cmd, "r");
@@ -340,32 +346,44 @@ static void test_pprof_mapping_carries_the_module_files_build_id(void)
 	pclose(pipe);
 	want[strcspn(want, "\n")] = '\0';
 	CHECK(strlen(want) >= 16);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, getpid()), 0);
 	self_model(&m, &proc, &s, &f, exe);
 	p = pprof(&m, &o);
 	CHECK(p);
 	CHECK_EQ_INT(p->n_mapping, 1);
 	CHECK_EQ_STR(str(p, p->mapping[0]->build_id), want);
 	perftools__profiles__profile__free_unpacked(p, NULL);
+	symbolizer__free(sym);
 }
 
-static void test_pprof_build_id_left_out_for_a_file_changed_after_the_snapshot(void)
+/* A module name the symbolizer never loaded (here a device node) is not even opened. */
+static void test_pprof_opens_no_file_a_module_name_leads_to(void)
 {
-	struct export_opts o = { .build_id = buildid__of_file, .files_not_after_s = 1.0 };
-	char exe[4096];
+	char dir[] = "/tmp/lt-export-XXXXXX", dev[64], buf[4096] __attribute__((aligned(8)));
+	struct symbolizer *sym = symbolizer__new();
+	struct export_opts o = { .build_id = symbolizer__build_id, .build_id_ctx = sym };
 	struct sym_frame f;
 	struct process proc;
 	struct site s;
 	struct model m;
 	Profile *p;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int in;
 
-	CHECK(n > 0);
-	exe[n] = '\0';
-	self_model(&m, &proc, &s, &f, exe);
+	CHECK(sym && mkdtemp(dir));
+	snprintf(dev, sizeof(dev), "%s/dev", dir);
+	CHECK_EQ_INT(mknod(dev, S_IFCHR | 0600, makedev(1, 3)), 0);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	CHECK(in >= 0 && inotify_add_watch(in, dev, IN_OPEN) >= 0);
+	self_model(&m, &proc, &s, &f, dev);
 	p = pprof(&m, &o);
 	CHECK(p);
 	CHECK_EQ_INT(p->mapping[0]->build_id, 0);
+	CHECK(read(in, buf, sizeof(buf)) < 0);
 	perftools__profiles__profile__free_unpacked(p, NULL);
+	close(in);
+	unlink(dev);
+	rmdir(dir);
+	symbolizer__free(sym);
 }
 
 int main(void)
@@ -379,7 +397,7 @@ int main(void)
 	RUN(test_pprof_ids_refer_to_defined_locations_functions_and_mappings);
 	RUN(test_pprof_has_one_location_per_frame_and_one_function_per_symbol);
 	RUN(test_pprof_frame_without_symbol_has_address_and_no_line);
-	RUN(test_pprof_mapping_carries_the_module_files_build_id);
-	RUN(test_pprof_build_id_left_out_for_a_file_changed_after_the_snapshot);
+	RUN(test_pprof_mapping_carries_the_build_id_of_the_file_the_symbolizer_loaded);
+	RUN(test_pprof_opens_no_file_a_module_name_leads_to);
 	CHECK_EXIT();
 }

@@ -12,12 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/utsname.h>
 #include <jansson.h>
 
 #include "util/atomic_file.h"
 #include "util/msg.h"
-#include "live/buildid.h"
 #include "cli/options.h"
 #include "view/diff.h"
 #include "view/export.h"
@@ -172,17 +170,13 @@ static int write_json(FILE *out, const struct job *j)
 }
 
 /*
- * Build ids come from the module files: only on the host the snapshot was taken on, and
- * only from files not changed since it was taken, else they could name another binary.
+ * No build ids: a snapshot names modules by the paths the processes saw, and nothing says
+ * which file (device, inode) such a path leads to here, if any.  The live run's --pprof has
+ * them, from the files it symbolized.
  */
 static struct export_opts snapshot_export_opts(const struct job *j)
 {
-	struct utsname u;
-	bool here = !uname(&u) && !strcmp(u.nodename, j->info.host);
-
-	return (struct export_opts){ .time_s = j->info.time_s, .duration_s = j->info.elapsed_s,
-				     .files_not_after_s = j->info.time_s,
-				     .build_id = here ? buildid__of_file : NULL };
+	return (struct export_opts){ .time_s = j->info.time_s, .duration_s = j->info.elapsed_s };
 }
 
 static int write_pprof(FILE *out, const struct job *j)

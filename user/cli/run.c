@@ -28,7 +28,6 @@
 #include "live/collector.h"
 #include "view/export.h"
 #include "cli/launcher.h"
-#include "live/buildid.h"
 #include "live/libcs.h"
 #include "live/loader.h"
 #include "core/model.h"
@@ -289,7 +288,7 @@ static int write_exports(struct run *r)
 {
 	const struct options *o = r->o;
 	struct export_opts eo = { .duration_s = model__elapsed_s(&r->model),
-				  .build_id = buildid__of_file };
+				  .build_id = symbolizer__build_id, .build_id_ctx = r->sym };
 	const char *path = NULL;
 	struct timespec now;
 	char msg[4200];

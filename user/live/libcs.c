@@ -10,9 +10,8 @@
  * file is opened once, through /proc/PID/map_files/START-END (a link to the mapped file
  * itself, deleted or not); only when leaktop may not follow that link (no CAP_SYS_ADMIN),
  * through the same path in leaktop's namespace or inside the process's root (openat2
- * RESOLVE_IN_ROOT).  Each candidate is first opened O_PATH (which opens no FIFO and no
- * device), kept only when fstat shows a regular file with the (dev, ino) of the maps line,
- * then reopened read-only through /proc/self/fd.  The caller decodes and attaches that
+ * RESOLVE_IN_ROOT).  Each candidate is opened by live/safe_open.c: only a regular file with
+ * the (dev, ino) of the maps line, never blocking.  The caller decodes and attaches that
  * descriptor, never a path.
  */
 #include <ctype.h>
@@ -23,15 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-
-#include <linux/openat2.h>
 
 #include "live/libcs.h"
 #include "live/procfs.h"
 #include "live/procmaps.h"
+#include "live/safe_open.h"
 
 bool libcs__is_libc_path(const char *path)
 {
@@ -142,42 +139,6 @@ const char *libcs__name(const struct libc_ref *ref, char *buf, size_t len)
 	return buf;
 }
 
-/* Is st ref's file, and a regular one? */
-static bool same_file(const struct stat *st, const struct libc_ref *ref)
-{
-	return S_ISREG(st->st_mode) && (uint64_t)st->st_dev == ref->dev &&
-	       (uint64_t)st->st_ino == ref->ino;
-}
-
-/*
- * pathfd (O_PATH: nothing was opened yet) reopened read-only into *out when it is ref's
- * regular file.  0, -ESTALE (another file; *odd when not even a regular one), or -errno.
- */
-static int reopen_verified(int pathfd, const struct libc_ref *ref, int *out, bool *odd)
-{
-	char self[32];
-	struct stat st;
-	int fd;
-
-	if (fstat(pathfd, &st))
-		return -errno;
-	if (!same_file(&st, ref)) {
-		*odd = !S_ISREG(st.st_mode);
-		return -ESTALE;
-	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);
-	fd = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !same_file(&st, ref)) {
-		*odd = true;
-		close(fd);
-		return -ESTALE;
-	}
-	*out = fd;
-	return 0;
-}
-
 /* The ways to a mapped file, in the order they are tried. */
 enum libc_way {
 	WAY_MAP_FILES,		/* /proc/PID/map_files/START-END: the mapped file itself */
@@ -192,58 +153,32 @@ static const char *const way_names[WAY__COUNT] = {
 	[WAY_IN_ROOT]	= "the path inside its root",
 };
 
-/* The path inside pid's root, opened O_PATH without leaving that root or following /proc. */
-static int open_in_root(const struct libc_ref *ref)
-{
-	struct open_how how = {
-		.flags = O_PATH | O_CLOEXEC,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	char root_path[32];
-	int root, fd, saved;
-
-	snprintf(root_path, sizeof(root_path), "/proc/%d/root", ref->pid);
-	root = open(root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return -1;
-	fd = syscall(SYS_openat2, root, ref->path, &how, sizeof(how));
-	saved = errno;
-	close(root);
-	errno = saved;
-	return fd;
-}
-
-/* One way to ref's file, opened O_PATH (no FIFO waits, no device opens) into *out. */
+/* One way to ref's file, opened read-only into *out when it is the mapped regular file. */
 static int open_way(const struct libc_ref *ref, enum libc_way way, int *out)
 {
+	const struct file_id want = { .dev = ref->dev, .ino = ref->ino };
 	char path[64];
-	int fd, err;
+	struct stat st;
+	int err;
 
 	/* A deleted file's name leads to another file, or to none. */
 	if (way != WAY_MAP_FILES && (ref->deleted || ref->path[0] != '/'))
 		return -ENOENT;
-	if (way == WAY_MAP_FILES) {
-		struct stat st;
-
-		err = libcs__map_files_path(ref->pid, ref->start, ref->end, path, sizeof(path));
-		if (err)
-			return err;
-		fd = open(path, O_PATH | O_CLOEXEC);
-		/*
-		 * Following the link needs CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE); without it
-		 * the kernel says ENOENT, though the entry (the mapping) is there.
-		 */
-		if (fd < 0 && errno == ENOENT && !lstat(path, &st))
-			return -EPERM;
-	} else if (way == WAY_HOST_PATH) {
-		fd = open(ref->path, O_PATH | O_CLOEXEC);
-	} else {
-		fd = open_in_root(ref);
-	}
-	if (fd < 0)
-		return -errno;
-	*out = fd;
-	return 0;
+	if (way == WAY_HOST_PATH)
+		return safe_open(AT_FDCWD, ref->path, SAFE_FOLLOW, &want, out);
+	if (way == WAY_IN_ROOT)
+		return safe_open__in_root(ref->pid, ref->path, &want, out);
+	err = libcs__map_files_path(ref->pid, ref->start, ref->end, path, sizeof(path));
+	if (err)
+		return err;
+	err = safe_open(AT_FDCWD, path, SAFE_FOLLOW, &want, out);
+	/*
+	 * Following the link needs CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE); without it the
+	 * kernel says ENOENT, though the entry (the mapping) is there.
+	 */
+	if (err == -ENOENT && !lstat(path, &st))
+		return -EPERM;
+	return err;
 }
 
 /*
@@ -258,26 +193,24 @@ static bool try_names_after(int err)
 int libcs__open(const struct libc_ref *ref, int *fd, char *why, size_t why_len)
 {
 	char name[PATH_MAX + 16];
-	int way, err = 0, first_err = 0, pathfd = -1;
+	int way, err = 0, first_err = 0;
 	bool refused = false;
 
 	*fd = -1;
 	for (way = 0; way < WAY__COUNT; way++) {
-		bool odd = false;
-
-		err = open_way(ref, way, &pathfd);
-		if (!err) {
-			err = reopen_verified(pathfd, ref, fd, &odd);
-			close(pathfd);
-		}
+		err = open_way(ref, way, fd);
 		if (!err)
 			goto out;
 		/*
 		 * Refused: the mapping itself is now another file, or a name leads to something
-		 * that is no regular file.  A name leading to another regular file is only a
-		 * mount namespace with its own files.
+		 * that is no regular file (-EINVAL).  A name leading to another regular file is
+		 * only a mount namespace with its own files.
 		 */
-		refused |= err == -ESTALE && (way == WAY_MAP_FILES || odd);
+		if (err == -EINVAL) {
+			refused = true;
+			err = -ESTALE;
+		}
+		refused |= err == -ESTALE && way == WAY_MAP_FILES;
 		if (!first_err)
 			first_err = err;
 		if (way == WAY_MAP_FILES && !try_names_after(err))

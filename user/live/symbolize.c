@@ -5,9 +5,14 @@
  * Owns everything libdw/libdwfl: two bounded caches.  Modules are ELF files, one Dwfl each,
  * keyed by the (device, inode) of the mapping and shared by every image that maps the file;
  * the file is opened once, through /proc/PID/map_files/START-END (works across mount
- * namespaces and for deleted files) or else /proc/PID/root/PATH, and the descriptor stays
- * with the Dwfl, so the process may exit or exec afterwards.  While the descriptor is open
- * the inode cannot be reused, so (device, inode) identifies the content.  Images are
+ * namespaces and for deleted files) or else PATH inside /proc/PID/root, always by
+ * live/safe_open.c (a regular file with the mapping's device and inode, never blocking), and
+ * the descriptor stays with the Dwfl, so the process may exit or exec afterwards.  While
+ * the descriptor is open the inode cannot be reused, so (device, inode) identifies the
+ * content.  Separate debug information comes only from the debug directory (/usr/lib/debug,
+ * by build id or by a plain .gnu_debuglink name), never from a path the traced program's
+ * ELF leads to; DWARF that would make libdw open a dwz file itself (one not found there) is
+ * left unused, the symbol table still names functions.  Images are
  * process images: a copy of their executable mappings, each pointing at its module.
  * A runtime address becomes a file offset through its mapping, then an ELF virtual address
  * through the PT_LOAD program headers, then a Dwfl address through the module's bias.
@@ -21,9 +26,11 @@
 #endif
 #include "live/symbolize.h"
 #include "live/procmaps.h"
+#include "live/safe_open.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +38,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+#include <zlib.h>
 
 /* From libstdc++ (the C++ ABI's abi::__cxa_demangle, extern "C"). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -41,6 +50,8 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 #define SYM_MAX_IMAGES		4096
 #define SYM_IMAGE_BUCKETS	1024	/* power of two */
 #define SYM_CACHE_SLOTS		16384	/* resolved addresses kept; power of two */
+#define SYM_DEBUG_DIR		"/usr/lib/debug"
+#define SYM_MAX_BUILD_ID	64	/* bytes */
 
 struct sym_segment {			/* one PT_LOAD */
 	uint64_t offset;
@@ -59,6 +70,12 @@ struct sym_module {
 	unsigned int refs;		/* images referencing it; evictable at 0 */
 	uint64_t last_use;
 	uint64_t serial;		/* unique for the symbolizer's life; cache key */
+	char *path;			/* the name the first process to map it saw */
+	char *build_id;			/* lower-case hex, NULL: none */
+	bool dwarf_checked;		/* module_dwarf_usable() ran */
+	bool dwarf_usable;		/* source lines may be looked up */
+	Dwarf *alt;			/* its dwz file, from the debug directory; NULL: none */
+	int alt_fd;
 };
 
 /* One resolved address of a module (direct-mapped: a collision replaces the entry). */
@@ -93,9 +110,137 @@ struct symbolizer {
 	size_t cache_used;
 };
 
+/* The main file is always reported with its descriptor: never look for one by name. */
+static int sym_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
+			Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	return -1;
+}
+
+/* Does the ELF file in fd carry this build id? */
+static bool file_has_build_id(int fd, const unsigned char *id, int len)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *got;
+	bool same;
+	ssize_t n;
+
+	if (!elf)
+		return false;
+	n = dwelf_elf_gnu_build_id(elf, &got);
+	same = n == len && !memcmp(got, id, (size_t)len);
+	elf_end(elf);
+	return same;
+}
+
+/* Is the CRC-32 of the whole file in fd `want` (the .gnu_debuglink check)? */
+static bool file_has_crc(int fd, uint32_t want)
+{
+	static unsigned char buf[65536];
+	uLong crc = crc32(0, NULL, 0);
+	off_t off = 0;
+	ssize_t n;
+
+	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+		crc = crc32(crc, buf, (uInt)n);
+		off += n;
+	}
+	return n == 0 && crc == want;
+}
+
+/*
+ * Open a debug file at path (in the debug directory: root's) when it is a regular file of
+ * this module: the same build id when the module has one, else the debuglink's CRC.  fd or -1.
+ */
+static int open_debug_file(const char *path, const unsigned char *id, int id_len, uint32_t crc)
+{
+	int fd;
+
+	if (safe_open(AT_FDCWD, path, SAFE_NOFOLLOW, NULL, &fd))
+		return -1;
+	if (id_len > 0 ? file_has_build_id(fd, id, id_len) : file_has_crc(fd, crc))
+		return fd;
+	close(fd);
+	return -1;
+}
+
+/* "/usr/lib/debug/.build-id/xx/yyyy.debug" for a build id.  0, or -1 if it does not fit. */
+static int build_id_path(const unsigned char *id, int len, char *buf, size_t size)
+{
+	size_t n;
+	int i;
+
+	if (len < 2 || len > SYM_MAX_BUILD_ID)
+		return -1;
+	n = (size_t)snprintf(buf, size, SYM_DEBUG_DIR "/.build-id/%02x/", id[0]);
+	for (i = 1; i < len && n + 2 < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%02x", id[i]);
+	return snprintf(buf + n, size - n, ".debug") >= (int)(size - n) ? -1 : 0;
+}
+
+/* A plain file name: not empty, no '/', not "." or "..". */
+static bool plain_name(const char *s)
+{
+	return *s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
+}
+
+/* An absolute path none of whose components is "." or "..". */
+static bool clean_path(const char *p)
+{
+	const char *c;
+
+	if (p[0] != '/')
+		return false;
+	for (c = p; (c = strstr(c, "/.")); c++) {
+		if (c[2] == '/' || !c[2] || (c[2] == '.' && (c[3] == '/' || !c[3])))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * libdwfl's search for separate debug information.  The standard one looks where the
+ * traced program's ELF points (its .gnu_debuglink name may climb out with "../", relative to
+ * the path the process saw, resolved here) and opens with a blocking open(): a FIFO there
+ * hangs leaktop.  This one looks in the debug directory only: by build id, then
+ * /usr/lib/debug/DIR/NAME for a module at DIR/FILE with a plain debuglink NAME, each
+ * opened by safe_open and checked against the module.  It never leaves a file name behind
+ * (libdwfl would open that itself).  Requests without a CRC are dwz (.gnu_debugaltlink)
+ * files: module_dwarf_usable() serves those.
+ */
+static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			      Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			      GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const unsigned char *id = NULL;
+	const char *main_name = file_name ? file_name : modname;
+	char path[PATH_MAX];
+	GElf_Addr id_vaddr;
+	const char *slash;
+	int id_len, fd;
+
+	*debuginfo_file_name = NULL;
+	if (debuglink_file && !debuglink_crc)
+		return -1;
+	id_len = dwfl_module_build_id(mod, &id, &id_vaddr);
+	if (id_len > 0 && !build_id_path(id, id_len, path, sizeof(path))) {
+		fd = open_debug_file(path, id, id_len, 0);
+		if (fd >= 0)
+			return fd;
+	}
+	if (!debuglink_file || !plain_name(debuglink_file) || !main_name || !clean_path(main_name))
+		return -1;
+	slash = strrchr(main_name, '/');
+	if (snprintf(path, sizeof(path), SYM_DEBUG_DIR "%.*s/%s", (int)(slash - main_name),
+		     main_name, debuglink_file) >= (int)sizeof(path))
+		return -1;
+	return open_debug_file(path, id_len > 0 ? id : NULL, id_len > 0 ? id_len : 0,
+			       debuglink_crc);
+}
+
 static const Dwfl_Callbacks sym_dwfl_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_elf = sym_find_elf,
+	.find_debuginfo = sym_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 
@@ -105,46 +250,63 @@ static void module_free(struct sym_module *m)
 		return;
 	if (m->dwfl)
 		dwfl_end(m->dwfl);	/* closes the file descriptor it was given */
+	if (m->alt)
+		dwarf_end(m->alt);	/* after the Dwarf that used it */
+	if (m->alt_fd >= 0)
+		close(m->alt_fd);
 	free(m->segs);
+	free(m->path);
+	free(m->build_id);
 	free(m);
 }
 
-/* Opens the file of mapping `map` of process `pid` (0: by its path).  fd, or -errno. */
-static int module_open_file(int pid, const struct proc_map *map)
+/*
+ * Open the file of mapping `map` of process `pid`: through /proc/PID/map_files, else its
+ * path inside /proc/PID/root; `exe`: the process's executable, through /proc/PID/exe (pid >
+ * 0), else its path here.  Either way only the regular file with the mapping's device and
+ * inode.  fd, or -errno (-ESTALE, -EINVAL: refused).
+ */
+static int module_open_file(int pid, const struct proc_map *map, bool exe)
 {
-	char path[4096];
-	struct stat st;
-	int fd, n;
+	const struct file_id want = { .dev = map->dev, .ino = map->ino };
+	char path[64];
+	int fd, err = -ENOENT;
 
 	if (pid > 0) {
-		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
-			 (unsigned long long)map->start, (unsigned long long)map->end);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0)
+		if (exe)
+			snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+		else
+			snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
+				 (unsigned long long)map->start, (unsigned long long)map->end);
+		err = safe_open(AT_FDCWD, path, SAFE_FOLLOW, &want, &fd);
+		if (!err)
 			return fd;
-		n = snprintf(path, sizeof(path), "/proc/%d/root%s", pid, map->path);
-	} else {
-		/* No process to look through (it is gone): the path as leaktop sees it. */
-		n = snprintf(path, sizeof(path), "%s", map->path);
 	}
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	/*
-	 * The path may name another file by now.  Compare the inode only: with overlayfs,
-	 * older kernels print the underlying device in maps but stat gives the overlay's.
-	 */
-	if (fstat(fd, &st) || st.st_ino != map->ino) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
+	if (!map->path || map->path[0] != '/' || map->deleted)
+		return err;
+	if (exe)
+		err = safe_open(AT_FDCWD, map->path, SAFE_FOLLOW, &want, &fd);
+	else if (pid > 0)
+		err = safe_open__in_root(pid, map->path, &want, &fd);
+	return err ? err : fd;
 }
 
-/* Loads the module for mapping `map` of `pid`.  0 or -errno. */
-static int module_new(int pid, const struct proc_map *map, struct sym_module **out)
+/* The module's build id as lower-case hex into m->build_id (left NULL if none). */
+static void module_note_build_id(struct sym_module *m)
+{
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(m->mod, &id, &vaddr), i;
+
+	if (len <= 0 || len > SYM_MAX_BUILD_ID)
+		return;
+	m->build_id = malloc((size_t)len * 2 + 1);
+	for (i = 0; m->build_id && i < len; i++)
+		sprintf(m->build_id + 2 * i, "%02x", id[i]);
+}
+
+/* Loads the module for mapping `map` of `pid` (`exe`: see module_open_file).  0 or -errno. */
+static int module_new(int pid, const struct proc_map *map, bool exe, struct sym_module **out)
 {
 	struct sym_module *m;
 	size_t i, nphdr;
@@ -157,8 +319,14 @@ static int module_new(int pid, const struct proc_map *map, struct sym_module **o
 		return -ENOMEM;
 	m->dev = map->dev;
 	m->ino = map->ino;
+	m->alt_fd = -1;
+	m->path = map->path ? strdup(map->path) : NULL;
+	if (map->path && !m->path) {
+		err = -ENOMEM;
+		goto out;
+	}
 
-	fd = module_open_file(pid, map);
+	fd = module_open_file(pid, map, exe);
 	if (fd < 0) {
 		err = fd;
 		goto out;
@@ -173,8 +341,9 @@ static int module_new(int pid, const struct proc_map *map, struct sym_module **o
 	/*
 	 * Base 0: module addresses are the ELF's own virtual addresses (up to the bias
 	 * read back below, non-zero only for an ET_DYN whose first PT_LOAD is not at 0).
-	 * The path is the file name the process saw; it only serves the .gnu_debuglink
-	 * search, the file itself is read through fd, which the Dwfl now owns.
+	 * The path is the file name the process saw; it only serves sym_find_debuginfo (as
+	 * a directory under the debug directory), the file itself is read through fd, which
+	 * the Dwfl now owns.
 	 */
 	m->mod = dwfl_report_elf(m->dwfl, map->path, map->path, fd, 0, false);
 	if (!m->mod) {
@@ -207,6 +376,7 @@ static int module_new(int pid, const struct proc_map *map, struct sym_module **o
 		m->segs[m->nsegs].exec = ph->p_flags & PF_X;
 		m->nsegs++;
 	}
+	module_note_build_id(m);
 	err = m->nsegs ? 0 : -ENOEXEC;
 out:
 	if (err)
@@ -245,7 +415,7 @@ static int module_off_to_vaddr(const struct sym_module *m, uint64_t page_size, u
 }
 
 /* Takes a reference on the module of `map`, loading it if needed.  0 or -errno. */
-static int module_get(struct symbolizer *sym, int pid, const struct proc_map *map,
+static int module_get(struct symbolizer *sym, int pid, const struct proc_map *map, bool exe,
 		      struct sym_module **out)
 {
 	struct sym_module *m = NULL;
@@ -276,7 +446,7 @@ static int module_get(struct symbolizer *sym, int pid, const struct proc_map *ma
 		module_free(sym->mods[victim]);
 		sym->mods[victim] = sym->mods[--sym->nmods];
 	}
-	err = module_new(pid, map, &m);
+	err = module_new(pid, map, exe, &m);
 	if (err)
 		goto out;
 	m->serial = ++sym->next_serial;
@@ -452,7 +622,7 @@ int symbolizer__add_image(struct symbolizer *sym, uint64_t image_id, int pid)
 			}
 		}
 		if (!m) {
-			if (module_get(sym, pid, map, &m)) {
+			if (module_get(sym, pid, map, false, &m)) {
 				open_failed = true;	/* unsymbolized, not fatal */
 				continue;
 			}
@@ -546,25 +716,25 @@ out:
 	return err;
 }
 
-int symbolizer__add_exe_image(struct symbolizer *sym, uint64_t image_id, const char *path,
-			      uint64_t start_code, uint64_t end_code)
+int symbolizer__add_exe_image(struct symbolizer *sym, uint64_t image_id, int pid,
+			      const char *path, const struct file_id *id, uint64_t start_code,
+			      uint64_t end_code)
 {
 	struct sym_image new = { .id = image_id };
 	struct proc_map map = { .start = start_code, .end = end_code, .executable = true,
 				.readable = true };
 	struct sym_module *m = NULL;
-	struct stat st;
 	int err = 0;
 	size_t i;
 
-	if (!path || path[0] != '/' || stat(path, &st) || start_code >= end_code)
+	if (!path || !id || !id->ino || start_code >= end_code)
 		return -ENOENT;
-	map.dev = st.st_dev;
-	map.ino = st.st_ino;
+	map.dev = id->dev;
+	map.ino = id->ino;
 	map.path = strdup(path);
 	if (!map.path)
 		return -ENOMEM;
-	err = module_get(sym, 0, &map, &m);
+	err = module_get(sym, pid, &map, true, &m);
 	if (err)
 		goto out;
 	/*
@@ -649,6 +819,61 @@ static struct sym_cached *cache_slot(struct symbolizer *sym, uint64_t serial, GE
 	return &sym->cache[(h >> 29) & (SYM_CACHE_SLOTS - 1)];
 }
 
+/*
+ * The module's dwz file (.gnu_debugaltlink), from the debug directory only: by the build id
+ * it names, or by its name when that is a clean path in the debug directory.
+ */
+static void module_find_alt(struct sym_module *m, const char *name, const unsigned char *id,
+			    int id_len)
+{
+	char path[PATH_MAX];
+	int fd = -1;
+
+	if (!build_id_path(id, id_len, path, sizeof(path)))
+		fd = open_debug_file(path, id, id_len, 0);
+	if (fd < 0 && clean_path(name) && !strncmp(name, SYM_DEBUG_DIR "/",
+						   sizeof(SYM_DEBUG_DIR)))
+		fd = open_debug_file(name, id, id_len, 0);
+	if (fd < 0)
+		return;
+	m->alt = dwarf_begin(fd, DWARF_C_READ);
+	if (m->alt)
+		m->alt_fd = fd;
+	else
+		close(fd);
+}
+
+/*
+ * May the module's DWARF be used?  libdw opens the dwz file itself when an attribute refers
+ * to it, with a blocking open() of the name the DWARF gives (absolute, or relative to the
+ * file).  So the dwz file is given to it from the debug directory beforehand, and DWARF
+ * whose dwz file is not found there is not used (the symbol table still names the
+ * functions).  (Split units' .dwo files, which libdw opens the same way, are not reached:
+ * their skeletons keep the line tables.)
+ */
+static bool module_dwarf_usable(struct sym_module *m)
+{
+	const char *alt_name;
+	const void *alt_id;
+	Dwarf_Addr bias;
+	ssize_t len;
+	Dwarf *dw;
+
+	dw = dwfl_module_getdwarf(m->mod, &bias);
+	if (!dw)
+		return false;
+	len = dwelf_dwarf_gnu_debugaltlink(dw, &alt_name, &alt_id);
+	if (len < 0 || len > SYM_MAX_BUILD_ID)
+		return false;
+	if (len > 0) {
+		module_find_alt(m, alt_name, alt_id, (int)len);
+		if (!m->alt)
+			return false;
+		dwarf_setalt(dw, m->alt);
+	}
+	return true;
+}
+
 /* Look `dwaddr` up in the module's files into a cache entry.  0 or -ENOMEM. */
 static int module_lookup(struct sym_module *m, GElf_Addr dwaddr, struct sym_cached *c)
 {
@@ -667,7 +892,11 @@ static int module_lookup(struct sym_module *m, GElf_Addr dwaddr, struct sym_cach
 			return -ENOMEM;
 		c->offset = off;
 	}
-	line = dwfl_module_getsrc(m->mod, dwaddr);
+	if (!m->dwarf_checked) {
+		m->dwarf_usable = module_dwarf_usable(m);
+		m->dwarf_checked = true;
+	}
+	line = m->dwarf_usable ? dwfl_module_getsrc(m->mod, dwaddr) : NULL;
 	if (line) {
 		Dwarf_Addr line_addr;
 		int lineno = 0;
@@ -781,3 +1010,22 @@ int symbolizer__resolve(struct symbolizer *sym, uint64_t image_id, uint64_t addr
 	return symbolizer__resolve_within(sym, image_id, addr, is_return_addr, NULL, out);
 }
 
+
+char *symbolizer__build_id(void *symbolizer, const char *module)
+{
+	struct symbolizer *sym = symbolizer;
+	const char *found = NULL;
+	size_t i;
+
+	for (i = 0; module && i < sym->nmods; i++) {
+		const struct sym_module *m = sym->mods[i];
+
+		if (!m->path || strcmp(m->path, module))
+			continue;
+		/* One name, several files (mount namespaces): none of them is the answer. */
+		if (!m->build_id || (found && strcmp(found, m->build_id)))
+			return NULL;
+		found = m->build_id;
+	}
+	return found ? strdup(found) : NULL;
+}

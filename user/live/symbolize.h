@@ -19,6 +19,7 @@
 #include "core/frame.h"
 
 struct symbolizer;
+struct file_id;
 
 /*
  * A time budget for resolving: addresses the cache knows are always answered; others are
@@ -49,11 +50,16 @@ int symbolizer__add_image(struct symbolizer *sym, uint64_t image_id, int pid);
 /* A forked child's image: a copy of its parent's (the child may be gone already). */
 int symbolizer__clone_image(struct symbolizer *sym, uint64_t image_id, uint64_t from_id);
 /*
- * The image of a program whose process is gone before its maps could be read: its main
- * executable only, from the code range the kernel reported at exec (start_code, end_code).
+ * The image of a program whose maps could not be read (its process is gone, or exec'd again):
+ * its main executable only, from what the kernel reported at exec: the file's identity `id`,
+ * its code range (start_code, end_code), and its name `path`, which is the exec'd name,
+ * possibly of another mount namespace.  The file is opened through /proc/PID/exe (pid > 0),
+ * else by that name here, and only when it is a regular file with identity `id`; anything
+ * else is refused (-ESTALE, -EINVAL), never waited for: the frames then have no module.
  */
-int symbolizer__add_exe_image(struct symbolizer *sym, uint64_t image_id, const char *path,
-			      uint64_t start_code, uint64_t end_code);
+int symbolizer__add_exe_image(struct symbolizer *sym, uint64_t image_id, int pid,
+			      const char *path, const struct file_id *id, uint64_t start_code,
+			      uint64_t end_code);
 bool symbolizer__has_image(struct symbolizer *sym, uint64_t image_id);
 /* Forget an image (its modules stay cached while other images use them). */
 void symbolizer__drop_image(struct symbolizer *sym, uint64_t image_id);
@@ -74,5 +80,12 @@ int symbolizer__resolve_within(struct symbolizer *sym, uint64_t image_id, uint64
 			       bool is_return_addr, struct sym_budget *budget,
 			       struct sym_frame *out);
 void symbolizer__stats(const struct symbolizer *sym, struct sym_stats *out);
+/*
+ * The build id (lower-case hex, malloc'd) of the file loaded for module name `module` (as the
+ * processes saw it), or NULL: none loaded, none has one, or files with different build ids go
+ * by that name.  The files were verified when opened (device and inode): no file is opened
+ * here.  `symbolizer` is a struct symbolizer (export_opts.build_id's signature).
+ */
+char *symbolizer__build_id(void *symbolizer, const char *module);
 
 #endif

@@ -17,10 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "util/clock.h"
 #include "live/collector.h"
 #include "live/procfs.h"
+#include "live/safe_open.h"
 #include "live/symbolize.h"
 #include "live/tracker.h"
 
@@ -198,9 +200,17 @@ static int note_image(struct tracker *t, struct image *im)
 	return err;
 }
 
+/* The identity of the file an exec event loaded, as stat gives it. */
+static struct file_id exec_file_id(const struct lt_event *ev)
+{
+	return (struct file_id){ .dev = makedev(ev->exe_dev >> 20, ev->exe_dev & 0xfffff),
+				 .ino = ev->exe_ino };
+}
+
 /* The image is gone already: borrow the parent's image, or the exec'd executable. */
 static void note_short_lived(struct tracker *t, struct image *im, const struct lt_event *ev)
 {
+	struct file_id id = exec_file_id(ev);
 	char exe[LT_EXE_LEN + 1];
 	struct image *parent;
 
@@ -213,7 +223,8 @@ static void note_short_lived(struct tracker *t, struct image *im, const struct l
 	} else if (ev->type == LT_EV_EXEC) {
 		memcpy(exe, ev->exe, LT_EXE_LEN);
 		exe[LT_EXE_LEN] = '\0';
-		if (!symbolizer__add_exe_image(t->sym, im->gen, exe, ev->start_code, ev->end_code))
+		if (!symbolizer__add_exe_image(t->sym, im->gen, (int)ev->tgid, exe, &id,
+					       ev->start_code, ev->end_code))
 			im->registered = true;
 		if (!im->id.comm[0]) {
 			const char *base = strrchr(exe, '/');
@@ -223,20 +234,20 @@ static void note_short_lived(struct tracker *t, struct image *im, const struct l
 	}
 }
 
-/* Does /proc/PID/exe still name the program this exec event loaded? */
+/*
+ * Does /proc/PID/exe still name the program this exec event loaded?  Compared by identity:
+ * the event's file name is the process's, and may lead elsewhere here (never looked up).
+ */
 static bool still_this_exe(const struct lt_event *ev)
 {
-	char exe[LT_EXE_LEN + 1], link[64];
-	struct stat a, b;
+	struct file_id id = exec_file_id(ev);
+	char link[64];
+	struct stat st;
 
-	memcpy(exe, ev->exe, LT_EXE_LEN);
-	exe[LT_EXE_LEN] = '\0';
 	snprintf(link, sizeof(link), "/proc/%u/exe", ev->tgid);
-	if (stat(link, &b))
+	if (stat(link, &st))
 		return false;		/* gone: its maps are gone too */
-	if (exe[0] != '/' || stat(exe, &a))
-		return true;		/* cannot tell: trust /proc */
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	return (uint64_t)st.st_ino == id.ino && (uint64_t)st.st_dev == id.dev;
 }
 
 void tracker__on_event(struct tracker *t, const struct lt_event *ev)

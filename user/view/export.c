@@ -233,7 +233,7 @@ static uint64_t map_id(struct pprof *pp, const char *module)
 	*mp = init;
 	mp->id = id;
 	mp->filename = str_index(pp, module);
-	build_id = pp->o->build_id ? pp->o->build_id(module, pp->o->files_not_after_s) : NULL;
+	build_id = pp->o->build_id ? pp->o->build_id(pp->o->build_id_ctx, module) : NULL;
 	mp->build_id = build_id ? str_index(pp, build_id) : 0;
 	free(build_id);
 	/* Cleared below by any location of this mapping that lacks them. */

@@ -18,13 +18,13 @@ struct export_opts {
 	double time_s;			/* when the data was taken (Unix s); 0: unknown */
 	double duration_s;		/* how long tracing had run by then */
 	/*
-	 * pprof mappings carry the build id of each module's file, as build_id gives it
-	 * (live/buildid.h reads files on this machine; NULL: no build ids).  It is passed
-	 * files_not_after_s: with this set (a saved snapshot), a file modified after this time
-	 * (Unix seconds) is not the binary that ran.
+	 * pprof mappings carry the build id of each module, as build_id(build_id_ctx, module)
+	 * gives it (malloc'd hex, NULL: unknown); NULL: no build ids.  A live run passes
+	 * symbolizer__build_id, which knows the files it opened; a module name alone is never
+	 * opened (it is the process's name, and can lead anywhere here).
 	 */
-	char *(*build_id)(const char *path, double files_not_after_s);
-	double files_not_after_s;
+	char *(*build_id)(void *ctx, const char *module);
+	void *build_id_ctx;
 };
 
 /*
