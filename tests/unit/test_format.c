@@ -104,11 +104,30 @@ static void test_site_title_names_innermost_frame_or_says_unknown(void)
 	fmt__site_title(f, &s);
 	fputc('|', f);
 	s.frames = &frames[1];
+	s.n_frames = 1;
 	fmt__site_title(f, &s);
 	fputc('|', f);
 	s.n_frames = 0;
 	fmt__site_title(f, &s);
 	CHECK_EQ_STR(close_printed(f), "leak_here leaky.c:12|(unknown)|(stack unknown)");
+}
+
+static void test_site_title_of_stripped_code_names_module_and_known_caller(void)
+{
+	struct sym_frame frames[3] = {
+		{ .addr = 0x5600000012a0, .module = "/usr/bin/tmux" },
+		{ .addr = 0x5600000013b0, .module = "/usr/bin/tmux" },
+		known,
+	};
+	struct site s = { .frames = frames, .n_frames = 3 };
+	FILE *f = open_printed();
+
+	CHECK(f);
+	fmt__site_title(f, &s);
+	fputc('|', f);
+	s.n_frames = 2;
+	fmt__site_title(f, &s);
+	CHECK_EQ_STR(close_printed(f), "(unknown in tmux) < leak_here|(unknown in tmux)");
 }
 
 static void test_flags_one_table_for_names_and_letters(void)
@@ -290,6 +309,7 @@ int main(void)
 	RUN(test_frame_report_style_always_shows_the_address);
 	RUN(test_frame_short_style_shows_the_address_only_when_unknown);
 	RUN(test_site_title_names_innermost_frame_or_says_unknown);
+	RUN(test_site_title_of_stripped_code_names_module_and_known_caller);
 	RUN(test_flags_one_table_for_names_and_letters);
 	RUN(test_escape_turns_terminal_controls_into_hex);
 	RUN(test_escape_keeps_utf8_but_not_c1_bidi_or_malformed_bytes);

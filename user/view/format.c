@@ -124,17 +124,38 @@ int fmt__frame(FILE *out, unsigned int i, const struct sym_frame *f, enum frame_
 	return ferror(out) ? -EIO : 0;
 }
 
+/*
+ * The innermost frame.  Without a symbol (a stripped program), the module it is in and the
+ * nearest caller that has one say where to look: "(unknown in tmux) < event_base_once".
+ */
 int fmt__site_title(FILE *out, const struct site *s)
 {
 	const struct sym_frame *f = s->n_frames ? &s->frames[0] : NULL;
+	const char *base;
 
 	if (!f)
 		return fputs("(stack unknown)", out) == EOF ? -EIO : 0;
-	fmt__str(out, f->symbol, "(unknown)");
+	if (f->symbol) {
+		fmt__str(out, f->symbol, "");
+	} else if (f->module) {
+		base = strrchr(f->module, '/');
+		fputs("(unknown in ", out);
+		fmt__str(out, base ? base + 1 : f->module, "");
+		fputc(')', out);
+	} else {
+		fputs("(unknown)", out);
+	}
 	if (f->file) {
 		fputc(' ', out);
 		fmt__str(out, f->file, "");
 		fprintf(out, ":%d", f->line);
+	}
+	for (uint32_t i = 1; !f->symbol && i < s->n_frames; i++) {
+		if (s->frames[i].symbol) {
+			fputs(" < ", out);
+			fmt__str(out, s->frames[i].symbol, "");
+			break;
+		}
 	}
 	return ferror(out) ? -EIO : 0;
 }
