@@ -6,24 +6,35 @@
  *
  * Allocates two blocks of 32 bytes, the first pointing to the second and kept in a global,
  * writes their addresses ("0xA 0xB\n") on stdout, then counts forever in the first word of
- * the shared memory on fd 3, so the test sees it running.  It dies with its parent.
+ * the shared memory on fd 3, so the test sees it running.  It dies with its parent.  With an
+ * argument N it first maps and touches N MiB more of writable memory, for a scan to copy.
  */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 
 static void *volatile kept;
 
-int main(void)
+int main(int argc, char **argv)
 {
 	volatile uint64_t *ticks = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, 3, 0);
+	size_t big = argc > 1 ? strtoul(argv[1], NULL, 10) << 20 : 0;
 	void **a = malloc(32), *b = malloc(32);
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || ticks == MAP_FAILED || !a || !b)
 		return 1;
+	if (big) {
+		void *m = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+
+		if (m == MAP_FAILED)
+			return 1;
+		memset(m, 1, big);
+	}
 	*a = b;
 	kept = a;
 	if (printf("%p %p\n", (void *)a, b) < 0 || fflush(stdout))

@@ -36,6 +36,7 @@
 #include "view/report.h"
 #include "cli/run.h"
 #include "live/fdcensus.h"
+#include "live/ptrace_stop.h"
 #include "live/scanner.h"
 #include "live/tracker.h"
 #include "view/snapshot.h"
@@ -537,6 +538,8 @@ static int loop(struct run *r)
 			uint64_t now = monotonic_ns();
 			int slice;
 
+			/* Threads a scan left behind (stopped late, or killed) resume or are reaped. */
+			ptrace_stop__reap();
 			if (stop_signal || (r->have_child && launcher__poll(&r->child, false))) {
 				last = true;
 				break;
@@ -714,7 +717,7 @@ int run__main(const struct options *o)
 	if (!err)
 		err = tracker__new(&r.tr, r.sym, &tcfg);
 	if (!err)
-		err = scanner__new(&r.sc, r.col);
+		err = scanner__new(&r.sc, r.col, o->scan_max_stop_ms);
 	if (err) {
 		err_line("out of memory");
 		goto out;

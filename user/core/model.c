@@ -527,6 +527,7 @@ static int apply_scan(struct model *m, const struct sample_scan *sc)
 	}
 	if (!sc->ok) {
 		snprintf(p->scan->error, sizeof(p->scan->error), "%s", sc->error);
+		p->scan->partial = sc->result.partial;
 		return 0;
 	}
 	if (scan_result_copy(&copy, &sc->result))
@@ -535,6 +536,7 @@ static int apply_scan(struct model *m, const struct sample_scan *sc)
 	p->scan->result = copy;
 	p->scan->ok = true;
 	p->scan->error[0] = '\0';
+	memset(&p->scan->partial, 0, sizeof(p->scan->partial));
 	return 0;
 }
 
