@@ -73,6 +73,7 @@ enum lt_counter {
 					 * (no trap: they run for every process's syscalls) */
 	LT_CNT_STACK_TRUNCATED,		/* stack walks stopped at a frame whose return address is
 					 * not in an executable file mapping after a call */
+	LT_CNT_COMPAT_SKIPPED,		/* ia32 syscalls of traced processes, not classified */
 	LT_CNT__COUNT,
 };
 

@@ -38,6 +38,7 @@ const char *const counter_names[LT_CNT__COUNT] = {
 	[LT_CNT_SELF_HITS] = "self_hits",
 	[LT_CNT_SELF_SYSCALLS] = "self_syscalls",
 	[LT_CNT_STACK_TRUNCATED] = "stack_truncated",
+	[LT_CNT_COMPAT_SKIPPED] = "compat_skipped",
 };
 
 void model__init(struct model *m, double interval_s, unsigned int resources, uint32_t window)
