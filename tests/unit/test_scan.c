@@ -558,6 +558,57 @@ static void test_threads_killed_during_a_stop_are_reaped_not_left_as_zombies(voi
 	CHECK_EQ_INT(ptrace_stop__reap(), 0);
 }
 
+/*
+ * Reading userfaultfd memory waits for the process's handler, which the scan stopped (or,
+ * here, which does not exist): the scan refuses such a process instead of hanging in
+ * process_vm_readv.  The scan runs in a child, so a hang is a failure, not a stuck test.
+ */
+static void test_scan_refuses_userfaultfd_memory_instead_of_hanging(void)
+{
+	volatile uint64_t *ticks;
+	int res[2], err = 0, status;
+	char msg[256] = "";
+	struct scan_result r;
+	pid_t target, scanner;
+	uint64_t a, b;
+	double t0;
+	bool done = false;
+
+	CHECK(!pipe(res));
+	target = start_scan_target(&ticks, &a, &b, "uffd");
+	if (target < 0 && ticks != MAP_FAILED)
+		munmap((void *)ticks, 4096);
+	CHECK(target > 0);
+	scanner = fork();
+	CHECK(scanner >= 0);
+	if (!scanner) {
+		err = scan__process(target, SCAN_MAX_STOP_MS, NULL, 0, &r, msg, sizeof(msg));
+		if (write(res[1], &err, sizeof(err)) < 0 || write(res[1], msg, sizeof(msg)) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	t0 = secs();
+	while (!done && secs() - t0 < 15) {
+		done = waitpid(scanner, &status, WNOHANG) == scanner;
+		usleep(10000);
+	}
+	if (!done) {
+		kill(scanner, SIGKILL);
+		waitpid(scanner, NULL, 0);
+	}
+	kill(target, SIGKILL);
+	waitpid(target, NULL, 0);
+	munmap((void *)ticks, 4096);
+	close(res[1]);
+	if (done && (read(res[0], &err, sizeof(err)) != sizeof(err) ||
+		     read(res[0], msg, sizeof(msg)) != sizeof(msg)))
+		done = false;
+	close(res[0]);
+	CHECK(done);
+	CHECK_EQ_INT(err, -EOPNOTSUPP);
+	CHECK(strstr(msg, "has memory registered with userfaultfd") != NULL);
+}
+
 static void test_scan_of_missing_process_says_so(void)
 {
 	struct scan_result r;
@@ -690,6 +741,7 @@ int main(void)
 	RUN(test_scan_of_live_child_reads_memory_and_resumes_it);
 	RUN(test_scan_cut_by_its_limit_inside_a_mapping_is_partial_and_resumes);
 	RUN(test_threads_killed_during_a_stop_are_reaped_not_left_as_zombies);
+	RUN(test_scan_refuses_userfaultfd_memory_instead_of_hanging);
 	RUN(test_scan_of_missing_process_says_so);
 	RUN(test_scan_of_process_that_cannot_stop_gives_up_and_resumes_it);
 	CHECK_EXIT();

@@ -122,6 +122,23 @@ static int copy_process(const struct ptrace_stop *ps, unsigned int max_ms,
 	return 0;
 }
 
+/*
+ * Memory registered with userfaultfd is served by a thread of the process, which the scan
+ * has stopped: reading it would wait for that thread, with no time limit (a killable wait,
+ * so only SIGKILL would end it).  Such a process is not scanned.  0, -EOPNOTSUPP or -errno.
+ */
+static int refuse_uffd(int pid, char *msg, size_t msg_len)
+{
+	uint64_t at = 0;
+	int r = procmaps__uffd(pid, &at);
+
+	if (r <= 0)
+		return r;
+	snprintf(msg, msg_len, "process %d has memory registered with userfaultfd (at 0x%" PRIx64
+		 "), which a scan cannot read without waiting for a thread it stopped", pid, at);
+	return -EOPNOTSUPP;
+}
+
 int scan__process_live(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *ctx,
 		       struct scan_result *out, char *msg, size_t msg_len)
 {
@@ -143,6 +160,8 @@ int scan__process_live(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *
 		return err;
 	threads = ps.n;
 	err = procmaps__read(pid, &maps);
+	if (!err)
+		err = refuse_uffd(pid, msg, msg_len);
 	if (!err)
 		err = fetch(ctx, &blocks, &n);
 	if (!err)
@@ -236,6 +255,8 @@ static const char *fix_for(int err)
 		return "the process was resumed untouched; scan it again when it is less busy";
 	case -E2BIG:
 		return "scan a smaller process";
+	case -EOPNOTSUPP:
+		return "the process was resumed untouched; it cannot be scanned";
 	default:
 		return "the process was resumed untouched";
 	}
