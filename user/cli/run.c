@@ -90,6 +90,8 @@ struct run {
 	struct launcher child;
 	bool have_child;
 	bool files_failed;		/* the last interval could not write a file */
+	struct { int pid, tid; } followed[OPT_MAX_PIDS];	/* -p: probes attached with tid */
+	size_t n_followed;
 	struct tui *tui;		/* NULL in batch mode */
 	uint64_t last_libc_scan_ns, last_sweep_ns, last_gc_ns;
 	uint64_t last_reach_scan_ns;
@@ -233,6 +235,8 @@ static int setup_pids(struct run *r)
 			err_line("cannot mark PID %d as traced: %s", pid, strerror(errno));
 			return -EIO;
 		}
+		r->followed[r->n_followed].pid = r->followed[r->n_followed].tid = pid;
+		r->n_followed++;
 		err = tracker__add_target(r->tr, pid, gen);
 		if (err == -ENOMEM)
 			return err;
@@ -281,6 +285,27 @@ static void follow_new_libcs(struct run *r)
 
 		if (p->target && !p->exited)
 			attach_libcs_of(r, p->pid, -1, true);
+	}
+}
+
+/*
+ * -p: the kernel keeps a uprobe attached for a process while the thread it was attached
+ * with has its memory: when that thread exits (main calls pthread_exit) and the process
+ * lives on, the probes stop firing.  Attach again with a live thread of it.  The events of
+ * the time in between (under one interval) are missed.
+ */
+static void follow_exited_threads(struct run *r)
+{
+	for (size_t i = 0; i < r->n_followed; i++) {
+		int pid = r->followed[i].pid, tid = procfs__live_thread(pid, r->followed[i].tid);
+
+		if (tid <= 0 || tid == r->followed[i].tid)
+			continue;
+		if (r->o->verbose)
+			err_line("thread %d of process %d exited: probes attached again with thread %d",
+				 r->followed[i].tid, pid, tid);
+		if (!attach_libcs_of(r, tid, tid, true))
+			r->followed[i].tid = tid;
 	}
 }
 
@@ -614,6 +639,8 @@ static int loop(struct run *r)
 			last = true;
 		if (o->mode == MODE_COMMAND && !last)
 			follow_new_libcs(r);
+		if (o->mode == MODE_PIDS && !last)
+			follow_exited_threads(r);
 		if (o->mode == MODE_PIDS && !last && !targets_alive(r)) {
 			err_line("every traced process has exited");
 			last = true;
