@@ -131,8 +131,10 @@ static long stop_new_threads(struct ptrace_stop *s, char *msg, size_t msg_len)
 
 	snprintf(path, sizeof(path), "/proc/%d/task", s->pid);
 	d = opendir(path);
-	if (!d)
+	if (!d) {
+		snprintf(msg, msg_len, "process %d exited", s->pid);
 		return -ESRCH;
+	}
 	while ((de = readdir(d))) {
 		struct ptrace_thread *t;
 		int tid = atoi(de->d_name);
