@@ -338,6 +338,9 @@ static __always_inline void record_scm_rights(__u32 tgid, __u64 gen, __u64 hash,
 	}
 }
 
+/* thread_info.status bit of a task inside an ia32 syscall (arch/x86/include/asm/thread_info.h) */
+#define LT_TS_COMPAT	0x0002
+
 SEC("raw_tracepoint/sys_enter")
 int lt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -346,6 +349,16 @@ int lt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	struct lt_sysargs sa = {};
 	struct lt_proc *p;
 
+	/*
+	 * An ia32 syscall (a 32-bit program, or int $0x80): its number is from the i386 table
+	 * and its arguments are in other registers.  Not classified with the x86-64 table:
+	 * skipped, and counted for the processes leaktop traces.
+	 */
+	if (BPF_CORE_READ(bpf_get_current_task_btf(), thread_info.status) & LT_TS_COMPAT) {
+		if (proc_of(id >> 32))
+			bump(&counters, LT_CNT_COMPAT_SKIPPED);
+		return 0;
+	}
 	if (nr >= LT_MAX_SYSCALL || cfg_fd_class[nr] == LT_FDC_NONE)
 		return 0;
 	/* leaktop's own (reading /proc): never traced, counted; the exit finds no sysargs. */
@@ -452,6 +465,9 @@ int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 }
 
 /* Empty programs on the same tracepoints, attached by `make bench` to measure the floor. */
+/* thread_info.status bit of a task inside an ia32 syscall (arch/x86/include/asm/thread_info.h) */
+#define LT_TS_COMPAT	0x0002
+
 SEC("raw_tracepoint/sys_enter")
 int floor_sys_enter(void *ctx)
 {

@@ -75,6 +75,7 @@ enum lt_counter {
 					 * not in an executable file mapping after a call */
 	LT_CNT_BYSTANDER_HITS,		/* allocator probe hits in processes leaktop does not trace
 					 * (-p, --): the traps its probes cost other processes */
+	LT_CNT_COMPAT_SKIPPED,		/* ia32 syscalls of traced processes, not classified */
 	LT_CNT__COUNT,
 };
 

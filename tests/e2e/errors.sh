@@ -6,7 +6,7 @@
 
 . "$(dirname "$0")/lib.sh"
 require_root
-require_built
+require_built waiter
 
 ER=$E2E_TMP/errors
 mkdir -p "$ER"
@@ -111,6 +111,28 @@ test_json_in_missing_directory_refused_before_command_runs() {
 		/bin/sh -c "touch '$ER/ran'" || return 1
 	[ ! -e "$ER/ran" ] ||
 		fail_because "the command ran although leaktop could never write its snapshot"
+}
+
+# Three traced processes take 3 x 17 perf descriptors: more than a soft limit of 40, which
+# leaktop raises to the hard limit (and still runs CMD under the user's own limits).
+test_low_soft_open_file_limit_is_raised_to_the_hard_one() {
+	local d=$ER/nofile pids=() i
+	for i in 1 2 3; do
+		mkdir -p "$d/$i"
+		"$PROGS/waiter" "$d/$i" nogo &
+		BG_PIDS+=("$!")
+		pids+=("$!")
+	done
+	for i in 1 2 3; do
+		wait_file "$d/$i/ready" || return 1
+	done
+	( ulimit -S -n 40 && lt_fg "$ER/out" "$ER/err" -b -i 0.2 -d 1 -p "$(IFS=,; echo "${pids[*]}")" &&
+		exit "$LT_STATUS" )
+	expect_eq "exit status under ulimit -S -n 40 (stderr: $(cat "$ER/err"))" 0 "$?" || return 1
+	expect_eq "stderr" "" "$(cat "$ER/err")" || return 1
+	expect_eq "soft limit of a command run by leaktop under ulimit -S -n 40" 40 \
+		"$(ulimit -S -n 40 && "$LEAKTOP" -b -d 0.2 -- sh -c 'ulimit -S -n' 2>/dev/null |
+		   grep -x '[0-9]*')"
 }
 
 test_help_exits_0_and_mentions_pid_option() {

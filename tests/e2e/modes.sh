@@ -10,7 +10,7 @@
 
 . "$(dirname "$0")/lib.sh"
 require_root
-require_built waiter thread_leak busy_leak simple_leak
+require_built waiter thread_leak busy_leak simple_leak leader_exit
 
 # waiter_bg DIR go|nogo: start a waiter; its pid goes to W_PID.
 W_PID=""
@@ -132,6 +132,41 @@ test_pid_mode_traces_every_thread_of_the_process() {
 	expect_site "$PT/final.json" "$PT_PID" churn_in_thread 0 0 10000 10000 || return 1
 	expect_no_site "$PT/final.json" "$PT_PID" handoff_alloc || return 1
 	expect_no_drops "$PT/final.json"
+}
+
+# ------------------------------------------------------------ the main thread exits first
+
+worker_allocs() {
+	jqc "$1" '[procs($pid) | sites_at("leak_in_worker") | .allocs] | add // 0' \
+		--argjson pid "$2"
+}
+
+# main() starts a worker that leaks a block every 10 ms, then calls pthread_exit: the
+# probes, attached with the main thread, must go on counting the worker's allocations.
+test_pid_mode_keeps_tracing_after_the_main_thread_exits() {
+	local d=$E2E_TMP/leader_exit pid a b
+	mkdir -p "$d/dir"
+	"$PROGS/leader_exit" "$d/dir" &
+	BG_PIDS+=("$!")
+	wait_file "$d/dir/ready" || return 1
+	pid=$(pid_in "$d/dir/ready")
+	lt_bg "$d/out.jsonl" "$d/err" -b -i "$INTERVAL" -j - -p "$pid"
+	wait_file "$d/out.jsonl" || return 1
+	wait_lines "$d/out.jsonl" 1 || return 1
+	touch "$d/dir/go"
+	wait_until "the main thread to exit" is_zombie "$pid" || return 1
+	# Past the interval in which it exited: two readings one second apart.
+	sleep 0.5
+	last_line "$d/out.jsonl" "$d/a.json"
+	sleep 1
+	last_line "$d/out.jsonl" "$d/b.json"
+	touch "$d/dir/quit"
+	wait_exit "$LT_PID" || return 1
+	a=$(worker_allocs "$d/a.json" "$pid")
+	b=$(worker_allocs "$d/b.json" "$pid")
+	[ "$a" -gt 0 ] && [ "$((b - a))" -ge 30 ] || fail_because "leak_in_worker allocations" \
+		"after the main thread exited: $a, then one second later $b (about 100 more" \
+		"expected); stderr: $(cat "$d/err")"
 }
 
 # ------------------------------------------------------------ other ways a -p run ends

@@ -12,7 +12,7 @@
 source "$(dirname "$0")/lib.sh"
 
 require_root
-require_built simple_leak
+require_built simple_leak waiter
 
 T=$E2E_TMP/output
 mkdir -p "$T"
@@ -109,6 +109,35 @@ test_bad_file_mode_is_a_usage_error() {
 	expect_eq "exit status" 2 "$?" || return 1
 	expect_match "message" "^leaktop: invalid --file-mode '0800': expected an octal mode" \
 		"$(cat "$T/err")"
+}
+
+
+# ------------------------------------------------------------ a file that cannot be written
+
+stderr_has_failures() { [ "$(grep -c "^leaktop: cannot write $1" "$2")" -ge "$3" ]; }
+
+# Its directory removed, the snapshot cannot be written: one line each interval, and the
+# run goes on; once the directory is back, the next interval writes it again.
+test_snapshot_file_write_failure_is_reported_and_retried_not_the_end() {
+	local d=$T/retry
+	mkdir -p "$d/w" "$d/out"
+	"$PROGS/waiter" "$d/w" nogo &
+	BG_PIDS+=("$!")
+	wait_file "$d/w/ready" || return 1
+	lt_bg "$d/batch" "$d/err" -b -i 0.2 -j "$d/out/snap.json" -p "$(pid_in "$d/w/ready")"
+	wait_snapshot_file "$d/out/snap.json" "$d/err" || return 1
+	rm -rf "$d/out"
+	wait_until "two failed intervals on stderr" stderr_has_failures "$d/out/snap.json" \
+		"$d/err" 2 || return 1
+	kill -0 "$LT_PID" 2>/dev/null || fail_because "leaktop ended: $(cat "$d/err")" ||
+		return 1
+	mkdir -p "$d/out"
+	wait_file "$d/out/snap.json" || return 1
+	signal INT "$LT_PID"
+	wait_exit "$LT_PID" || return 1
+	expect_eq "exit status (the last write worked)" 0 "$WAIT_STATUS" || return 1
+	expect_eq "stderr lines other than the failed writes" "" \
+		"$(grep -v "^leaktop: cannot write $d/out/snap.json" "$d/err")"
 }
 
 run_tests

@@ -130,6 +130,56 @@ test_scanned_process_runs_on_and_exits_normally() {
 	expect_eq "leaktop's stderr" "leaktop: every traced process has exited" "$(cat "$SS/err")"
 }
 
+# stopped_samples PID: of 20 looks at PID's threads 50 ms apart, how many found one in a
+# tracing stop ('t').
+stopped_samples() {
+	local i n=0
+	for ((i = 0; i < 20; i++)); do
+		grep -q '^State:[[:space:]]*t' /proc/"$1"/task/*/status 2>/dev/null && n=$((n + 1))
+		sleep 0.05
+	done
+	echo "$n"
+}
+
+# 512 MiB take far longer than 5 ms to copy: the limit holds inside the mapping's copy, and
+# the scan says it is partial instead of overrunning; the process is never left stopped.
+test_scan_past_its_stop_limit_is_partial_and_leaves_process_running() {
+	local d=$E2E_TMP/partial pid stopped others
+	mkdir -p "$d/dir"
+	"$PROGS/scan_shapes" "$d/dir" 512 &
+	BG_PIDS+=("$!")
+	wait_file "$d/dir/ready" || return 1
+	pid=$(pid_in "$d/dir/ready")
+	lt_bg "$d/out.jsonl" "$d/err" -b -p "$pid" -i "$INTERVAL" --scan-every "$INTERVAL" \
+		--scan-max-stop 5 -j -
+	wait_file "$d/out.jsonl" || return 1
+	wait_lines "$d/out.jsonl" 3 || return 1
+	# A scan stops it for about 5 ms per interval: a look rarely finds it stopped.
+	stopped=$(stopped_samples "$pid")
+	touch "$d/dir/go"
+	wait_file "$d/dir/done" || return 1
+	touch "$d/dir/quit"
+	wait_exit "$LT_PID" || return 1
+	# Every scan is partial, or failed to stop a thread within 5 ms on a busy machine.
+	expect_eq "partial scans as [any, all stopped < 100 ms, all read less than the total, all totals >= 512 MiB], and scans that completed" \
+		'[true,true,true,true] 0' \
+		"$(jqs "$d/out.jsonl" '[.[] | procs($pid) | .scan | select(.partial != null)] |
+		[length > 0, all(.partial.stop_ms < 100),
+		 all(.partial.bytes_read < .partial.bytes_total),
+		 all(.partial.bytes_total >= 536870912)]' --argjson pid "$pid") $(jqs \
+		"$d/out.jsonl" '[.[] | procs($pid) | .scan | select(.error == null)] | length' \
+		--argjson pid "$pid")" || return 1
+	expect_match "scan error" "reached its 5 ms stop limit while copying memory: partial, nothing classified" \
+		"$(jqs "$d/out.jsonl" '[.[] | procs($pid) | .scan.error] | map(select(. != null and
+		test("stop limit"))) | .[0]' --argjson pid "$pid")" || return 1
+	[ "$stopped" -le 3 ] || fail_because "found stopped at $stopped of 20 looks" || return 1
+	# Once per cause: again only after another cause came between.
+	others=$(jqs "$d/out.jsonl" '[.[] | procs($pid) | .scan.error | select(. != null and
+		(test("stop limit") | not))] | length' --argjson pid "$pid")
+	[ "$others" != 0 ] || expect_eq "stderr lines (once per cause)" 1 \
+		"$(grep -c 'stop limit' "$d/err")"
+}
+
 # ------------------------------------------------------------ saved snapshots
 
 reports_in() { grep -c '^leaktop [0-9]' "$1" 2>/dev/null; }

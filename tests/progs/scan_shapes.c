@@ -18,8 +18,10 @@
  *                    tracing (and itself dropped)
  * Other sizes are multiples of 16 so glibc's chunk headers never fall inside a block.
  *
- * Usage: scan_shapes DIR.  Creates DIR/ready (pid) and waits for DIR/go (leaktop traces it),
- * allocates, creates DIR/done and waits for DIR/quit, then exits 0.
+ * Usage: scan_shapes DIR [MIB].  With MIB, first maps and touches MIB MiB of writable memory
+ * (for a scan whose copy outlasts its time limit).  Creates DIR/ready (pid) and waits for
+ * DIR/go (leaktop traces it), allocates, creates DIR/done and waits for DIR/quit, then
+ * exits 0.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -250,8 +253,17 @@ int main(int argc, char **argv)
 	pthread_t st, rt;
 	void **pre;
 
-	if (argc != 2)
+	if (argc != 2 && argc != 3)
 		return 2;
+	if (argc == 3) {
+		size_t big = strtoul(argv[2], NULL, 10) << 20;
+		void *m = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+
+		if (m == MAP_FAILED)
+			return 5;
+		memset(m, 1, big);
+	}
 	/* Allocated before tracing: leaktop never saw it; only it points to pre_target. */
 	pre = malloc(64);
 	handshake(argv[1], "ready", "go");

@@ -5,6 +5,7 @@
  * with gaps, resets and restarts.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -308,9 +309,148 @@ static void test_series_ring_keeps_latest_in_order(void)
 	series__free(&s);
 }
 
+/* ------------------------------------------------ the previous, all-pairs algorithms */
+
+static int ref_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double ref_theil_sen(const uint64_t *ts, const double *v, size_t n)
+{
+	double *sl = malloc((n * (n - 1) / 2 + 1) * sizeof(*sl)), m;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			if (ts[j] > ts[i])
+				sl[k++] = (v[j] - v[i]) * 1e9 / (double)(ts[j] - ts[i]);
+	qsort(sl, k, sizeof(*sl), ref_cmp);
+	m = !k ? 0 : k % 2 ? sl[k / 2] : (sl[k / 2 - 1] + sl[k / 2]) / 2;
+	free(sl);
+	return m;
+}
+
+static double ref_mann_kendall_z(const double *v, size_t n)
+{
+	double s = 0, var, *sorted;
+	size_t i, j;
+
+	if (n < 3)
+		return 0;
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			s += (v[j] > v[i]) - (v[j] < v[i]);
+	var = (double)n * (n - 1) * (2.0 * n + 5) / 18.0;
+	sorted = malloc(n * sizeof(*sorted));
+	memcpy(sorted, v, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), ref_cmp);
+	for (i = 0; i < n; i = j) {
+		double t;
+
+		for (j = i + 1; j < n && sorted[j] == sorted[i]; j++)
+			;
+		t = (double)(j - i);
+		if (t > 1)
+			var -= t * (t - 1) * (2 * t + 5) / 18.0;
+	}
+	free(sorted);
+	if (var <= 0)
+		return 0;
+	return s > 0 ? (s - 1) / sqrt(var) : s < 0 ? (s + 1) / sqrt(var) : 0;
+}
+
+/* Integer series of several shapes, as leaktop's are (bytes, counts). */
+static void random_series(unsigned int *st, int shape, uint64_t *ts, double *v, size_t n)
+{
+	double x = 1000;
+
+	for (size_t i = 0; i < n; i++) {
+		ts[i] = i * S + (uint64_t)((noise(st) + 1) * 1000);	/* jittered ticks */
+		switch (shape) {
+		case 0:		/* random walk */
+			x += floor(noise(st) * 50);
+			break;
+		case 1:		/* steps: long flat stretches, mostly tied slopes */
+			if (noise(st) > 0.9)
+				x += floor(noise(st) * 4000);
+			break;
+		case 2:		/* slow leak in noise */
+			x = 1000 + i * 3 + floor(noise(st) * 300);
+			break;
+		default:	/* few distinct values */
+			x = floor((noise(st) + 1) * 2);
+			break;
+		}
+		v[i] = x;
+	}
+}
+
+static bool same_slope(double a, double b)
+{
+	return a == b || fabs(a - b) <= 1e-12 * fmax(fabs(a), fabs(b));
+}
+
+/*
+ * The median-of-slopes selection and the O(n log n) Mann-Kendall give what sorting every
+ * pair gave, on random series of every shape (ties included), whole and split as
+ * analysis__trend splits them.
+ */
+static void test_trend_statistics_equal_the_all_pairs_algorithms_on_random_series(void)
+{
+	static const size_t sizes[] = { 8, 40, 63, 64, 65, 100, 257, 600 };
+	uint64_t ts[600];
+	double v[600];
+	unsigned int st = 7;
+
+	for (int rep = 0; rep < 4; rep++)
+		for (int shape = 0; shape < 4; shape++)
+			for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+				size_t n = sizes[k], h = n / 2;
+				double want, got;
+
+				random_series(&st, shape, ts, v, n);
+				want = ref_theil_sen(ts, v, n);
+				got = analysis__theil_sen_per_s(ts, v, n);
+				if (!same_slope(want, got))
+					fprintf(stderr, "n %zu shape %d: %.17g vs %.17g\n", n, shape,
+						want, got);
+				CHECK(same_slope(want, got));
+				CHECK(same_slope(ref_theil_sen(ts + h, v + h, n - h),
+						 analysis__theil_sen_per_s(ts + h, v + h, n - h)));
+				CHECK(ref_mann_kendall_z(v, n) == analysis__mann_kendall_z(v, n));
+			}
+}
+
+/* Growth verdicts at window 3600: the same, computing O(n) pair slopes, not n^2 / 2. */
+static void test_trend_at_window_3600_equals_all_pairs_and_computes_few_slopes(void)
+{
+	enum { W = 3600 };
+	static uint64_t ts[W];
+	static double v[W];
+	unsigned int st = 11;
+
+	for (int shape = 0; shape < 4; shape++) {
+		struct trend t;
+		uint64_t before;
+
+		random_series(&st, shape, ts, v, W);
+		before = analysis__slopes_computed;
+		analysis__trend(ts, v, W, false, &t);
+		/* Three Theil-Sen runs (whole, later half, last quarter), each O(n). */
+		CHECK(analysis__slopes_computed - before < 3 * (8 * W + 64));
+		CHECK(same_slope(t.slope_per_s, ref_theil_sen(ts, v, W)));
+		CHECK(t.z == ref_mann_kendall_z(v, W));
+	}
+}
+
 int main(void)
 {
 	RUN(test_theil_sen_steady_leak_slope);
+	RUN(test_trend_statistics_equal_the_all_pairs_algorithms_on_random_series);
+	RUN(test_trend_at_window_3600_equals_all_pairs_and_computes_few_slopes);
 	RUN(test_theil_sen_ignores_one_outlier);
 	RUN(test_mann_kendall_flat_series_is_zero);
 	RUN(test_trend_flags_steady_leak);

@@ -56,6 +56,21 @@ static void test_options_defaults_trace_whole_system(void)
 	CHECK(o.json_path == NULL);
 }
 
+static void test_options_scan_max_stop_defaults_to_2000_and_takes_1_to_2000(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK_EQ_INT(parse(&o, err, NULL), 0);
+	CHECK_EQ_INT(o.scan_max_stop_ms, 2000);
+	CHECK_EQ_INT(parse(&o, err, "-p", "1", "--scan-every", "1", "--scan-max-stop", "5", NULL),
+		     0);
+	CHECK_EQ_INT(o.scan_max_stop_ms, 5);
+	CHECK_EQ_INT(parse(&o, err, "--scan-max-stop", "2001", NULL), -EINVAL);
+	CHECK_EQ_STR(err, "invalid --scan-max-stop '2001': expected 1 to 2000 milliseconds");
+	CHECK_EQ_INT(parse(&o, err, "--scan-max-stop", "0", NULL), -EINVAL);
+}
+
 static void test_options_pid_list_long_and_short(void)
 {
 	struct options o;
@@ -215,6 +230,7 @@ static void test_options_json_dash_and_help(void)
 int main(void)
 {
 	RUN(test_options_defaults_trace_whole_system);
+	RUN(test_options_scan_max_stop_defaults_to_2000_and_takes_1_to_2000);
 	RUN(test_options_pid_list_long_and_short);
 	RUN(test_options_rejects_bad_pid);
 	RUN(test_options_command_after_double_dash_keeps_its_flags);

@@ -304,8 +304,34 @@ static void test_procmaps_read_vanished_process_gives_esrch(void)
 	CHECK_EQ_INT(procmaps__read(INT_MAX, &maps), -ESRCH);	/* above any pid_max */
 }
 
+/* smaps: a writable mapping whose VmFlags hold "um" is found; fields starting with a hex
+ * letter (Anonymous:, FilePmdMapped:) are not taken for headers. */
+static void test_smaps_finds_writable_userfaultfd_mapping(void)
+{
+	const char *text =
+		"55d0a0000000-55d0a0001000 r--p 00000000 08:01 42 /usr/bin/x\n"
+		"Size:                  4 kB\n"
+		"VmFlags: rd mr mw me dw sd\n"
+		"7f0000000000-7f0001000000 rw-p 00000000 00:00 0 \n"
+		"Anonymous:             4 kB\n"
+		"FilePmdMapped:         0 kB\n"
+		"VmFlags: rd wr mr mw me ac sd um\n";
+	const char *none =
+		"7f0000000000-7f0001000000 rw-p 00000000 00:00 0 \n"
+		"VmFlags: rd wr mr mw me ac sd uv\n"
+		"7f0002000000-7f0003000000 r--p 00000000 00:00 0 \n"
+		"VmFlags: rd mr mw me ac sd um\n";
+	uint64_t at = 0;
+
+	CHECK_EQ_INT(procmaps__smaps_uffd(text, &at), 1);
+	CHECK(at == 0x7f0000000000ull);
+	CHECK_EQ_INT(procmaps__smaps_uffd(none, &at), 0);
+	CHECK_EQ_INT(procmaps__smaps_uffd("", &at), 0);
+}
+
 int main(void)
 {
+	RUN(test_smaps_finds_writable_userfaultfd_mapping);
 	RUN(test_procmaps_parses_all_fields);
 	RUN(test_procmaps_parses_shared_writable_and_wide_device);
 	RUN(test_procmaps_anonymous_mapping_has_no_path);

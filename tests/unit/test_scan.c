@@ -14,6 +14,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdbool.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -367,7 +370,8 @@ static void test_no_blocks_is_empty_result(void)
  * Starts scan_target (next to this binary): its stdout on a pipe, fd 3 the shared page it
  * counts in.  Fills the addresses of its two blocks; the child's pid, or -1.
  */
-static pid_t start_scan_target(volatile uint64_t **ticks, uint64_t *a, uint64_t *b)
+static pid_t start_scan_target(volatile uint64_t **ticks, uint64_t *a, uint64_t *b,
+			       const char *big_mib)
 {
 	char exe[4096], line[128], *slash;
 	int mem = memfd_create("scan_target_ticks", MFD_CLOEXEC), out[2] = { -1, -1 };
@@ -392,7 +396,7 @@ static pid_t start_scan_target(volatile uint64_t **ticks, uint64_t *a, uint64_t 
 		bool mem_ok = mem == 3 ? !fcntl(3, F_SETFD, 0) : dup2(mem, 3) == 3;
 
 		if (mem_ok && dup2(out[1], STDOUT_FILENO) == STDOUT_FILENO)
-			execl(exe, exe, (char *)NULL);
+			execl(exe, exe, big_mib, (char *)NULL);
 		_exit(127);
 	}
 	if (pid < 0)
@@ -430,7 +434,7 @@ static void test_scan_of_live_child_reads_memory_and_resumes_it(void)
 	pid_t pid;
 	int err;
 
-	pid = start_scan_target(&ticks, &a, &b);
+	pid = start_scan_target(&ticks, &a, &b, NULL);
 	if (pid < 0 && ticks != MAP_FAILED)
 		munmap((void *)ticks, 4096);
 	CHECK(pid > 0);
@@ -438,7 +442,7 @@ static void test_scan_of_live_child_reads_memory_and_resumes_it(void)
 	blocks[1] = (struct scan_block){ b, 32, 2 };
 	while (!*ticks)
 		;
-	err = scan__process(pid, blocks, 2, &r, msg, sizeof(msg));
+	err = scan__process(pid, SCAN_MAX_STOP_MS, blocks, 2, &r, msg, sizeof(msg));
 	before = *ticks;
 	while (*ticks == before)	/* running again */
 		;
@@ -454,13 +458,191 @@ static void test_scan_of_live_child_reads_memory_and_resumes_it(void)
 	scan_result__free(&r);
 }
 
+static char proc_state(pid_t pid);
+static double secs(void);
+static void *sleeper(void *arg);
+static int count_threads(pid_t pid);
+
+/*
+ * 256 MiB take far longer than 5 ms to copy: the limit holds inside the mapping's copy, the
+ * scan says how far it got and classifies nothing, and the process runs on, not stopped.
+ */
+static void test_scan_cut_by_its_limit_inside_a_mapping_is_partial_and_resumes(void)
+{
+	volatile uint64_t *ticks;
+	struct scan_block blocks[1];
+	struct scan_result r;
+	uint64_t a, b, before;
+	char msg[256], state;
+	pid_t pid;
+	int err;
+
+	pid = start_scan_target(&ticks, &a, &b, "256");
+	if (pid < 0 && ticks != MAP_FAILED)
+		munmap((void *)ticks, 4096);
+	CHECK(pid > 0);
+	blocks[0] = (struct scan_block){ a, 32, 1 };
+	while (!*ticks)
+		;
+	err = scan__process(pid, 5, blocks, 1, &r, msg, sizeof(msg));
+	before = *ticks;
+	while (*ticks == before)	/* running again */
+		;
+	state = proc_state(pid);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	munmap((void *)ticks, 4096);
+	CHECK_EQ_INT(err, -ETIME);
+	CHECK_EQ_STR(msg, "the scan reached its 5 ms stop limit while copying memory: partial, "
+		     "nothing classified");
+	CHECK(r.partial.cut);
+	CHECK(r.partial.bytes_total >= 256ull << 20);
+	CHECK(r.partial.bytes_read < r.partial.bytes_total);
+	/* One chunk past the limit at most, and the seizing: far below the whole copy. */
+	CHECK(r.partial.stop_ms >= 5 && r.partial.stop_ms < 100);
+	CHECK(!r.cls && !r.n_sites);
+	CHECK(state != 't');
+}
+
+/*
+ * A thread SIGKILLed while stopped is a traced zombie: the end of the stop reaps it (or a
+ * later reap does), so its leader is reaped by its parent, with the status a wait of ours
+ * collected if it was ours.
+ */
+static void test_threads_killed_during_a_stop_are_reaped_not_left_as_zombies(void)
+{
+	struct ptrace_stop ps;
+	char msg[256];
+	double t0;
+	pid_t pid;
+	int status = 0, err;
+	bool gone = false;
+
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, sleeper, NULL))
+			_exit(1);
+		sleeper(NULL);
+	}
+	t0 = secs();
+	while (count_threads(pid) < 2 && secs() - t0 < 5)
+		usleep(1000);
+	err = ptrace_stop__begin(&ps, pid, SCAN_MAX_STOP_MS, msg, sizeof(msg));
+	if (err) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	CHECK_EQ_STR(err ? msg : "", "");
+	CHECK_EQ_INT(ps.n, 2);
+	kill(pid, SIGKILL);
+	usleep(100 * 1000);
+	ptrace_stop__end(&ps);
+	t0 = secs();
+	while (!gone && secs() - t0 < 3) {
+		ptrace_stop__reap();
+		gone = ptrace_stop__exit_status(pid, &status) ||
+		       waitpid(pid, &status, WNOHANG) == pid;
+		usleep(1000);
+	}
+	if (!gone) {
+		/* Cleaning up: the tracer's wait for every thread ends the zombies. */
+		while (waitpid(-1, NULL, __WALL | WNOHANG) > 0)
+			;
+		waitpid(pid, NULL, 0);
+	}
+	CHECK(gone);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	CHECK_EQ_INT(ptrace_stop__reap(), 0);
+}
+
+/*
+ * Reading userfaultfd memory waits for the process's handler, which the scan stopped (or,
+ * here, which does not exist): the scan refuses such a process instead of hanging in
+ * process_vm_readv.  The scan runs in a child, so a hang is a failure, not a stuck test.
+ */
+static void test_scan_refuses_userfaultfd_memory_instead_of_hanging(void)
+{
+	volatile uint64_t *ticks;
+	int res[2], err = 0, status;
+	char msg[256] = "";
+	struct scan_result r;
+	pid_t target, scanner;
+	uint64_t a, b;
+	double t0;
+	bool done = false;
+
+	CHECK(!pipe(res));
+	target = start_scan_target(&ticks, &a, &b, "uffd");
+	if (target < 0 && ticks != MAP_FAILED)
+		munmap((void *)ticks, 4096);
+	CHECK(target > 0);
+	scanner = fork();
+	CHECK(scanner >= 0);
+	if (!scanner) {
+		err = scan__process(target, SCAN_MAX_STOP_MS, NULL, 0, &r, msg, sizeof(msg));
+		if (write(res[1], &err, sizeof(err)) < 0 || write(res[1], msg, sizeof(msg)) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	t0 = secs();
+	while (!done && secs() - t0 < 15) {
+		done = waitpid(scanner, &status, WNOHANG) == scanner;
+		usleep(10000);
+	}
+	if (!done) {
+		kill(scanner, SIGKILL);
+		waitpid(scanner, NULL, 0);
+	}
+	kill(target, SIGKILL);
+	waitpid(target, NULL, 0);
+	munmap((void *)ticks, 4096);
+	close(res[1]);
+	if (done && (read(res[0], &err, sizeof(err)) != sizeof(err) ||
+		     read(res[0], msg, sizeof(msg)) != sizeof(msg)))
+		done = false;
+	close(res[0]);
+	CHECK(done);
+	CHECK_EQ_INT(err, -EOPNOTSUPP);
+	CHECK(strstr(msg, "has memory registered with userfaultfd") != NULL);
+}
+
 static void test_scan_of_missing_process_says_so(void)
 {
 	struct scan_result r;
 	char msg[256];
 
-	CHECK_EQ_INT(scan__process(999999999, NULL, 0, &r, msg, sizeof(msg)), -ESRCH);
+	CHECK_EQ_INT(scan__process(999999999, SCAN_MAX_STOP_MS, NULL, 0, &r, msg, sizeof(msg)),
+		     -ESRCH);
 	CHECK_EQ_STR(msg, "process 999999999 does not exist");
+}
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* Threads of pid, from /proc/PID/status; 0 if unreadable. */
+static int count_threads(pid_t pid)
+{
+	char path[64], line[256];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
 }
 
 /* State letter of pid from /proc/PID/stat, or 0. */
@@ -520,7 +702,7 @@ static void test_scan_of_process_that_cannot_stop_gives_up_and_resumes_it(void)
 	t0 = secs();
 	while (proc_state(pid) != 'D' && secs() - t0 < 2)
 		;
-	err = scan__process(pid, NULL, 0, &r, msg, sizeof(msg));
+	err = scan__process(pid, SCAN_MAX_STOP_MS, NULL, 0, &r, msg, sizeof(msg));
 	t0 = secs();
 	while (ptrace_stop__reap() && secs() - t0 < 10)
 		usleep(1000);
@@ -557,6 +739,9 @@ int main(void)
 	RUN(test_block_outside_copied_memory_has_no_contents);
 	RUN(test_no_blocks_is_empty_result);
 	RUN(test_scan_of_live_child_reads_memory_and_resumes_it);
+	RUN(test_scan_cut_by_its_limit_inside_a_mapping_is_partial_and_resumes);
+	RUN(test_threads_killed_during_a_stop_are_reaped_not_left_as_zombies);
+	RUN(test_scan_refuses_userfaultfd_memory_instead_of_hanging);
 	RUN(test_scan_of_missing_process_says_so);
 	RUN(test_scan_of_process_that_cannot_stop_gives_up_and_resumes_it);
 	CHECK_EXIT();

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/launcher.h"
+#include "live/ptrace_stop.h"
 
 int launcher__check(const char *cmd)
 {
@@ -117,17 +118,38 @@ int launcher__release(struct launcher *l)
 	return 0;
 }
 
+/*
+ * A scan makes leaktop CMD's tracer too, so a wait for CMD can return a ptrace stop: that is
+ * no end, the stopped thread is detached (a scan gave up on it) and the wait goes on.  A
+ * scan's own wait may have collected CMD's exit: its status is taken from there.
+ */
 bool launcher__poll(struct launcher *l, bool block)
 {
+	int status;
 	pid_t r;
 
 	if (l->reaped || l->pid <= 0)
 		return true;
-	do
-		r = waitpid(l->pid, &l->status, block ? 0 : WNOHANG);
-	while (r < 0 && errno == EINTR);
-	if (r == l->pid || (r < 0 && errno == ECHILD))
+	for (;;) {
+		r = waitpid(l->pid, &status, block ? 0 : WNOHANG);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == l->pid && WIFSTOPPED(status)) {
+			ptrace_stop__stopped(l->pid, status);
+			if (block)
+				continue;
+			return false;
+		}
+		break;
+	}
+	if (r == l->pid) {
+		l->status = status;
 		l->reaped = true;
+	} else if (r < 0 && errno == ECHILD) {
+		if (!ptrace_stop__exit_status(l->pid, &l->status))
+			l->status = 0;
+		l->reaped = true;
+	}
 	return l->reaped;
 }
 

@@ -48,6 +48,9 @@ static const char usage_text[] =
 				OPT_STR(OPT_DEFAULT_WINDOW) ")\n"
 "      --scan-every SEC    stop the traced processes briefly every SEC seconds to find\n"
 "                          the blocks no pointer reaches any more (needs -p or --)\n"
+"      --scan-max-stop MS  longest a scan keeps a process stopped; past it the scan gives\n"
+"                          up, partial (1-" OPT_STR(OPT_MAX_SCAN_STOP_MS) ", default "
+				OPT_STR(OPT_MAX_SCAN_STOP_MS) ")\n"
 "      --file-mode MODE    mode of the files written (octal, default "
 				OPT_STR(OPT_DEFAULT_FILE_MODE) "; the umask applies)\n"
 "  -v, --verbose           show libbpf's messages and probe placement\n"
@@ -180,7 +183,7 @@ static int parse_resources(const char *list, unsigned int *out, char *err, size_
 }
 
 enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR, OPT_WINDOW, OPT_PPROF, OPT_FOLDED,
-       OPT_SCAN_EVERY, OPT_FILE_MODE };
+       OPT_SCAN_EVERY, OPT_SCAN_MAX_STOP, OPT_FILE_MODE };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -196,6 +199,7 @@ static const struct option long_opts[] = {
 	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "folded", required_argument, NULL, OPT_FOLDED },
 	{ "scan-every", required_argument, NULL, OPT_SCAN_EVERY },
+	{ "scan-max-stop", required_argument, NULL, OPT_SCAN_MAX_STOP },
 	{ "file-mode", required_argument, NULL, OPT_FILE_MODE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -212,6 +216,7 @@ static void defaults(struct options *o)
 	o->top_sites = OPT_DEFAULT_TOP_SITES;
 	o->window = OPT_DEFAULT_WINDOW;
 	o->file_mode = OPT_DEFAULT_FILE_MODE;
+	o->scan_max_stop_ms = OPT_MAX_SCAN_STOP_MS;
 }
 
 int options__parse(int argc, char **argv, struct options *o, char *err, size_t len)
@@ -265,6 +270,13 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 			if (parse_seconds(optarg, 0.01, &o->scan_every_s))
 				return msg__set(err, len, -EINVAL, "invalid --scan-every '%s': "
 						"expected seconds >= 0.01", optarg);
+			break;
+		case OPT_SCAN_MAX_STOP:
+			if (options__parse_uint(optarg, 1, OPT_MAX_SCAN_STOP_MS, &n))
+				return msg__set(err, len, -EINVAL, "invalid --scan-max-stop '%s': "
+						"expected 1 to %d milliseconds", optarg,
+						OPT_MAX_SCAN_STOP_MS);
+			o->scan_max_stop_ms = n;
 			break;
 		case OPT_FILE_MODE:
 			if (options__parse_mode(optarg, &o->file_mode))

@@ -24,6 +24,7 @@
 #define OPT_MAX_TOP			100000
 #define OPT_DEFAULT_FILE_MODE		0600	/* output files: only their owner reads them */
 #define OPT_MAX_PIDS			64
+#define OPT_MAX_SCAN_STOP_MS		2000	/* = SCAN_MAX_STOP_MS (core/scan.h) */
 
 #define OPT_STR_(x) #x
 #define OPT_STR(x) OPT_STR_(x)
@@ -49,6 +50,7 @@ struct options {
 	unsigned int stack_depth;
 	unsigned int top_sites;	/* sites per process in the text report */
 	double scan_every_s;	/* --scan-every: reachability scan of the targets; 0: never */
+	unsigned int scan_max_stop_ms;	/* --scan-max-stop: longest a scan stops a process */
 	unsigned int window;	/* samples of history the growth verdicts look at */
 	int probe_floor;	/* 0: real probes; 1: empty at entries; 2: empty where real go */
 	unsigned int file_mode;	/* --file-mode: of the files written, before the umask */

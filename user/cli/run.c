@@ -35,6 +35,7 @@
 #include "view/report.h"
 #include "cli/run.h"
 #include "live/fdcensus.h"
+#include "live/ptrace_stop.h"
 #include "live/scanner.h"
 #include "live/tracker.h"
 #include "view/snapshot.h"
@@ -89,6 +90,9 @@ struct run {
 	struct sample sample;
 	struct launcher child;
 	bool have_child;
+	bool files_failed;		/* the last interval could not write a file */
+	struct { int pid, tid; } followed[OPT_MAX_PIDS];	/* -p: probes attached with tid */
+	size_t n_followed;
 	struct tui *tui;		/* NULL in batch mode */
 	uint64_t last_libc_scan_ns, last_sweep_ns, last_gc_ns;
 	uint64_t last_reach_scan_ns;
@@ -232,6 +236,8 @@ static int setup_pids(struct run *r)
 			err_line("cannot mark PID %d as traced: %s", pid, strerror(errno));
 			return -EIO;
 		}
+		r->followed[r->n_followed].pid = r->followed[r->n_followed].tid = pid;
+		r->n_followed++;
 		err = tracker__add_target(r->tr, pid, gen);
 		if (err == -ENOMEM)
 			return err;
@@ -283,44 +289,84 @@ static void follow_new_libcs(struct run *r)
 	}
 }
 
-/* --pprof and --folded: this interval's exports, each file replaced atomically. */
-static int write_exports(struct run *r)
+/*
+ * -p: the kernel keeps a uprobe attached for a process while the thread it was attached
+ * with has its memory: when that thread exits (main calls pthread_exit) and the process
+ * lives on, the probes stop firing.  Attach again with a live thread of it.  The events of
+ * the time in between (under one interval) are missed.
+ */
+static void follow_exited_threads(struct run *r)
+{
+	for (size_t i = 0; i < r->n_followed; i++) {
+		int pid = r->followed[i].pid, tid = procfs__live_thread(pid, r->followed[i].tid);
+
+		if (tid <= 0 || tid == r->followed[i].tid)
+			continue;
+		if (r->o->verbose)
+			err_line("thread %d of process %d exited: probes attached again with thread %d",
+				 r->followed[i].tid, pid, tid);
+		if (!attach_libcs_of(r, tid, tid, true))
+			r->followed[i].tid = tid;
+	}
+}
+
+/* One failed file write: a line on stderr (the TUI's message line), remembered. */
+static void file_failed(struct run *r, const char *path, int err)
+{
+	char msg[4200];
+
+	msg__write_failed(msg, sizeof(msg), path, err);
+	if (r->tui)
+		tui__message(r->tui, &r->model, msg);
+	else
+		err_line("%s", msg);
+	r->files_failed = true;
+}
+
+/*
+ * The files written each interval (--pprof, --folded, -j FILE), each replaced atomically.
+ * A failure (a full disk, a removed directory, no descriptor left) is one line each
+ * interval it happens and is retried at the next: monitoring goes on.  Whether the last
+ * attempt failed is kept for the exit status.
+ */
+static void write_files(struct run *r)
 {
 	const struct options *o = r->o;
 	struct export_opts eo = { .duration_s = model__elapsed_s(&r->model),
 				  .build_id = symbolizer__build_id, .build_id_ctx = r->sym };
-	const char *path = NULL;
 	struct timespec now;
-	char msg[4200];
-	int err = 0;
+	int err;
 
+	r->files_failed = false;
 	clock_gettime(CLOCK_REALTIME, &now);
 	eo.time_s = now.tv_sec + now.tv_nsec / 1e9;
 	if (o->pprof_path) {
-		path = o->pprof_path;
-		err = export__pprof_file(path, &r->model, &eo);
+		err = export__pprof_file(o->pprof_path, &r->model, &eo);
+		if (err)
+			file_failed(r, o->pprof_path, err);
 	}
-	if (!err && o->folded_path) {
-		path = o->folded_path;
-		err = export__folded_file(path, &r->model);
+	if (o->folded_path) {
+		err = export__folded_file(o->folded_path, &r->model);
+		if (err)
+			file_failed(r, o->folded_path, err);
 	}
-	if (err)
-		err_line("%s", msg__write_failed(msg, sizeof(msg), path, err));
-	return err;
+	if (o->json_path && strcmp(o->json_path, "-")) {
+		err = snapshot__write_file(o->json_path, &r->model);
+		if (err)
+			file_failed(r, o->json_path, err);
+	}
 }
 
+/* This interval's report: files, then stdout or the TUI.  0, or stdout's error (the end). */
 static int emit(struct run *r)
 {
 	const struct options *o = r->o;
 	struct report_opts ro = { .top_sites = o->top_sites, .max_frames = 0,
 				  .top_procs = o->mode == MODE_SYSTEM ?
 					       OPT_DEFAULT_TOP_PROCS_SYSTEM : 0 };
-	char msg[4200];
 	int err;
 
-	err = write_exports(r);
-	if (err)
-		return err;
+	write_files(r);
 	if (r->tui) {
 		tui__update(r->tui, &r->model);
 	} else if (o->json_path && !strcmp(o->json_path, "-")) {
@@ -332,13 +378,6 @@ static int emit(struct run *r)
 		report__write(stdout, &r->model, &ro);
 		if (fflush(stdout) || ferror(stdout))
 			return errno == EPIPE ? -EPIPE : -EIO;
-	}
-	if (o->json_path && strcmp(o->json_path, "-")) {
-		err = snapshot__write_file(o->json_path, &r->model);
-		if (err) {
-			err_line("%s", msg__write_failed(msg, sizeof(msg), o->json_path, err));
-			return err;
-		}
 	}
 	return 0;
 }
@@ -541,6 +580,8 @@ static int loop(struct run *r)
 			uint64_t now = monotonic_ns();
 			int slice;
 
+			/* Threads a scan left behind (stopped late, or killed) resume or are reaped. */
+			ptrace_stop__reap();
 			if (stop_signal || (r->have_child && launcher__poll(&r->child, false))) {
 				last = true;
 				break;
@@ -602,12 +643,15 @@ static int loop(struct run *r)
 			last = true;
 		if (o->mode == MODE_COMMAND && !last)
 			follow_new_libcs(r);
+		if (o->mode == MODE_PIDS && !last)
+			follow_exited_threads(r);
 		if (o->mode == MODE_PIDS && !last && !targets_alive(r)) {
 			err_line("every traced process has exited");
 			last = true;
 		}
 	}
-	return 0;
+	/* The files do not hold the final report. */
+	return r->files_failed ? 1 : 0;
 }
 
 static int check_json_path(const char *path)
@@ -638,6 +682,21 @@ static int check_json_path(const char *path)
 		return -errno;
 	}
 	return 0;
+}
+
+/*
+ * Each traced (process, libc) pair holds 17 perf descriptors, the symbolizer up to 512: the
+ * usual soft limit of 1024 runs out with a few dozen -p PIDs.  Raise it to the hard limit
+ * (after CMD is forked: CMD keeps the user's limits).  A failure leaves the limit as it was.
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 int run__main(const struct options *o)
@@ -709,6 +768,7 @@ int run__main(const struct options *o)
 		}
 		r.have_child = true;
 	}
+	raise_fd_limit();
 	err = loader__open(&r.ld, &cfg, on_event, &r, msg, sizeof(msg));
 	if (err) {
 		err_line("%s", msg);
@@ -718,7 +778,7 @@ int run__main(const struct options *o)
 	if (!err)
 		err = tracker__new(&r.tr, r.sym, &tcfg);
 	if (!err)
-		err = scanner__new(&r.sc, r.col);
+		err = scanner__new(&r.sc, r.col, o->scan_max_stop_ms);
 	if (err) {
 		err_line("out of memory");
 		goto out;

@@ -28,6 +28,14 @@ struct trend {
 
 /* Theil-Sen slope (median of pairwise slopes), units per second; 0 with < 2 points. */
 double analysis__theil_sen_per_s(const uint64_t *ts_ns, const double *v, size_t n);
+/*
+ * From this many points on, Theil-Sen selects the median slope without computing every
+ * pair's (O(n^1.5) expected instead of O(n^2 log n)); shorter series, and series with
+ * non-integer values, sort every pair's slope.  Both give the same pair's slope.
+ */
+#define ANALYSIS_EXACT_MIN_POINTS 64
+/* Pair slopes computed so far (for the complexity test). */
+extern uint64_t analysis__slopes_computed;
 /* Mann-Kendall trend statistic as a z-score (tie-corrected); 0 with < 3 points. */
 double analysis__mann_kendall_z(const double *v, size_t n);
 

@@ -39,6 +39,7 @@ const char *const counter_names[LT_CNT__COUNT] = {
 	[LT_CNT_SELF_SYSCALLS] = "self_syscalls",
 	[LT_CNT_STACK_TRUNCATED] = "stack_truncated",
 	[LT_CNT_BYSTANDER_HITS] = "bystander_hits",
+	[LT_CNT_COMPAT_SKIPPED] = "compat_skipped",
 };
 
 void model__init(struct model *m, double interval_s, unsigned int resources, uint32_t window)
@@ -528,6 +529,7 @@ static int apply_scan(struct model *m, const struct sample_scan *sc)
 	}
 	if (!sc->ok) {
 		snprintf(p->scan->error, sizeof(p->scan->error), "%s", sc->error);
+		p->scan->partial = sc->result.partial;
 		return 0;
 	}
 	if (scan_result_copy(&copy, &sc->result))
@@ -536,6 +538,7 @@ static int apply_scan(struct model *m, const struct sample_scan *sc)
 	p->scan->result = copy;
 	p->scan->ok = true;
 	p->scan->error[0] = '\0';
+	memset(&p->scan->partial, 0, sizeof(p->scan->partial));
 	return 0;
 }
 

@@ -79,6 +79,7 @@ struct proc_scan {
 	bool ok;			/* result holds a scan (its per-block classes are not kept) */
 	struct scan_result result;
 	char error[SCAN_ERROR_LEN];	/* the latest failure, "" if none */
+	struct scan_partial partial;	/* the latest failure's partial copy (cut: there was one) */
 };
 
 struct process {

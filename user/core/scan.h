@@ -8,6 +8,7 @@
 #ifndef LEAKTOP_SCAN_H
 #define LEAKTOP_SCAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,6 +62,14 @@ struct scan_leak {
 	uint64_t total_edges;		/* found */
 };
 
+/* A scan its time limit cut short while copying: nothing is classified from a partial copy. */
+struct scan_partial {
+	bool cut;
+	double stop_ms;			/* the process was stopped this long */
+	uint64_t bytes_read;		/* copied when the limit was reached */
+	uint64_t bytes_total;		/* to copy */
+};
+
 struct scan_result {
 	uint8_t *cls;			/* enum scan_class of each input block, in input order */
 	size_t n_blocks;
@@ -73,6 +82,7 @@ struct scan_result {
 	double stop_ms;			/* how long the process was stopped (scan__process) */
 	uint64_t bytes_read;		/* memory copied (scan__process) */
 	uint32_t threads;		/* threads stopped (scan__process) */
+	struct scan_partial partial;	/* set (cut) when it failed with -ETIME while copying */
 };
 
 /*
@@ -87,19 +97,23 @@ int scan__classify(const struct scan_block *blocks, size_t n, const struct scan_
 		   size_t n_mem, const uint64_t *root_words, size_t n_root_words,
 		   struct scan_result *out);
 
-/* Longest a process stays stopped; beyond it the scan gives up (-ETIME) and resumes it. */
+/*
+ * Longest a process stays stopped (the default and the most --scan-max-stop allows); beyond
+ * it the scan gives up (-ETIME) and resumes it.
+ */
 #define SCAN_MAX_STOP_MS 2000
 /* Most writable memory copied; a bigger process is refused (-E2BIG) before it is stopped. */
 #define SCAN_MAX_BYTES (4ull << 30)
 
 /*
- * Stop every thread of pid, copy its registers and writable memory, resume it, then
- * classify blocks.  Never writes to the target.  0 or -errno: -EBUSY already traced,
- * -EPERM ptrace not allowed (Yama, capabilities), -ESRCH gone, -ETIME stopped too long,
- * -E2BIG too much memory; msg gets one line of cause.
+ * Stop every thread of pid for at most max_ms, copy its registers and writable memory,
+ * resume it, then classify blocks.  Never writes to the target.  0 or -errno: -EBUSY already
+ * traced, -EPERM ptrace not allowed (Yama, capabilities), -ESRCH gone, -ETIME stopped too
+ * long (out->partial says how far the copy got), -E2BIG too much memory; msg gets one line
+ * of cause.
  */
-int scan__process(int pid, const struct scan_block *blocks, size_t n, struct scan_result *out,
-		  char *msg, size_t msg_len);
+int scan__process(int pid, unsigned int max_ms, const struct scan_block *blocks, size_t n,
+		  struct scan_result *out, char *msg, size_t msg_len);
 
 void scan_result__free(struct scan_result *r);
 

@@ -105,6 +105,15 @@ static int push_link(struct loader *ld, struct bpf_link *link)
 	return 0;
 }
 
+/* The fix for an attach that failed with err: out of descriptors is no kernel limitation. */
+static const char *attach_fix(int err, const char *otherwise)
+{
+	if (err == -EMFILE || err == -ENFILE)
+		return "leaktop ran out of file descriptors; raise the hard open-file limit "
+		       "(ulimit -Hn, LimitNOFILE=) or trace fewer processes";
+	return otherwise;
+}
+
 static const char *explain_load_error(int err)
 {
 	switch (-err) {
@@ -237,9 +246,9 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 
 			if (!l) {
 				err = -errno;
-				msg__set(msg, msg_len, 0, "cannot attach the %s tracepoint: %s; "
-					 "the kernel needs raw tracepoint support",
-					 bpf_program__name(tps[i]), strerror(-err));
+				msg__set(msg, msg_len, 0, "cannot attach the %s tracepoint: %s; %s",
+					 bpf_program__name(tps[i]), strerror(-err),
+					 attach_fix(err, "the kernel needs raw tracepoint support"));
 				goto fail;
 			}
 			err = push_link(ld, l);
@@ -421,8 +430,9 @@ int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, 
 		if (!err)
 			err = attach_one(ld, entry_prog(ld, fn), false, pid, path, at);
 		if (err) {
-			msg__set(msg, msg_len, 0, "cannot attach a uprobe to %s in %s: %s", p->name,
-				name, strerror(-err));
+			msg__set(msg, msg_len, 0, "cannot attach a uprobe to %s in %s: %s%s%s",
+				 p->name, name, strerror(-err), err == -EMFILE || err == -ENFILE ?
+				 "; " : "", attach_fix(err, ""));
 			goto out;
 		}
 	}

@@ -240,6 +240,41 @@ int procfs__tgid(int tid, int *tgid)
 	return 0;
 }
 
+/* Is thread tid of pid alive (its state not Z or X)? */
+static bool thread_live(int pid, int tid)
+{
+	char path[96], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	if (procfs__read_file(path, buf, sizeof(buf)) < 0)
+		return false;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] && p[2] != 'Z' && p[2] != 'X';
+}
+
+int procfs__live_thread(int pid, int prefer)
+{
+	char path[64];
+	struct dirent *de;
+	int tid = -ESRCH;
+	DIR *d;
+
+	if (prefer > 0 && thread_live(pid, prefer))
+		return prefer;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((de = readdir(d)) && tid < 0) {
+		int t = atoi(de->d_name);
+
+		if (t > 0 && thread_live(pid, t))
+			tid = t;
+	}
+	closedir(d);
+	return tid;
+}
+
 int procfs__list_pids(int **pids, size_t *n)
 {
 	size_t cap = 256, cnt = 0;

@@ -29,6 +29,8 @@ int procfs__cmdline(int pid, char *buf, size_t len);
 int procfs__start_ticks(int pid, uint64_t *ticks);
 /* The process (thread group) a task id belongs to. */
 int procfs__tgid(int tid, int *tgid);
+/* A live thread of pid: prefer if it still runs, else any other; or -ESRCH/-errno. */
+int procfs__live_thread(int pid, int prefer);
 /* All numeric entries of /proc; *pids is malloc'd. */
 int procfs__list_pids(int **pids, size_t *n);
 /* Read a whole small /proc file into buf (NUL-terminated).  Bytes read or -errno. */

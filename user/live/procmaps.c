@@ -209,16 +209,17 @@ out:
 	return 0;
 }
 
-int procmaps__read(int pid, struct proc_maps *out)
+/* All of /proc/PID/NAME, NUL-terminated, in *text (malloc'd).  0, -ESRCH or -errno. */
+static int read_proc_text(int pid, const char *name, char **text)
 {
 	char path[64], *buf = NULL;
 	size_t len = 0, cap = 64 * 1024;
-	int fd = -1, err;
+	int fd = -1, err = 0;
 
-	memset(out, 0, sizeof(*out));
+	*text = NULL;
 	if (pid <= 0)
 		return -EINVAL;
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
@@ -258,11 +259,82 @@ int procmaps__read(int pid, struct proc_maps *out)
 		err = -EINVAL;
 		goto out;
 	}
-	err = procmaps__parse(buf, out);
+	*text = buf;
+	buf = NULL;
 out:
 	free(buf);
 	if (fd >= 0)
 		close(fd);
+	return err;
+}
+
+int procmaps__read(int pid, struct proc_maps *out)
+{
+	char *text;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = read_proc_text(pid, "maps", &text);
+	if (!err)
+		err = procmaps__parse(text, out);
+	free(text);
+	return err;
+}
+
+/* Does a VmFlags line's value hold one of the userfaultfd registrations (um, uw, ui)? */
+static bool vmflags_uffd(const char *p, const char *eol)
+{
+	while (p + 2 <= eol) {
+		while (p < eol && *p == ' ')
+			p++;
+		if (eol - p >= 2 && p[0] == 'u' && (p[1] == 'm' || p[1] == 'w' || p[1] == 'i') &&
+		    (eol - p == 2 || p[2] == ' '))
+			return true;
+		while (p < eol && *p != ' ')
+			p++;
+	}
+	return false;
+}
+
+int procmaps__smaps_uffd(const char *text, uint64_t *start)
+{
+	uint64_t cur = 0;
+	bool rw = false;
+
+	for (const char *p = text; *p;) {
+		const char *eol = strchr(p, '\n');
+
+		if (!eol)
+			eol = p + strlen(p);
+		if (!strncmp(p, "VmFlags:", 8)) {
+			if (rw && vmflags_uffd(p + 8, eol)) {
+				*start = cur;
+				return 1;
+			}
+		} else if (hex_digit(*p) >= 0) {
+			/* A mapping's header "start-end perms ...", not a field ("Anonymous:"). */
+			const char *q = p;
+			uint64_t lo, hi;
+
+			if (!parse_hex(&q, eol, &lo) && !expect(&q, eol, '-') &&
+			    !parse_hex(&q, eol, &hi) && eol - q >= 3 && q[0] == ' ') {
+				cur = lo;
+				rw = q[1] == 'r' && q[2] == 'w';
+			}
+		}
+		p = *eol ? eol + 1 : eol;
+	}
+	return 0;
+}
+
+int procmaps__uffd(int pid, uint64_t *start)
+{
+	char *text;
+	int err = read_proc_text(pid, "smaps", &text);
+
+	if (!err)
+		err = procmaps__smaps_uffd(text, start);
+	free(text);
 	return err;
 }
 

@@ -30,6 +30,14 @@ struct proc_maps {
 int procmaps__parse(const char *text, struct proc_maps *out);
 /* Read and parse /proc/PID/maps.  Returns 0, -ESRCH if the process is gone, or -errno. */
 int procmaps__read(int pid, struct proc_maps *out);
+/*
+ * Is a readable and writable mapping registered with userfaultfd (VmFlags um, uw or ui) in
+ * this smaps text?  1 (*start: its start), 0.  Reading such memory from outside waits for
+ * the process's fault handler.
+ */
+int procmaps__smaps_uffd(const char *text, uint64_t *start);
+/* procmaps__smaps_uffd of /proc/PID/smaps; or -ESRCH, -errno. */
+int procmaps__uffd(int pid, uint64_t *start);
 /* Mapping containing addr, or NULL.  Binary search. */
 const struct proc_map *procmaps__find(const struct proc_maps *maps, uint64_t addr);
 void procmaps__free(struct proc_maps *maps);

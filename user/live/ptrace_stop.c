@@ -7,7 +7,11 @@
  * read again until it holds no thread not yet stopped, as a running thread may have
  * created one meanwhile.  A signal that arrives during the stop is handed back at detach.
  * A thread that did not stop in time (uninterruptible sleep) cannot be detached until it
- * does: it is kept in a list and detached as soon as it stops, at the next begin or reap.
+ * does, and a thread that died while stopped (SIGKILL) stays a traced zombie until its tracer
+ * waits for it: both are kept in a list, detached as soon as they stop or reaped, at every
+ * reap (the run loop calls it each turn) and begin.  Memory is copied in chunks, and the
+ * deadline is checked between them.  An exit status a wait of ours collects (the `-- CMD`
+ * child is also our child) is kept for its parent, the launcher.
  * Nothing is ever written to the target.
  */
 #include <dirent.h>
@@ -29,6 +33,26 @@
 /* Seized threads that were still running at end: detached once they stop. */
 static int *pending;
 static size_t n_pending, cap_pending;
+
+/* Exit statuses our waits collected, newest last (a ring: only recent ones matter). */
+#define EXITS_KEPT 16
+static struct { int pid, status; } exits[EXITS_KEPT];
+static size_t n_exits;
+
+static void note_exit(int pid, int status)
+{
+	exits[n_exits++ % EXITS_KEPT] = (typeof(exits[0])){ pid, status };
+}
+
+bool ptrace_stop__exit_status(int pid, int *status)
+{
+	for (size_t i = 0; i < EXITS_KEPT && i < n_exits; i++)
+		if (exits[i].pid == pid) {
+			*status = exits[i].status;
+			return true;
+		}
+	return false;
+}
 
 /* TracerPid of pid: 0 if none, -errno if unreadable. */
 static long tracer_of(int pid)
@@ -80,8 +104,10 @@ static int wait_stopped(struct ptrace_stop *s, struct ptrace_thread *t)
 		if (r < 0)
 			return -errno;
 		if (r == t->tid) {
-			if (WIFEXITED(status) || WIFSIGNALED(status))
+			if (WIFEXITED(status) || WIFSIGNALED(status)) {
+				note_exit(t->tid, status);
 				return -ESRCH;
+			}
 			/* A signal-delivery stop: the signal goes back at detach. */
 			if (WIFSTOPPED(status) && !(status >> 16))
 				t->sig = WSTOPSIG(status);
@@ -105,8 +131,10 @@ static long stop_new_threads(struct ptrace_stop *s, char *msg, size_t msg_len)
 
 	snprintf(path, sizeof(path), "/proc/%d/task", s->pid);
 	d = opendir(path);
-	if (!d)
+	if (!d) {
+		snprintf(msg, msg_len, "process %d exited", s->pid);
 		return -ESRCH;
+	}
 	while ((de = readdir(d))) {
 		struct ptrace_thread *t;
 		int tid = atoi(de->d_name);
@@ -182,10 +210,24 @@ size_t ptrace_stop__reap(void)
 			if (!(status >> 16))
 				sig = WSTOPSIG(status);
 			ptrace(PTRACE_DETACH, pending[i], NULL, (void *)(uintptr_t)sig);
+		} else if (r == pending[i]) {
+			note_exit(r, status);
 		}
 		pending[i] = pending[--n_pending];
 	}
 	return n_pending;
+}
+
+void ptrace_stop__stopped(int tid, int status)
+{
+	int sig = WIFSTOPPED(status) && !(status >> 16) ? WSTOPSIG(status) : 0;
+
+	for (size_t i = 0; i < n_pending; i++)
+		if (pending[i] == tid) {
+			pending[i] = pending[--n_pending];
+			break;
+		}
+	ptrace(PTRACE_DETACH, tid, NULL, (void *)(uintptr_t)sig);
 }
 
 static void defer_detach(int tid)
@@ -246,18 +288,26 @@ int ptrace_stop__overdue(const struct ptrace_stop *s)
 	return monotonic_ns() > s->deadline_ns;
 }
 
-int ptrace_stop__read(const struct ptrace_stop *s, uint64_t addr, void *buf, size_t len)
+int ptrace_stop__read(const struct ptrace_stop *s, uint64_t addr, void *buf, size_t len,
+		      size_t *copied)
 {
 	const size_t page = 4096;
 	size_t done = 0, skip;
 
+	*copied = 0;
 	while (done < len) {
-		struct iovec local = { (char *)buf + done, len - done };
-		struct iovec remote = { (void *)(uintptr_t)(addr + done), len - done };
-		ssize_t n = process_vm_readv(s->pid, &local, 1, &remote, 1, 0);
+		size_t want = len - done < PTRACE_STOP_CHUNK ? len - done : PTRACE_STOP_CHUNK;
+		struct iovec local = { (char *)buf + done, want };
+		struct iovec remote = { (void *)(uintptr_t)(addr + done), want };
+		ssize_t n;
+
+		if (ptrace_stop__overdue(s))
+			return -ETIME;
+		n = process_vm_readv(s->pid, &local, 1, &remote, 1, 0);
 
 		if (n > 0) {
 			done += n;
+			*copied = done;
 			continue;
 		}
 		if (n < 0 && errno == ESRCH)
@@ -268,6 +318,7 @@ int ptrace_stop__read(const struct ptrace_stop *s, uint64_t addr, void *buf, siz
 			skip = len - done;
 		memset((char *)buf + done, 0, skip);
 		done += skip;
+		*copied = done;
 	}
 	return 0;
 }
@@ -277,12 +328,23 @@ double ptrace_stop__end(struct ptrace_stop *s)
 	double ms;
 
 	for (size_t i = 0; i < s->n; i++) {
+		int tid = s->threads[i].tid, status;
+
 		if (!s->threads[i].stopped) {
-			defer_detach(s->threads[i].tid);
+			defer_detach(tid);
 			continue;
 		}
-		ptrace(PTRACE_DETACH, s->threads[i].tid, NULL,
-		       (void *)(uintptr_t)s->threads[i].sig);
+		if (!ptrace(PTRACE_DETACH, tid, NULL, (void *)(uintptr_t)s->threads[i].sig))
+			continue;
+		/* Killed while stopped: a traced zombie, ours to wait for (now, or at a reap). */
+		if (errno == ESRCH) {
+			int r = waitpid(tid, &status, __WALL | WNOHANG);
+
+			if (r == tid)
+				note_exit(tid, status);
+			else if (r == 0)
+				defer_detach(tid);
+		}
 	}
 	ms = s->start_ns ? (monotonic_ns() - s->start_ns) / 1e6 : 0;
 	free(s->threads);

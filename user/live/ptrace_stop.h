@@ -34,8 +34,15 @@ struct ptrace_stop {
  */
 int ptrace_stop__begin(struct ptrace_stop *s, int pid, unsigned int max_ms, char *msg,
 		       size_t msg_len);
-/* Copy len bytes at addr of the stopped process; unreadable pages read as zeros. 0/-errno. */
-int ptrace_stop__read(const struct ptrace_stop *s, uint64_t addr, void *buf, size_t len);
+/* Bytes copied per process_vm_readv: the deadline is checked between two. */
+#define PTRACE_STOP_CHUNK (1u << 20)
+
+/*
+ * Copy len bytes at addr of the stopped process; unreadable pages read as zeros.  0, -ESRCH,
+ * or -ETIME when the deadline passed before all was copied; *copied: bytes copied.
+ */
+int ptrace_stop__read(const struct ptrace_stop *s, uint64_t addr, void *buf, size_t len,
+		      size_t *copied);
 /* Past the deadline given to begin? */
 int ptrace_stop__overdue(const struct ptrace_stop *s);
 /*
@@ -43,7 +50,17 @@ int ptrace_stop__overdue(const struct ptrace_stop *s);
  * Threads not stopped yet are detached by a later ptrace_stop__reap, as soon as they stop.
  */
 double ptrace_stop__end(struct ptrace_stop *s);
-/* Detach the deferred threads that stopped meanwhile.  How many are still waited for. */
+/*
+ * Detach the deferred threads that stopped meanwhile, reap those that died.  How many are
+ * still waited for.  Cheap: the run loop calls it every turn.
+ */
 size_t ptrace_stop__reap(void);
+/*
+ * A ptrace stop of tid (status from waitpid) that another wait collected (the launcher's,
+ * for CMD): detach tid so it runs on.
+ */
+void ptrace_stop__stopped(int tid, int status);
+/* The exit status of pid if one of our waits collected it (false: none seen). */
+bool ptrace_stop__exit_status(int pid, int *status);
 
 #endif

@@ -5,8 +5,10 @@
  * A scan stops the process (ptrace_stop.c), reads the tracked live blocks from the BPF
  * `allocs` map while it is stopped (so none is freed or reused under the scan), copies its
  * registers and every readable and writable mapping (thread stacks from the stack pointer
- * up), resumes it, and classifies the blocks (core/scan.c).  The stop is bounded: past
- * SCAN_MAX_STOP_MS the scan gives up and the process runs on.  Results go into the sample
+ * up), resumes it, and classifies the blocks (core/scan.c).  The stop is bounded: past its
+ * limit (SCAN_MAX_STOP_MS, or less with --scan-max-stop), also in the middle of a mapping's
+ * copy, the scan gives up, says how far it got (a partial copy classifies nothing: memory
+ * not read could hold the only pointer to a block) and the process runs on.  Results go into the sample
  * (a scan made on demand between samples waits for the next one); the model keeps the
  * latest of each image and the views render it.
  */
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "util/clock.h"
 #include "live/collector.h"
@@ -43,24 +46,24 @@ struct copy {
 	size_t n;
 	uint64_t *words;		/* registers of every thread */
 	size_t n_words;
-	uint64_t bytes;
+	uint64_t bytes;			/* copied */
+	uint64_t total;			/* to copy */
 };
 
 static void copy_free(struct copy *c)
 {
 	for (size_t i = 0; i < c->n; i++)
-		free((void *)c->regions[i].data);
+		munmap((void *)c->regions[i].data, c->regions[i].len);
 	free(c->regions);
 	free(c->words);
 	memset(c, 0, sizeof(*c));
 }
 
 /* Registers and writable memory of the stopped process.  0 or -errno. */
-static int copy_process(const struct ptrace_stop *ps, const struct proc_maps *maps,
-			struct copy *c, char *msg, size_t msg_len)
+static int copy_process(const struct ptrace_stop *ps, unsigned int max_ms,
+			const struct proc_maps *maps, struct copy *c, char *msg, size_t msg_len)
 {
 	const size_t per_thread = sizeof(struct user_regs_struct) / sizeof(uint64_t);
-	uint64_t total = 0;
 
 	c->regions = calloc(maps->n + 1, sizeof(*c->regions));
 	c->words = calloc(ps->n * per_thread + 1, sizeof(*c->words));
@@ -74,6 +77,7 @@ static int copy_process(const struct ptrace_stop *ps, const struct proc_maps *ma
 		for (size_t i = 0; i < maps->n; i++) {
 			const struct proc_map *pm = &maps->v[i];
 			uint64_t lo = pm->start;
+			size_t copied = 0;
 			void *buf;
 			int err;
 
@@ -88,26 +92,29 @@ static int copy_process(const struct ptrace_stop *ps, const struct proc_maps *ma
 					lo = (sp - STACK_RED_ZONE) & ~7ull;
 			}
 			if (!pass) {
-				total += pm->end - lo;
+				c->total += pm->end - lo;
 				continue;
 			}
-			if (ptrace_stop__overdue(ps)) {
-				snprintf(msg, msg_len, "copying the memory of process %d took longer "
-					 "than %d ms", ps->pid, SCAN_MAX_STOP_MS);
-				return -ETIME;
-			}
-			buf = malloc(pm->end - lo);
-			if (!buf)
+			/* Mapped, not malloc'd: pages are only touched as they are copied. */
+			buf = mmap(NULL, pm->end - lo, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			if (buf == MAP_FAILED)
 				return -ENOMEM;
 			c->regions[c->n++] = (struct scan_region){ lo, buf, pm->end - lo };
-			err = ptrace_stop__read(ps, lo, buf, pm->end - lo);
+			err = ptrace_stop__read(ps, lo, buf, pm->end - lo, &copied);
+			c->bytes += copied;
+			if (err == -ETIME) {
+				/* The amounts go in scan.partial: the line is the same each time. */
+				snprintf(msg, msg_len, "the scan reached its %u ms stop limit while "
+					 "copying memory: partial, nothing classified", max_ms);
+				return err;
+			}
 			if (err)
 				return err;
-			c->bytes += pm->end - lo;
 		}
-		if (!pass && total > SCAN_MAX_BYTES) {
+		if (!pass && c->total > SCAN_MAX_BYTES) {
 			snprintf(msg, msg_len, "process %d has %" PRIu64 " MiB of writable memory, "
-				 "more than the scan copies (%llu MiB)", ps->pid, total >> 20,
+				 "more than the scan copies (%llu MiB)", ps->pid, c->total >> 20,
 				 SCAN_MAX_BYTES >> 20);
 			return -E2BIG;
 		}
@@ -115,8 +122,25 @@ static int copy_process(const struct ptrace_stop *ps, const struct proc_maps *ma
 	return 0;
 }
 
-int scan__process_live(int pid, scan_fetch_fn fetch, void *ctx, struct scan_result *out,
-		       char *msg, size_t msg_len)
+/*
+ * Memory registered with userfaultfd is served by a thread of the process, which the scan
+ * has stopped: reading it would wait for that thread, with no time limit (a killable wait,
+ * so only SIGKILL would end it).  Such a process is not scanned.  0, -EOPNOTSUPP or -errno.
+ */
+static int refuse_uffd(int pid, char *msg, size_t msg_len)
+{
+	uint64_t at = 0;
+	int r = procmaps__uffd(pid, &at);
+
+	if (r <= 0)
+		return r;
+	snprintf(msg, msg_len, "process %d has memory registered with userfaultfd (at 0x%" PRIx64
+		 "), which a scan cannot read without waiting for a thread it stopped", pid, at);
+	return -EOPNOTSUPP;
+}
+
+int scan__process_live(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *ctx,
+		       struct scan_result *out, char *msg, size_t msg_len)
 {
 	struct ptrace_stop ps;
 	struct proc_maps maps = {};
@@ -129,15 +153,19 @@ int scan__process_live(int pid, scan_fetch_fn fetch, void *ctx, struct scan_resu
 
 	memset(out, 0, sizeof(*out));
 	msg[0] = '\0';
-	err = ptrace_stop__begin(&ps, pid, SCAN_MAX_STOP_MS, msg, msg_len);
+	if (!max_ms || max_ms > SCAN_MAX_STOP_MS)
+		max_ms = SCAN_MAX_STOP_MS;
+	err = ptrace_stop__begin(&ps, pid, max_ms, msg, msg_len);
 	if (err)
 		return err;
 	threads = ps.n;
 	err = procmaps__read(pid, &maps);
 	if (!err)
+		err = refuse_uffd(pid, msg, msg_len);
+	if (!err)
 		err = fetch(ctx, &blocks, &n);
 	if (!err)
-		err = copy_process(&ps, &maps, &c, msg, msg_len);
+		err = copy_process(&ps, max_ms, &maps, &c, msg, msg_len);
 	/* Resume before the marking: it needs only the copies. */
 	stop_ms = ptrace_stop__end(&ps);
 	if (!err)
@@ -146,9 +174,11 @@ int scan__process_live(int pid, scan_fetch_fn fetch, void *ctx, struct scan_resu
 		out->stop_ms = stop_ms;
 		out->threads = threads;
 		out->bytes_read = c.bytes;
-	} else if (!msg[0]) {
-		snprintf(msg, msg_len, "scan of process %d failed: %s", pid, strerror(-err));
+	} else if (err == -ETIME && c.total) {
+		out->partial = (struct scan_partial){ true, stop_ms, c.bytes, c.total };
 	}
+	if (err && !msg[0])
+		snprintf(msg, msg_len, "scan of process %d failed: %s", pid, strerror(-err));
 	copy_free(&c);
 	procmaps__free(&maps);
 	free(blocks);
@@ -173,12 +203,12 @@ static int fetch_fixed(void *ctx, struct scan_block **blocks, size_t *n)
 	return 0;
 }
 
-int scan__process(int pid, const struct scan_block *blocks, size_t n, struct scan_result *out,
-		  char *msg, size_t msg_len)
+int scan__process(int pid, unsigned int max_ms, const struct scan_block *blocks, size_t n,
+		  struct scan_result *out, char *msg, size_t msg_len)
 {
 	struct fixed_blocks f = { blocks, n };
 
-	return scan__process_live(pid, fetch_fixed, &f, out, msg, msg_len);
+	return scan__process_live(pid, max_ms, fetch_fixed, &f, out, msg, msg_len);
 }
 
 /* ---------------------------------------------------------------- scans of traced images */
@@ -225,6 +255,8 @@ static const char *fix_for(int err)
 		return "the process was resumed untouched; scan it again when it is less busy";
 	case -E2BIG:
 		return "scan a smaller process";
+	case -EOPNOTSUPP:
+		return "the process was resumed untouched; it cannot be scanned";
 	default:
 		return "the process was resumed untouched";
 	}
@@ -239,19 +271,21 @@ struct scan_error {
 
 struct scanner {
 	struct collector *col;
+	unsigned int max_ms;		/* stop limit */
 	struct sample_scan *pending;	/* scans made on demand since the last sample */
 	size_t n_pending;
 	struct scan_error *errors;
 	size_t n_errors;
 };
 
-int scanner__new(struct scanner **out, struct collector *c)
+int scanner__new(struct scanner **out, struct collector *c, unsigned int max_ms)
 {
 	struct scanner *sc = calloc(1, sizeof(*sc));
 
 	if (!sc)
 		return -ENOMEM;
 	sc->col = c;
+	sc->max_ms = max_ms;
 	*out = sc;
 	return 0;
 }
@@ -277,7 +311,8 @@ static int scan_image(struct scanner *sc, uint32_t pid, uint64_t gen, struct sam
 	memset(out, 0, sizeof(*out));
 	out->pid = pid;
 	out->gen = gen;
-	err = scan__process_live(pid, fetch_allocs, &f, &out->result, why, sizeof(why));
+	err = scan__process_live(pid, sc->max_ms, fetch_allocs, &f, &out->result, why,
+				 sizeof(why));
 	if (err) {
 		snprintf(out->error, sizeof(out->error), "cannot scan process %u: %s; %s", pid, why,
 			 fix_for(err));

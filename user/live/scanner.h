@@ -21,10 +21,11 @@ struct scanner;
 typedef int (*scan_fetch_fn)(void *ctx, struct scan_block **blocks, size_t *n);
 
 /* scan__process with the blocks read while the process is stopped. */
-int scan__process_live(int pid, scan_fetch_fn fetch, void *ctx, struct scan_result *out,
-		       char *msg, size_t msg_len);
+int scan__process_live(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *ctx,
+		       struct scan_result *out, char *msg, size_t msg_len);
 
-int scanner__new(struct scanner **out, struct collector *c);
+/* Scans stop a process at most max_ms (0: SCAN_MAX_STOP_MS). */
+int scanner__new(struct scanner **out, struct collector *c, unsigned int max_ms);
 void scanner__free(struct scanner *sc);
 
 /*

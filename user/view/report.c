@@ -98,6 +98,11 @@ static void write_scans(FILE *out, const struct model *m)
 		if (!p->scan->ok) {
 			fprintf(out, "scan of %u: ", p->pid);
 			fmt__str(out, p->scan->error, "");
+			if (p->scan->partial.cut)
+				fprintf(out, " (stopped %.1f ms, %" PRIu64 " of %" PRIu64
+					" KiB read)", p->scan->partial.stop_ms,
+					p->scan->partial.bytes_read >> 10,
+					p->scan->partial.bytes_total >> 10);
 			fputc('\n', out);
 			continue;
 		}

@@ -174,7 +174,15 @@ static void scan_json(json_t *obj, const struct process *p)
 	json_t *graph;
 
 	if (!p->scan->ok) {
-		json_object_set_new(obj, "scan", json_pack("{s:s}", "error", p->scan->error));
+		const struct scan_partial *c = &p->scan->partial;
+		json_t *o = json_pack("{s:s}", "error", p->scan->error);
+
+		if (o && c->cut)
+			json_object_set_new(o, "partial", json_pack("{s:f, s:I, s:I}",
+					    "stop_ms", c->stop_ms,
+					    "bytes_read", (json_int_t)c->bytes_read,
+					    "bytes_total", (json_int_t)c->bytes_total));
+		json_object_set_new(obj, "scan", o);
 		return;
 	}
 	json_object_set_new(obj, "scan", json_pack("{s:f, s:I, s:I, s:I, s:o}",
