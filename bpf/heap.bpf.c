@@ -293,12 +293,7 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 	return alloc_exit(ctx, ret);
 }
 
-/*
- * free's probe may sit a few instructions past the entry (see user/probes.c); the planner
- * guarantees %rdi still holds the argument there.
- */
-SEC("uprobe")
-int BPF_KPROBE(free_enter, __u64 ptr)
+static __always_inline int free_entry(__u64 ptr)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
@@ -315,6 +310,68 @@ int BPF_KPROBE(free_enter, __u64 ptr)
 	else
 		bystander_hit();
 	return 0;
+}
+
+/*
+ * free's probe may sit a few instructions past the entry (see user/probes.c); the planner
+ * guarantees %rdi still holds the argument there.
+ */
+SEC("uprobe")
+int BPF_KPROBE(free_enter, __u64 ptr)
+{
+	return free_entry(ptr);
+}
+
+/*
+ * Every allocator function's entry through one uprobe_multi link (kernel 6.6 and later; the
+ * per-function programs above serve older kernels through perf events): the attach cookie
+ * says which function this is (enum lt_alloc_fn), and the arguments are read as above.  A
+ * link of many probes is detached with one wait in the kernel, where each perf event
+ * waited on its own.
+ */
+SEC("uprobe")
+int BPF_KPROBE(alloc_enter_multi, __u64 a0, __u64 a1, __u64 a2)
+{
+	__u64 fn = bpf_get_attach_cookie(ctx), size, ptr = 0;
+
+	switch (fn) {
+	case LT_FN_MALLOC:
+	case LT_FN_VALLOC:
+	case LT_FN_PVALLOC:
+		size = a0;
+		break;
+	case LT_FN_CALLOC:
+		size = mul_sat(a0, a1);
+		break;
+	case LT_FN_REALLOC:
+		size = a1;
+		ptr = a0;
+		break;
+	case LT_FN_REALLOCARRAY:
+		size = mul_sat(a1, a2);
+		ptr = a0;
+		break;
+	case LT_FN_POSIX_MEMALIGN:
+		size = a2;
+		ptr = a0;
+		break;
+	case LT_FN_ALIGNED_ALLOC:
+	case LT_FN_MEMALIGN:
+		size = a1;
+		break;
+	case LT_FN_FREE:
+		return free_entry(a0);
+	default:
+		return 0;
+	}
+	return alloc_enter(ctx, fn, size, ptr);
+}
+
+/* The return of every allocator but free, through one uretprobe_multi link. */
+SEC("uretprobe")
+int BPF_KRETPROBE(alloc_return_multi, __u64 ret)
+{
+	return alloc_exit(ctx, ret);
 }
 
 /* Empty programs, attached at the same places by `make bench` to measure the trap floor. */

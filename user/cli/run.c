@@ -706,6 +706,8 @@ int run__main(const struct options *o)
 		.self_tgid = getpid(),
 		.verbose = o->verbose,
 		.track_fd = o->resources & RES_FD,
+		/* Forces the older attach path (one perf event per probe), to compare or test it. */
+		.no_uprobe_multi = getenv("LEAKTOP_NO_UPROBE_MULTI") != NULL,
 		.probes = o->probe_floor == 1 ? PROBES_FLOOR_ENTRY :
 			  o->probe_floor == 2 ? PROBES_FLOOR_PLANNED : PROBES_ACCOUNTING,
 	};

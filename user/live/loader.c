@@ -2,10 +2,12 @@
 /*
  * loader.c - owns the BPF skeleton: load with the run's settings, attach, detach.
  *
- * The only file that includes the skeleton.  Uprobes are attached through the kernel's
- * uprobe PMU (perf_event_open), never through tracefs, so every probe belongs to a file
- * descriptor of this process and disappears with it, whatever way leaktop ends; raw
- * tracepoints are attached by name, which needs no tracefs either.  libbpf's messages are
+ * The only file that includes the skeleton.  Uprobes are attached as two uprobe_multi links
+ * per libc (kernel 6.6 and later: one for every function's entry, the attach cookie naming
+ * the function, one for the returns), else through the kernel's uprobe PMU
+ * (perf_event_open), one perf event per probe; never through tracefs.  Either way every probe
+ * belongs to a file descriptor of this process and disappears with it, whatever way leaktop
+ * ends.  Raw tracepoints are attached by name, which needs no tracefs either.  libbpf's messages are
  * shown only with -v; failures come back as one line naming the cause and the fix.
  */
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -36,11 +39,19 @@ struct attached_libc {
 	int pid;
 };
 
+/* The kernel's link type for uprobe_multi links (UAPI enum bpf_attach_type, Linux 6.6). */
+#define LT_TRACE_UPROBE_MULTI		48
+#define LT_F_UPROBE_MULTI_RETURN	1U
+
 struct loader {
 	struct leaktop_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	size_t n_links, cap_links;
+	int *multi_fds;			/* uprobe_multi links (plain link descriptors) */
+	size_t n_multi, cap_multi;
+	size_t n_multi_probes;		/* probes those links hold */
+	bool multi;			/* uprobe_multi links work here (until one fails) */
 	struct attached_libc *libcs;
 	size_t n_libcs, cap_libcs;
 	struct lt_map_fds fds;
@@ -114,6 +125,21 @@ static const char *attach_fix(int err, const char *otherwise)
 	return otherwise;
 }
 
+static int push_multi(struct loader *ld, int fd)
+{
+	if (ld->n_multi == ld->cap_multi) {
+		size_t cap = ld->cap_multi ? ld->cap_multi * 2 : 8;
+		int *v = realloc(ld->multi_fds, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ld->multi_fds = v;
+		ld->cap_multi = cap;
+	}
+	ld->multi_fds[ld->n_multi++] = fd;
+	return 0;
+}
+
 static const char *explain_load_error(int err)
 {
 	switch (-err) {
@@ -182,6 +208,17 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 
 		if ((cfg->probes == PROBES_ACCOUNTING) == floor)
 			bpf_program__set_autoload(prog, false);
+	}
+	/* The bench's floors compare perf-event probes; the real run prefers the links. */
+	ld->multi = cfg->probes == PROBES_ACCOUNTING && !cfg->no_uprobe_multi;
+	if (ld->multi) {
+		bpf_program__set_expected_attach_type(ld->skel->progs.alloc_enter_multi,
+						      LT_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(ld->skel->progs.alloc_return_multi,
+						      LT_TRACE_UPROBE_MULTI);
+	} else {
+		bpf_program__set_autoload(ld->skel->progs.alloc_enter_multi, false);
+		bpf_program__set_autoload(ld->skel->progs.alloc_return_multi, false);
 	}
 	if (cfg->probes != PROBES_ACCOUNTING) {
 		bpf_program__set_autoload(ld->skel->progs.lt_fork, false);
@@ -321,6 +358,9 @@ void loader__destroy(struct loader *ld)
 	if (!ld)
 		return;
 	ring_buffer__free(ld->rb);
+	for (size_t i = 0; i < ld->n_multi; i++)
+		close(ld->multi_fds[i]);
+	free(ld->multi_fds);
 	detach_all(ld->links, ld->n_links);
 	free(ld->links);
 	free(ld->libcs);
@@ -376,12 +416,119 @@ static int attach_one(struct loader *ld, struct bpf_program *prog, bool retprobe
 	return err;
 }
 
+/*
+ * BPF_LINK_CREATE of a uprobe_multi link as the kernel lays out union bpf_attr (Linux 6.6):
+ * the installed UAPI header may predate it.
+ */
+struct uprobe_multi_attr {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, multi_flags, pid, pad;
+};
+
+/* One uprobe_multi link of prog on path at offsets (cookies beside them); its fd or -errno. */
+static int link_multi(struct bpf_program *prog, const char *path, const uint64_t *offsets,
+		      const uint64_t *cookies, uint32_t cnt, bool ret_probe, int pid)
+{
+	struct uprobe_multi_attr a = {
+		.prog_fd = bpf_program__fd(prog),
+		.attach_type = LT_TRACE_UPROBE_MULTI,
+		.path = (uint64_t)(uintptr_t)path,
+		.offsets = (uint64_t)(uintptr_t)offsets,
+		.cookies = (uint64_t)(uintptr_t)cookies,
+		.cnt = cnt,
+		.multi_flags = ret_probe ? LT_F_UPROBE_MULTI_RETURN : 0,
+		.pid = pid > 0 ? pid : 0,
+	};
+	long fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* Where each probe of a libc goes, and which function it is. */
+struct probe_set {
+	uint64_t entry_at[LT_FN__COUNT], entry_fn[LT_FN__COUNT];
+	uint64_t return_at[LT_FN__COUNT];
+	int entry_of[LT_FN__COUNT];		/* probe index -> enum lt_alloc_fn */
+	uint32_t n_entry, n_return;
+};
+
+/*
+ * The libc's probes as two links: the returns first, so that a call whose entry program ran
+ * always has its return hijacked too and no thread is left "inside" a call that never
+ * returns.  0 or -errno; nothing stays attached on failure.
+ */
+static int attach_multi(struct loader *ld, const struct probe_set *ps, int pid, const char *path)
+{
+	int ret_fd = -1, entry_fd, err;
+
+	if (ps->n_return) {
+		ret_fd = link_multi(ld->skel->progs.alloc_return_multi, path, ps->return_at, NULL,
+				    ps->n_return, true, pid);
+		if (ret_fd < 0)
+			return ret_fd;
+	}
+	entry_fd = link_multi(ld->skel->progs.alloc_enter_multi, path, ps->entry_at,
+			      ps->entry_fn, ps->n_entry, false, pid);
+	if (entry_fd < 0) {
+		err = entry_fd;
+		goto fail;
+	}
+	err = push_multi(ld, entry_fd);
+	if (err) {
+		close(entry_fd);
+		goto fail;
+	}
+	if (ret_fd >= 0) {
+		err = push_multi(ld, ret_fd);
+		if (err) {
+			close(ld->multi_fds[--ld->n_multi]);
+			goto fail;
+		}
+	}
+	ld->n_multi_probes += ps->n_entry + ps->n_return;
+	return 0;
+fail:
+	if (ret_fd >= 0)
+		close(ret_fd);
+	return err;
+}
+
+/* The same probes as one perf event each (kernels before uprobe_multi; the bench's floors). */
+static int attach_each(struct loader *ld, const struct probe_set *ps, const struct probe_plan *plan,
+		       int pid, const char *path, const char *name, char *msg, size_t msg_len)
+{
+	uint32_t r = 0;
+	int err;
+
+	for (uint32_t i = 0; i < ps->n_entry; i++) {
+		int fn = ps->entry_of[i];
+
+		err = 0;
+		if (fn != LT_FN_FREE)
+			err = attach_one(ld, ld->cfg.probes == PROBES_ACCOUNTING ?
+					 ld->skel->progs.alloc_return : ld->skel->progs.floor_return,
+					 true, pid, path, ps->return_at[r++]);
+		if (!err)
+			err = attach_one(ld, entry_prog(ld, fn), false, pid, path, ps->entry_at[i]);
+		if (err) {
+			msg__set(msg, msg_len, 0, "cannot attach a uprobe to %s in %s: %s%s%s",
+				 plan->fn[fn].name, name, strerror(-err),
+				 err == -EMFILE || err == -ENFILE ? "; " : "", attach_fix(err, ""));
+			return err;
+		}
+	}
+	return 0;
+}
+
 int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, char *msg,
 			size_t msg_len)
 {
 	char name[PATH_MAX + 16], path[32];
 	struct probe_plan plan;
-	size_t first_link = ld->n_links;
+	struct probe_set ps = { .n_entry = 0 };
+	size_t first_link = ld->n_links, first_multi = ld->n_multi;
+	size_t multi_probes = ld->n_multi_probes;
 	int err, fd = -1;
 
 	if (loader__has_libc(ld, ref->dev, ref->ino, pid))
@@ -404,7 +551,6 @@ int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, 
 	}
 	for (int fn = 0; fn < LT_FN__COUNT; fn++) {
 		const struct probe_fn_plan *p = &plan.fn[fn];
-		bool entry_only = fn == LT_FN_FREE;
 		uint64_t at = p->probe_offset;
 
 		if (!p->found || p->alias_of >= 0)
@@ -418,24 +564,28 @@ int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, 
 				at == p->probe_offset && p->entry_emulated ? " emulated" : "",
 				at == p->probe_offset ? ": " : "",
 				at == p->probe_offset ? p->insn : "");
-		/*
-		 * Return probe first: a call whose entry program ran then always has its return
-		 * hijacked too, so no thread is left "inside" a call that never returns.
-		 */
-		err = 0;
-		if (!entry_only)
-			err = attach_one(ld, ld->cfg.probes == PROBES_ACCOUNTING ?
-					 ld->skel->progs.alloc_return : ld->skel->progs.floor_return,
-					 true, pid, path, p->entry_offset);
-		if (!err)
-			err = attach_one(ld, entry_prog(ld, fn), false, pid, path, at);
-		if (err) {
-			msg__set(msg, msg_len, 0, "cannot attach a uprobe to %s in %s: %s%s%s",
-				 p->name, name, strerror(-err), err == -EMFILE || err == -ENFILE ?
-				 "; " : "", attach_fix(err, ""));
-			goto out;
+		ps.entry_of[ps.n_entry] = fn;
+		ps.entry_fn[ps.n_entry] = fn;
+		ps.entry_at[ps.n_entry++] = at;
+		if (fn != LT_FN_FREE)
+			ps.return_at[ps.n_return++] = p->entry_offset;
+	}
+	err = -EOPNOTSUPP;
+	if (ld->multi) {
+		err = attach_multi(ld, &ps, pid, path);
+		/* A kernel before uprobe_multi (or without it): perf events from now on. */
+		if (err == -EINVAL || err == -EOPNOTSUPP || err == -ENOSYS) {
+			if (ld->cfg.verbose)
+				fprintf(stderr, "leaktop: no uprobe_multi links here (%s): one perf "
+					"event per probe\n", strerror(-err));
+			if (!ld->n_multi)
+				ld->multi = false;
 		}
 	}
+	if (err)
+		err = attach_each(ld, &ps, &plan, pid, path, name, msg, msg_len);
+	if (err)
+		goto out;
 	if (ld->n_libcs == ld->cap_libcs) {
 		size_t cap = ld->cap_libcs ? ld->cap_libcs * 2 : 8;
 		struct attached_libc *v = realloc(ld->libcs, cap * sizeof(*v));
@@ -453,6 +603,10 @@ int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, 
 out:
 	while (err && ld->n_links > first_link)
 		bpf_link__destroy(ld->links[--ld->n_links]);
+	while (err && ld->n_multi > first_multi)
+		close(ld->multi_fds[--ld->n_multi]);
+	if (err)
+		ld->n_multi_probes = multi_probes;
 	if (fd >= 0)
 		close(fd);
 	return err;
@@ -465,7 +619,7 @@ size_t loader__libcs_refused(const struct loader *ld)
 
 size_t loader__probe_count(const struct loader *ld)
 {
-	return ld->n_links - ld->n_tracepoints;
+	return ld->n_links - ld->n_tracepoints + ld->n_multi_probes;
 }
 
 uint64_t loader__seed_proc(struct loader *ld, int tgid)

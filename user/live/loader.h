@@ -30,6 +30,7 @@ struct loader_config {
 	int self_tgid;
 	bool verbose;
 	bool track_fd;		/* attach the fd syscall tracepoints */
+	bool no_uprobe_multi;	/* one perf event per probe even where uprobe_multi works */
 	enum probe_kind probes;
 };
 
