@@ -141,16 +141,20 @@ worker_allocs() {
 		--argjson pid "$2"
 }
 
-# main() starts a worker that leaks a block every 10 ms, then calls pthread_exit: the
-# probes, attached with the main thread, must go on counting the worker's allocations.
-test_pid_mode_keeps_tracing_after_the_main_thread_exits() {
-	local d=$E2E_TMP/leader_exit pid a b
+# leader_exit_run NAME [ENV=VALUE...]: main() starts a worker that leaks a block every 10 ms,
+# then calls pthread_exit: the probes, attached with the main thread, must go on counting the
+# worker's allocations.
+leader_exit_run() {
+	local d=$E2E_TMP/$1 pid a b
+	shift
 	mkdir -p "$d/dir"
 	"$PROGS/leader_exit" "$d/dir" &
 	BG_PIDS+=("$!")
 	wait_file "$d/dir/ready" || return 1
 	pid=$(pid_in "$d/dir/ready")
-	lt_bg "$d/out.jsonl" "$d/err" -b -i "$INTERVAL" -j - -p "$pid"
+	env "$@" "$LEAKTOP" -b -i "$INTERVAL" -j - -p "$pid" >"$d/out.jsonl" 2>"$d/err" &
+	LT_PID=$!
+	BG_PIDS+=("$LT_PID")
 	wait_file "$d/out.jsonl" || return 1
 	wait_lines "$d/out.jsonl" 1 || return 1
 	touch "$d/dir/go"
@@ -167,6 +171,16 @@ test_pid_mode_keeps_tracing_after_the_main_thread_exits() {
 	[ "$a" -gt 0 ] && [ "$((b - a))" -ge 30 ] || fail_because "leak_in_worker allocations" \
 		"after the main thread exited: $a, then one second later $b (about 100 more" \
 		"expected); stderr: $(cat "$d/err")"
+}
+
+# uprobe_multi links follow the thread group by themselves.
+test_pid_mode_keeps_tracing_after_the_main_thread_exits() {
+	leader_exit_run leader_exit
+}
+
+# Perf-event probes follow one thread's memory: attached again with a live thread.
+test_pid_mode_perf_path_keeps_tracing_after_the_main_thread_exits() {
+	leader_exit_run leader_exit_perf LEAKTOP_NO_UPROBE_MULTI=1
 }
 
 # ------------------------------------------------------------ other ways a -p run ends

@@ -290,13 +290,17 @@ static void follow_new_libcs(struct run *r)
 }
 
 /*
- * -p: the kernel keeps a uprobe attached for a process while the thread it was attached
- * with has its memory: when that thread exits (main calls pthread_exit) and the process
- * lives on, the probes stop firing.  Attach again with a live thread of it.  The events of
- * the time in between (under one interval) are missed.
+ * -p through perf events (kernels before uprobe_multi): the kernel keeps such a uprobe
+ * attached for a process while the thread it was attached with has its memory: when that
+ * thread exits (main calls pthread_exit) and the process lives on, the probes stop firing.
+ * Attach again with a live thread of it.  The events of the time in between (under one
+ * interval) are missed.  uprobe_multi links follow the whole thread group: nothing to do,
+ * and attaching again would count every call twice.
  */
 static void follow_exited_threads(struct run *r)
 {
+	if (loader__probes_follow_thread_group(r->ld))
+		return;
 	for (size_t i = 0; i < r->n_followed; i++) {
 		int pid = r->followed[i].pid, tid = procfs__live_thread(pid, r->followed[i].tid);
 
@@ -699,6 +703,14 @@ static void raise_fd_limit(void)
 	}
 }
 
+/* An environment switch: set, not empty and not "0". */
+static bool env_flag(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0");
+}
+
 int run__main(const struct options *o)
 {
 	struct loader_config cfg = {
@@ -707,7 +719,7 @@ int run__main(const struct options *o)
 		.verbose = o->verbose,
 		.track_fd = o->resources & RES_FD,
 		/* Forces the older attach path (one perf event per probe), to compare or test it. */
-		.no_uprobe_multi = getenv("LEAKTOP_NO_UPROBE_MULTI") != NULL,
+		.no_uprobe_multi = env_flag("LEAKTOP_NO_UPROBE_MULTI"),
 		.probes = o->probe_floor == 1 ? PROBES_FLOOR_ENTRY :
 			  o->probe_floor == 2 ? PROBES_FLOOR_PLANNED : PROBES_ACCOUNTING,
 	};

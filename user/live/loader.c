@@ -622,6 +622,11 @@ size_t loader__probe_count(const struct loader *ld)
 	return ld->n_links - ld->n_tracepoints + ld->n_multi_probes;
 }
 
+bool loader__probes_follow_thread_group(const struct loader *ld)
+{
+	return ld->n_links == ld->n_tracepoints;
+}
+
 uint64_t loader__seed_proc(struct loader *ld, int tgid)
 {
 	struct lt_proc p = { .gen = ld->next_user_gen++, .start_ns = monotonic_ns() };

@@ -64,6 +64,11 @@ int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, 
 size_t loader__libcs_refused(const struct loader *ld);
 bool loader__has_libc(struct loader *ld, uint64_t dev, uint64_t ino, int pid);
 size_t loader__probe_count(const struct loader *ld);
+/*
+ * Do the pid-filtered probes follow the whole thread group?  uprobe_multi links do; a perf
+ * event follows the memory of the thread it was opened with, gone when that thread exits.
+ */
+bool loader__probes_follow_thread_group(const struct loader *ld);
 
 /* Put tgid in `procs` as a traced image with a fresh generation; returns the gen (0: error). */
 uint64_t loader__seed_proc(struct loader *ld, int tgid);
