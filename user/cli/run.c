@@ -361,6 +361,7 @@ static void upkeep(struct run *r)
 		tracker__forget(r->tr, dead, n);
 		collector__purge_sites(r->col, dead, n, &r->sample);
 		collector__purge_fds(r->col, dead, n);
+		collector__purge_mmaps(r->col, dead, n);
 		if (v) {
 			memcpy(v + r->n_pending, dead, n * sizeof(*v));
 			r->pending = v;
@@ -647,6 +648,7 @@ int run__main(const struct options *o)
 		.self_tgid = getpid(),
 		.verbose = o->verbose,
 		.track_fd = o->resources & RES_FD,
+		.track_mmap = o->resources & RES_MMAP,
 		.probes = o->probe_floor == 1 ? PROBES_FLOOR_ENTRY :
 			  o->probe_floor == 2 ? PROBES_FLOOR_PLANNED : PROBES_ACCOUNTING,
 	};
