@@ -372,6 +372,14 @@ int lt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 
 		sa.args[1] = BPF_CORE_READ(task, mm, brk);
 	}
+	if (cfg_fd_class[nr] == LT_FDC_MUNMAP) {
+		struct lt_vma v;
+
+		/* Within one file or shared mapping: no record of ours, skip the search. */
+		if (!vma_at(sa.args[0], &v) && v.file && v.start <= sa.args[0] &&
+		    v.end >= sa.args[0] + sa.args[1])
+			return 0;
+	}
 	sa.active = 1;
 	if (bpf_map_update_elem(&sysargs, &id, &sa, BPF_ANY))
 		drop(LT_DROP_INFLIGHT_FULL);

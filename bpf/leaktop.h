@@ -115,7 +115,8 @@ struct lt_site_key {
 };
 
 /* Written by BPF with atomic adds; read (never written) by userspace.  For fd sites
- * allocs/frees count opens/closes and the byte fields stay 0. */
+ * allocs/frees count opens/closes and the byte fields stay 0; for mmap sites they count maps
+ * and unmaps of whole mappings (a split adds to outstanding_count only). */
 struct lt_site_val {
 	__s64 outstanding_bytes;
 	__s64 outstanding_count;
@@ -175,7 +176,8 @@ struct lt_fd_val {
 	__u64 ts_ns;
 };
 
-/* How a syscall creates or closes descriptors (rodata table cfg_fd_class, indexed by nr). */
+/* How a syscall creates or closes descriptors, or maps memory (rodata table cfg_fd_class,
+ * indexed by nr). */
 enum lt_fd_class {
 	LT_FDC_NONE = 0,
 	LT_FDC_RET,			/* the return value is a new fd */
@@ -218,7 +220,8 @@ struct lt_mmap_val {
 	__u64 ts_ns;
 };
 
-/* sysargs (pid_tgid ->): a traced thread's fd syscall between entry and exit.  BPF only. */
+/* sysargs (pid_tgid ->): a traced thread's fd or mapping syscall between entry and exit.
+ * BPF only. */
 #define LT_MAX_SYSARGS		(1u << 15)
 struct lt_sysargs {
 	__u64 args[4];
