@@ -199,16 +199,21 @@ static enum diff_status site_status(const struct diff_site *s)
 	return g > 0 ? DIFF_GREW : g < 0 ? DIFF_SHRANK : DIFF_SAME;
 }
 
-static const int kind_rank[] = { [LT_KIND_HEAP] = 0, [LT_KIND_MMAP] = 1, [LT_KIND_FD] = 2 };
+/* Sites are listed heap first, then mmap, then fd. */
+static int kind_rank(unsigned int kind)
+{
+	static const int rank[] = { [LT_KIND_HEAP] = 0, [LT_KIND_MMAP] = 1, [LT_KIND_FD] = 2 };
+
+	return kind < sizeof(rank) / sizeof(rank[0]) ? rank[kind] : 0;
+}
 
 static int cmp_diff_site(const void *a, const void *b)
 {
 	const struct diff_site *x = a, *y = b;
 	int64_t gx = site_growth(x), gy = site_growth(y);
 
-	if (x->kind != y->kind)		/* heap, then mmap, then fd */
-		return kind_rank[x->kind < 3 ? x->kind : 0] < kind_rank[y->kind < 3 ? y->kind : 0] ?
-		       -1 : 1;
+	if (x->kind != y->kind)
+		return kind_rank(x->kind) < kind_rank(y->kind) ? -1 : 1;
 	if (gx != gy)
 		return gx > gy ? -1 : 1;
 	if (delta(&x->count) != delta(&y->count))
