@@ -23,6 +23,7 @@
 #define MAP_TYPE		0x0f
 #define MAP_FIXED		0x10
 #define MAP_ANONYMOUS		0x20
+#define MREMAP_FIXED		2
 #define MREMAP_DONTUNMAP	4
 
 extern const volatile __u8 cfg_fd_class[LT_MAX_SYSCALL];	/* bpf/fd.bpf.c */
@@ -179,8 +180,16 @@ __noinline int lt_mmap_unmap(__u32 tgid, __u64 start, __u64 len)
 __noinline int lt_mmap_new(__u32 tgid, __u64 gen, __u64 start, __u64 len, __u64 regs)
 {
 	struct lt_mmap_val v = { .len = len, .gen = gen, .ts_ns = bpf_ktime_get_ns() };
+	struct lt_mmap_key k = { .tgid = tgid, .start = start };
+	struct lt_mmap_val *old = bpf_map_lookup_elem(&mmaps, &k);
 	struct lt_site_val *s;
 
+	/* A record already there went away unseen (say under an mremap we do not track). */
+	if (old) {
+		struct lt_mmap_val gone = *old;
+
+		rec_release(tgid, start, &gone);
+	}
 	v.stack_hash = lt_syscall_stack(regs, MMAP_SALT);
 	s = site_get(tgid, v.gen, v.stack_hash, LT_KIND_MMAP);
 	if (!s)
@@ -196,9 +205,12 @@ static __always_inline void remap(__u32 tgid, const struct lt_sysargs *a, __u64 
 {
 	__u64 old = a->args[0], old_len = page_up(a->args[1]), new_len = page_up(a->args[2]);
 	struct lt_mmap_key k = { .tgid = tgid, .start = old };
-	struct lt_mmap_val *p = bpf_map_lookup_elem(&mmaps, &k);
-	struct lt_mmap_val v, moved;
+	struct lt_mmap_val *p, v, moved;
 
+	/* MREMAP_FIXED: whatever was mapped at the destination is replaced. */
+	if (ret != old && (a->args[3] & MREMAP_FIXED))
+		lt_mmap_unmap(tgid, ret, new_len);
+	p = bpf_map_lookup_elem(&mmaps, &k);
 	if (!p)
 		return;			/* not an anonymous private mapping leaktop saw made */
 	v = *p;
