@@ -300,6 +300,15 @@ struct lt_walk {
  */
 extern __u32 lt_walk_user_stack(const struct lt_walk *w, struct lt_stack *st);
 
+/*
+ * The user stack at a syscall (regs: its struct pt_regs *), interned with salt; a global
+ * function (bpf/fd.bpf.c).
+ */
+extern __u64 lt_syscall_stack(__u64 regs, __u64 salt);
+
+/* The exit of a memory mapping syscall (a: its arguments, ret >= 0); bpf/mmap.bpf.c. */
+extern int lt_mmap_exit(const struct lt_sysargs *a, long ret, __u64 regs);
+
 static __always_inline __u32 stack_depth(void)
 {
 	__u32 depth = cfg_stack_depth;

@@ -8,7 +8,8 @@
  * syscalls cost one array read.  Created descriptors are recorded in `fds` (tgid, fd) with
  * the site that made them; close, close_range and dup2/dup3 onto an open fd take them off.
  * Descriptors closed behind our back (exec's close-on-exec, a close we missed) are repaired by
- * the collector against /proc/PID/fd.
+ * the collector against /proc/PID/fd.  The memory mapping syscalls share the two tracepoints
+ * and the table; their exits go to bpf/mmap.bpf.c.
  *
  * The user stack at a syscall starts inside a libc wrapper that usually keeps no frame
  * pointer, so the caller of the wrapper is not on the frame-pointer chain.  It is found by
@@ -156,7 +157,7 @@ static __always_inline __u64 file_at(__u64 addr)
 	return vma_at(addr, &v) ? 0 : v.file;
 }
 
-static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs)
+static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs, __u64 salt)
 {
 	__u32 zero = 0;
 	struct scan_buf *scan = bpf_map_lookup_elem(&scan_scratch, &zero);
@@ -194,7 +195,7 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs)
 		w.bp = bp;
 		w.floor = sp;
 		st->nr = lt_walk_user_stack(&w, st);
-		return intern_stack(st, FD_SALT);
+		return intern_stack(st, salt);
 	}
 	/*
 	 * The caller's frame pointer: still in %rbp if the wrapper left it alone, else saved
@@ -209,7 +210,13 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs)
 	w.bp = bp;
 	w.floor = ra_at + 8;
 	st->nr = lt_walk_user_stack(&w, st);
-	return intern_stack(st, FD_SALT);
+	return intern_stack(st, salt);
+}
+
+/* The same for another concern's sites (bpf/mmap.bpf.c), with its own salt. */
+__noinline __u64 lt_syscall_stack(__u64 regs, __u64 salt)
+{
+	return capture_syscall_stack((struct pt_regs *)regs, salt);
 }
 
 /* Take (tgid, fd) off its site.  True if it was tracked. */
@@ -373,6 +380,19 @@ int lt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	sa.args[1] = BPF_CORE_READ(regs, si);
 	sa.args[2] = BPF_CORE_READ(regs, dx);
 	sa.args[3] = BPF_CORE_READ(regs, r10);
+	if (cfg_fd_class[nr] == LT_FDC_BRK) {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+		sa.args[1] = BPF_CORE_READ(task, mm, brk);
+	}
+	if (cfg_fd_class[nr] == LT_FDC_MUNMAP) {
+		struct lt_vma v;
+
+		/* Within one file or shared mapping: no record of ours, skip the search. */
+		if (!vma_at(sa.args[0], &v) && v.file && v.start <= sa.args[0] &&
+		    v.end >= sa.args[0] + sa.args[1])
+			return 0;
+	}
 	sa.active = 1;
 	if (bpf_map_update_elem(&sysargs, &id, &sa, BPF_ANY))
 		drop(LT_DROP_INFLIGHT_FULL);
@@ -400,6 +420,10 @@ int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (ret < 0 || a.nr >= LT_MAX_SYSCALL)
 		return 0;
 	cls = cfg_fd_class[a.nr];
+	if (cls >= LT_FDC_MMAP) {
+		lt_mmap_exit(&a, ret, (__u64)regs);
+		return 0;
+	}
 	now = bpf_ktime_get_ns();
 
 	switch (cls) {
@@ -435,7 +459,7 @@ int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		break;
 	}
 
-	hash = capture_syscall_stack(regs);
+	hash = capture_syscall_stack(regs, FD_SALT);
 	switch (cls) {
 	case LT_FDC_PAIR_ARG0:
 	case LT_FDC_PAIR_ARG3:

@@ -54,6 +54,8 @@ enum lt_drop {
 	LT_DROP_RINGBUF_FULL,		/* lifecycle event lost */
 	LT_DROP_LOST_RETURN,		/* an allocator call whose return probe never ran */
 	LT_DROP_FD_MAP_FULL,		/* new descriptor not recorded: fds map full */
+	LT_DROP_MMAP_MAP_FULL,		/* anonymous mapping (or the rest of one cut in two) not
+					 * recorded: mmaps map full */
 	LT_DROP_BPF_RECURSION,		/* a program the kernel skipped because another BPF program
 					 * was running on that CPU (filled in by the collector from
 					 * the programs' recursion_misses; BPF never writes it) */
@@ -76,6 +78,9 @@ enum lt_counter {
 	LT_CNT_BYSTANDER_HITS,		/* allocator probe hits in processes leaktop does not trace
 					 * (-p, --): the traps its probes cost other processes */
 	LT_CNT_COMPAT_SKIPPED,		/* ia32 syscalls of traced processes, not classified */
+	LT_CNT_MMAP_FILE_OR_SHARED,	/* mmaps of files or shared memory: counted, no site */
+	LT_CNT_MMAP_UNMATCHED,		/* munmap/mremap/brk pieces over more tracked mappings
+					 * than one call handles (LT_MMAP_RANGE_MAX): not applied */
 	LT_CNT__COUNT,
 };
 
@@ -98,6 +103,7 @@ struct lt_proc {
 enum lt_site_kind {
 	LT_KIND_HEAP = 0,
 	LT_KIND_FD = 1,
+	LT_KIND_MMAP = 2,		/* anonymous private mappings and brk growth */
 };
 
 /* sites: (tgid, kind, gen, stack) -> aggregates.  Key written by BPF; userspace deletes
@@ -110,7 +116,8 @@ struct lt_site_key {
 };
 
 /* Written by BPF with atomic adds; read (never written) by userspace.  For fd sites
- * allocs/frees count opens/closes and the byte fields stay 0. */
+ * allocs/frees count opens/closes and the byte fields stay 0; for mmap sites they count maps
+ * and unmaps of whole mappings (a split adds to outstanding_count only). */
 struct lt_site_val {
 	__s64 outstanding_bytes;
 	__s64 outstanding_count;
@@ -170,7 +177,8 @@ struct lt_fd_val {
 	__u64 ts_ns;
 };
 
-/* How a syscall creates or closes descriptors (rodata table cfg_fd_class, indexed by nr). */
+/* How a syscall creates or closes descriptors, or maps memory (rodata table cfg_fd_class,
+ * indexed by nr). */
 enum lt_fd_class {
 	LT_FDC_NONE = 0,
 	LT_FDC_RET,			/* the return value is a new fd */
@@ -183,13 +191,38 @@ enum lt_fd_class {
 	LT_FDC_RECVMMSG,		/* SCM_RIGHTS fds in each mmsghdr at arg 1 */
 	LT_FDC_CLOSE,			/* close(arg 0) */
 	LT_FDC_CLOSE_RANGE,		/* close_range(arg 0, arg 1, flags) */
+	/* Memory mapping syscalls (-r mmap), dispatched to bpf/mmap.bpf.c. */
+	LT_FDC_MMAP,			/* mmap(addr, len, prot, flags, ...): returns the start */
+	LT_FDC_MUNMAP,			/* munmap(addr, len) */
+	LT_FDC_MREMAP,			/* mremap(old, old_len, new_len, flags, new_addr) */
+	LT_FDC_BRK,			/* brk(addr): returns the new break; sys_enter keeps the
+					 * old one in args[1] */
 };
 
 #define LT_MAX_SYSCALL		512	/* size of cfg_fd_class */
 #define LT_MAX_FDS		(1u << 16)	/* open descriptors tracked, all processes */
 #define LT_MAX_SCM_FDS		16	/* fds taken from one SCM_RIGHTS message */
 
-/* sysargs (pid_tgid ->): a traced thread's fd syscall between entry and exit.  BPF only. */
+/* mmaps: (tgid, start) -> a live anonymous private mapping or brk extension, and its site.
+ * Written by BPF; the collector deletes the records of dead images. */
+#define LT_MAX_MMAPS		(1u << 16)
+#define LT_MMAP_RANGE_MAX	8	/* tracked mappings one munmap/brk shrink edits */
+
+struct lt_mmap_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 start;
+};
+
+struct lt_mmap_val {
+	__u64 len;
+	__u64 gen;
+	__u64 stack_hash;
+	__u64 ts_ns;
+};
+
+/* sysargs (pid_tgid ->): a traced thread's fd or mapping syscall between entry and exit.
+ * BPF only. */
 #define LT_MAX_SYSARGS		(1u << 15)
 struct lt_sysargs {
 	__u64 args[4];
@@ -243,5 +276,7 @@ LT_ASSERT_SIZE(struct lt_event, 64 + LT_EXE_LEN);
 LT_ASSERT_SIZE(struct lt_fd_key, 8);
 LT_ASSERT_SIZE(struct lt_fd_val, 24);
 LT_ASSERT_SIZE(struct lt_sysargs, 48);
+LT_ASSERT_SIZE(struct lt_mmap_key, 16);
+LT_ASSERT_SIZE(struct lt_mmap_val, 32);
 
 #endif /* LEAKTOP_H */

@@ -466,7 +466,7 @@ static void draw_sites(struct tui *t, const struct model *m, int y0, int height)
 		fmt__rate(rate, sizeof(rate), s->growth_per_s,
 			  s->kind == LT_KIND_FD ? UNIT_FDS : UNIT_BYTES);
 		snprintf(line, sizeof(line), "%-4s %-4s %10s %7" PRId64 " %11s %7s %s %s",
-			 s->flagged ? "LEAK" : "", s->kind == LT_KIND_FD ? "fd" : "heap",
+			 s->flagged ? "LEAK" : "", site_kind_name(s->kind),
 			 s->kind == LT_KIND_FD ? "-" :
 			 fmt__bytes(b1, sizeof(b1), s->outstanding_bytes),
 			 site__outstanding(s), rate, age, spark, where);
@@ -501,6 +501,13 @@ static int stack_summary(const struct site *s, char *line, size_t len, int which
 			PRIu64 "  growth %s", site__outstanding(s), (uint64_t)s->allocs,
 			site__frees(s), s->repaired,
 			fmt__rate(rate, sizeof(rate), s->growth_per_s, UNIT_FDS));
+	} else if (s->kind == LT_KIND_MMAP) {
+		fprintf(f, "mapped %s in %" PRId64 " mappings  maps %" PRIu64 "  unmaps %"
+			PRIu64 "  mapped in all %s  growth %s",
+			fmt__bytes(b1, sizeof(b1), s->outstanding_bytes),
+			(int64_t)s->outstanding_count, (uint64_t)s->allocs, (uint64_t)s->frees,
+			fmt__bytes(b2, sizeof(b2), s->alloc_bytes),
+			fmt__rate(rate, sizeof(rate), s->growth_per_s, UNIT_BYTES));
 	} else {
 		fprintf(f, "outstanding %s in %" PRId64 " blocks  allocs %" PRIu64 "  frees %"
 			PRIu64 "  allocated %s  growth %s",
@@ -524,7 +531,7 @@ static void draw_stack(struct tui *t, const struct model *m, int y0, int height)
 		if (p->sites[i].kind == t->site_kind && p->sites[i].stack_hash == t->site_hash)
 			s = &p->sites[i];
 	snprintf(line, sizeof(line), "%s site of %s (pid %u)%s",
-		 s && s->kind == LT_KIND_FD ? "fd" : "heap",
+		 s ? site_kind_name(s->kind) : "heap",
 		 p ? fmt__str_buf(comm, sizeof(comm), p->comm, "?") : "(gone)", t->pid,
 		 s && s->flagged ? "  LEAK" : "");
 	attron(A_REVERSE);

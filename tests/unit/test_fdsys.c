@@ -30,7 +30,7 @@ static void test_fd_syscall_table_covers_create_and_close(void)
 {
 	uint8_t table[LT_MAX_SYSCALL];
 
-	fdsys__fill_class_table(table);
+	fdsys__fill_class_table(table, true, false);
 	CHECK_EQ_INT(table[__NR_openat], LT_FDC_RET);
 	CHECK_EQ_INT(table[__NR_pipe2], LT_FDC_PAIR_ARG0);
 	CHECK_EQ_INT(table[__NR_socketpair], LT_FDC_PAIR_ARG3);
@@ -44,9 +44,25 @@ static void test_fd_syscall_table_covers_create_and_close(void)
 		CHECK(fd_syscalls[i].nr < LT_MAX_SYSCALL);
 }
 
+static void test_mmap_syscalls_only_with_mmap_tracked(void)
+{
+	uint8_t table[LT_MAX_SYSCALL];
+
+	fdsys__fill_class_table(table, false, true);
+	CHECK_EQ_INT(table[__NR_mmap], LT_FDC_MMAP);
+	CHECK_EQ_INT(table[__NR_munmap], LT_FDC_MUNMAP);
+	CHECK_EQ_INT(table[__NR_mremap], LT_FDC_MREMAP);
+	CHECK_EQ_INT(table[__NR_brk], LT_FDC_BRK);
+	CHECK_EQ_INT(table[__NR_openat], LT_FDC_NONE);
+	fdsys__fill_class_table(table, true, true);
+	CHECK_EQ_INT(table[__NR_openat], LT_FDC_RET);
+	CHECK_EQ_INT(table[__NR_brk], LT_FDC_BRK);
+}
+
 int main(void)
 {
 	RUN(test_fd_classify_names_every_link_kind);
 	RUN(test_fd_syscall_table_covers_create_and_close);
+	RUN(test_mmap_syscalls_only_with_mmap_tracked);
 	CHECK_EXIT();
 }

@@ -165,6 +165,40 @@ static void test_fold_site_that_drains_to_zero_stays_until_the_kernel_drops_it(v
 	model__free(&m);
 }
 
+static void test_fold_mmap_sites_sum_into_the_process_mmap_totals_not_its_heap(void)
+{
+	struct sample_site sites[] = {
+		heap_site(500, 1, 0xa, 100, 1, 1, 0),
+		{ .pid = 500, .kind = LT_KIND_MMAP, .gen = 1, .stack_hash = 0xb,
+		  .outstanding_bytes = 786432, .outstanding_count = 2, .allocs = 1 },
+		{ .pid = 500, .kind = LT_KIND_MMAP, .gen = 1, .stack_hash = 0xc,
+		  .outstanding_bytes = 131072, .outstanding_count = 2, .allocs = 3, .frees = 1 },
+	};
+	struct model m;
+	struct sample s;
+	const struct process *p;
+
+	model_new(&m);
+	sample_at(&s, 1, sites, 3);
+	reading(&s, 500, 1, true);
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 500, 1);
+	CHECK(p && p->n_sites == 3);
+	CHECK_EQ_INT(p->mmap_outstanding_bytes, 786432 + 131072);
+	CHECK_EQ_INT(p->mmap_outstanding_count, 4);
+	CHECK_EQ_INT(p->mmap_maps, 4);
+	CHECK_EQ_INT(p->mmap_unmaps, 1);
+	CHECK_EQ_INT(p->heap_outstanding_bytes, 100);
+	CHECK_EQ_INT(p->heap_allocs, 1);
+	/* An mmap site's history is its bytes, like a heap site's. */
+	for (size_t i = 0; i < p->n_sites; i++)
+		if (p->sites[i].kind == LT_KIND_MMAP)
+			CHECK_EQ_INT(series__last(&p->sites[i].hist),
+				     p->sites[i].outstanding_bytes);
+	model__free(&m);
+}
+
 static void test_fold_fd_repairs_close_descriptors_the_census_found_closed(void)
 {
 	struct sample_site sites[] = {
@@ -420,6 +454,7 @@ static void test_fold_takes_time_drops_and_timings_from_the_sample(void)
 int main(void)
 {
 	RUN(test_fold_exited_process_stays_for_one_report_then_is_reaped);
+	RUN(test_fold_mmap_sites_sum_into_the_process_mmap_totals_not_its_heap);
 	RUN(test_fold_exec_starts_a_new_image_generation);
 	RUN(test_fold_site_that_drains_to_zero_stays_until_the_kernel_drops_it);
 	RUN(test_fold_fd_repairs_close_descriptors_the_census_found_closed);

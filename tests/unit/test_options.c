@@ -199,6 +199,12 @@ static void test_options_resources_and_stack_depth(void)
 	CHECK_EQ_INT(o.resources, RES_HEAP);
 	CHECK_EQ_INT(o.stack_depth, 127);
 	CHECK_EQ_INT(parse(&o, err, "--resources=fd,heap", NULL), 0);
+	CHECK_EQ_INT(o.resources, RES_HEAP | RES_FD);
+	CHECK_EQ_INT(parse(&o, err, "--resources=fd,heap,mmap", NULL), 0);
+	CHECK_EQ_INT(o.resources, RES_ALL);
+	CHECK_EQ_INT(parse(&o, err, "-r", "mmap", NULL), 0);
+	CHECK_EQ_INT(o.resources, RES_MMAP);
+	CHECK_EQ_INT(parse(&o, err, NULL), 0);
 	CHECK_EQ_INT(o.resources, RES_ALL);
 	CHECK_EQ_INT(parse(&o, err, "-r", "gpu", NULL), -EINVAL);
 	CHECK_EQ_INT(parse(&o, err, "--stack-depth", "128", NULL), -EINVAL);

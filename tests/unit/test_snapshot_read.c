@@ -214,12 +214,42 @@ static void test_unknown_fields_and_site_kinds_are_ignored(void)
 	char *text = doc("{\"pid\": 42, \"future\": [1, {\"x\": null}], \"heap\": "
 			 "{\"outstanding_bytes\": 10, \"outstanding_count\": 1, \"allocs\": 1, "
 			 "\"frees\": 0}, \"flags\": [\"heap_growth\", \"new_verdict\"], "
-			 "\"sites\": [" SITE("") ", {\"kind\": \"mmap\"}]}");
+			 "\"sites\": [" SITE("") ", {\"kind\": \"gpu\"}]}");
 
 	CHECK_EQ_INT(read_text(text, &m, &info), 0);
 	free(text);
 	CHECK_EQ_INT(m.procs[0].n_sites, 1);
 	CHECK_EQ_INT(m.procs[0].flags, PROC_HEAP_GROWTH);
+	model__free(&m);
+}
+
+static void test_mmap_site_and_process_totals_are_read_back(void)
+{
+	struct snapshot_info info;
+	struct model m;
+	const struct site *s;
+	char *text = doc("{\"pid\": 42, \"heap\": {\"outstanding_bytes\": 0, "
+			 "\"outstanding_count\": 0, \"allocs\": 0, \"frees\": 0}, "
+			 "\"mmap\": {\"outstanding_bytes\": 786432, \"outstanding_count\": 2, "
+			 "\"maps\": 1, \"unmaps\": 0}, \"sites\": [{\"kind\": \"mmap\", "
+			 "\"outstanding_bytes\": 786432, \"outstanding_count\": 2, \"allocs\": 1, "
+			 "\"frees\": 0, \"alloc_bytes\": 1048576, \"growth_per_s\": 0, "
+			 "\"flagged\": false, \"stack\": []}]}");
+
+	CHECK_EQ_INT(read_text(text, &m, &info), 0);
+	free(text);
+	CHECK(m.resources & RES_MMAP);
+	CHECK(!(m.resources & RES_FD));
+	CHECK_EQ_INT(m.procs[0].mmap_outstanding_bytes, 786432);
+	CHECK_EQ_INT(m.procs[0].mmap_outstanding_count, 2);
+	CHECK_EQ_INT(m.procs[0].mmap_maps, 1);
+	CHECK_EQ_INT(m.procs[0].mmap_unmaps, 0);
+	CHECK_EQ_INT(m.procs[0].n_sites, 1);
+	s = &m.procs[0].sites[0];
+	CHECK_EQ_INT(s->kind, LT_KIND_MMAP);
+	CHECK_EQ_INT(s->outstanding_bytes, 786432);
+	CHECK_EQ_INT(site__outstanding(s), 2);
+	CHECK_EQ_INT(s->alloc_bytes, 1048576);
 	model__free(&m);
 }
 
@@ -500,6 +530,7 @@ int main(void)
 	RUN(test_null_frame_fields_stay_unknown);
 	RUN(test_fd_repairs_keep_the_outstanding_count_the_file_shows);
 	RUN(test_unknown_fields_and_site_kinds_are_ignored);
+	RUN(test_mmap_site_and_process_totals_are_read_back);
 	RUN(test_drops_without_breakdown_keep_the_total);
 	RUN(test_time_with_fraction_and_offset_is_read_as_utc);
 	RUN(test_pid_option_keeps_only_that_process);

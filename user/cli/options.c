@@ -38,7 +38,7 @@ static const char usage_text[] =
 "                          interval, replaced atomically\n"
 "      --folded FILE       write folded stacks (for flame graphs) each interval,\n"
 "                          replaced atomically\n"
-"  -r, --resources LIST    what to track: heap, fd (default: all)\n"
+"  -r, --resources LIST    what to track: heap, fd, mmap (default: all)\n"
 "      --stack-depth N     user stack frames kept per call site (1-" OPT_STR(LT_MAX_STACK_DEPTH)
 				", default " OPT_STR(OPT_DEFAULT_STACK_DEPTH) ")\n"
 "  -n, --top N             call sites shown per process in the text report (default "
@@ -155,6 +155,7 @@ static const struct {
 } resource_names[] = {
 	{ "heap", RES_HEAP },
 	{ "fd", RES_FD },
+	{ "mmap", RES_MMAP },
 	{ "all", RES_ALL },
 };
 

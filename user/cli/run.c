@@ -404,6 +404,7 @@ static void upkeep(struct run *r)
 		tracker__forget(r->tr, dead, n);
 		collector__purge_sites(r->col, dead, n, &r->sample);
 		collector__purge_fds(r->col, dead, n);
+		collector__purge_mmaps(r->col, dead, n);
 		if (v) {
 			memcpy(v + r->n_pending, dead, n * sizeof(*v));
 			r->pending = v;
@@ -720,6 +721,7 @@ int run__main(const struct options *o)
 		.track_fd = o->resources & RES_FD,
 		/* Forces the older attach path (one perf event per probe), to compare or test it. */
 		.no_uprobe_multi = env_flag("LEAKTOP_NO_UPROBE_MULTI"),
+		.track_mmap = o->resources & RES_MMAP,
 		.probes = o->probe_floor == 1 ? PROBES_FLOOR_ENTRY :
 			  o->probe_floor == 2 ? PROBES_FLOOR_PLANNED : PROBES_ACCOUNTING,
 	};

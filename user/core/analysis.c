@@ -457,6 +457,7 @@ void analysis__run(struct model *m)
 	for (size_t i = 0; i < m->n_procs; i++) {
 		struct process *p = &m->procs[i];
 		double heap_sites_growth_per_s = 0, heap_explained_per_s = 0;
+		double mmap_sites_growth_per_s = 0;
 		bool heap_site_flagged = false, fd_site_flagged = false;
 		struct trend heap, fds, rss;
 
@@ -478,6 +479,8 @@ void analysis__run(struct model *m)
 				heap_sites_growth_per_s += s->growth_per_s;
 			} else if (s->flagged && s->kind == LT_KIND_FD) {
 				fd_site_flagged = true;
+			} else if (s->flagged && s->kind == LT_KIND_MMAP) {
+				mmap_sites_growth_per_s += s->growth_per_s;
 			}
 		}
 		series_trend(&p->hist_heap, ts, v, p->flags & PROC_HEAP_GROWTH, &heap);
@@ -498,8 +501,12 @@ void analysis__run(struct model *m)
 			p->flags |= PROC_FD_GROWTH;
 		if (rss.growing) {
 			p->flags |= PROC_RSS_GROWTH;
-			/* The working set grows faster than tracked memory explains. */
-			if (rss.slope_per_s > 2 * heap_explained_per_s)
+			/*
+			 * The working set grows faster than tracked memory explains: the heap,
+			 * and growing anonymous mappings (brk growth under a heap also counts
+			 * there: generous, never a false alarm).
+			 */
+			if (rss.slope_per_s > 2 * (heap_explained_per_s + mmap_sites_growth_per_s))
 				p->flags |= PROC_RSS_UNEXPLAINED;
 		}
 		p->heap_growth_per_s = heap.slope_per_s;

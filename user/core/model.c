@@ -26,6 +26,7 @@ const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_RINGBUF_FULL] = "ringbuf_full",
 	[LT_DROP_LOST_RETURN] = "lost_return",
 	[LT_DROP_FD_MAP_FULL] = "fd_map_full",
+	[LT_DROP_MMAP_MAP_FULL] = "mmap_map_full",
 	[LT_DROP_BPF_RECURSION] = "bpf_recursion",
 };
 
@@ -40,6 +41,8 @@ const char *const counter_names[LT_CNT__COUNT] = {
 	[LT_CNT_STACK_TRUNCATED] = "stack_truncated",
 	[LT_CNT_BYSTANDER_HITS] = "bystander_hits",
 	[LT_CNT_COMPAT_SKIPPED] = "compat_skipped",
+	[LT_CNT_MMAP_FILE_OR_SHARED] = "mmap_file_or_shared",
+	[LT_CNT_MMAP_UNMATCHED] = "mmap_unmatched",
 };
 
 void model__init(struct model *m, double interval_s, unsigned int resources, uint32_t window)
@@ -462,7 +465,7 @@ static int attach_frames(struct site *s, const struct sym_frame *frames, uint32_
 	return 0;
 }
 
-/* The sites of (pid, gen) with this stack, of either kind, get its frames. */
+/* The sites of (pid, gen) with this stack, of any kind, get its frames. */
 static int apply_frames(struct model *m, const struct sample_frames *sf)
 {
 	struct process *p = find_mut(m, sf->pid, sf->gen);
@@ -473,6 +476,9 @@ static int apply_frames(struct model *m, const struct sample_frames *sf)
 	err = attach_frames(site_find(p, LT_KIND_HEAP, sf->stack_hash), sf->frames, sf->n_frames);
 	if (!err)
 		err = attach_frames(site_find(p, LT_KIND_FD, sf->stack_hash), sf->frames,
+				    sf->n_frames);
+	if (!err)
+		err = attach_frames(site_find(p, LT_KIND_MMAP, sf->stack_hash), sf->frames,
 				    sf->n_frames);
 	return err;
 }
@@ -549,6 +555,8 @@ static void sum_sites(struct process *q)
 	q->heap_allocs = q->heap_frees = 0;
 	q->fd_outstanding = 0;
 	q->fd_opens = q->fd_closes = 0;
+	q->mmap_outstanding_bytes = q->mmap_outstanding_count = 0;
+	q->mmap_maps = q->mmap_unmaps = 0;
 	for (size_t j = 0; j < q->n_sites; j++) {
 		const struct site *st = &q->sites[j];
 
@@ -556,6 +564,13 @@ static void sum_sites(struct process *q)
 			q->fd_outstanding += site__outstanding(st);
 			q->fd_opens += st->allocs;
 			q->fd_closes += site__frees(st);
+			continue;
+		}
+		if (st->kind == LT_KIND_MMAP) {
+			q->mmap_outstanding_bytes += st->outstanding_bytes;
+			q->mmap_outstanding_count += st->outstanding_count;
+			q->mmap_maps += st->allocs;
+			q->mmap_unmaps += st->frees;
 			continue;
 		}
 		q->heap_outstanding_bytes += st->outstanding_bytes;

@@ -96,6 +96,8 @@ struct process {
 	int64_t heap_outstanding_bytes, heap_outstanding_count;
 	uint64_t heap_allocs, heap_frees;
 	int64_t fd_outstanding;
+	int64_t mmap_outstanding_bytes, mmap_outstanding_count;	/* over its mmap sites */
+	uint64_t mmap_maps, mmap_unmaps;
 	uint64_t fd_opens, fd_closes, fd_repaired;
 	uint32_t fd_untracked;
 	bool fd_census_valid;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * types.c - the names of the shared kinds (descriptor types), as reports and snapshots
- * spell them.
+ * types.c - the names of the shared kinds (descriptor types, site kinds), as reports and
+ * snapshots spell them.
  */
+#include "bpf/leaktop.h"
 #include "core/types.h"
 
 const char *const fd_type_names[FD_TYPE__COUNT] = {
@@ -27,3 +28,15 @@ const char *const fd_type_names[FD_TYPE__COUNT] = {
 	[FD_ANON_INODE] = "anon_inode",
 	[FD_OTHER] = "other",
 };
+
+static const char *const site_kind_names[] = {
+	[LT_KIND_HEAP] = "heap",
+	[LT_KIND_FD] = "fd",
+	[LT_KIND_MMAP] = "mmap",
+};
+
+const char *site_kind_name(unsigned int kind)
+{
+	return kind < sizeof(site_kind_names) / sizeof(site_kind_names[0]) &&
+	       site_kind_names[kind] ? site_kind_names[kind] : "heap";
+}

@@ -14,7 +14,8 @@
 enum resource_bits {
 	RES_HEAP = 1u << 0,
 	RES_FD = 1u << 1,
-	RES_ALL = RES_HEAP | RES_FD,
+	RES_MMAP = 1u << 2,
+	RES_ALL = RES_HEAP | RES_FD | RES_MMAP,
 };
 
 /* Kinds of descriptors, as /proc/PID/fd names them (live/fdsys.c classifies). */
@@ -43,6 +44,9 @@ enum fd_type {
 };
 
 extern const char *const fd_type_names[FD_TYPE__COUNT];
+
+/* The name of a site kind (enum lt_site_kind): "heap", "fd" or "mmap". */
+const char *site_kind_name(unsigned int kind);
 
 /* A process's counters: the Linux cousins of Working Set, Virtual Bytes, Handle Count and
  * thread count. */

@@ -415,6 +415,15 @@ static bool fd_is_dead(const void *key, const void *val, const void *ctx)
 	return is_dead(d->v, d->n, k->tgid, v->gen);
 }
 
+static bool mmap_is_dead(const void *key, const void *val, const void *ctx)
+{
+	const struct lt_mmap_key *k = key;
+	const struct lt_mmap_val *v = val;
+	const struct dead_set *d = ctx;
+
+	return is_dead(d->v, d->n, k->tgid, v->gen);
+}
+
 struct purge_ctx {
 	struct dead_set dead;
 	uint64_t *hashes;		/* stacks of the sites removed */
@@ -554,4 +563,14 @@ long collector__purge_fds(struct collector *c, const struct dead_image *dead, si
 		return 0;
 	return sweep(c->fds.fds, sizeof(struct lt_fd_key), sizeof(struct lt_fd_val), fd_is_dead,
 		     &d);
+}
+
+long collector__purge_mmaps(struct collector *c, const struct dead_image *dead, size_t n)
+{
+	struct dead_set d = { dead, n };
+
+	if (!n || c->fds.mmaps < 0)
+		return 0;
+	return sweep(c->fds.mmaps, sizeof(struct lt_mmap_key), sizeof(struct lt_mmap_val),
+		     mmap_is_dead, &d);
 }

@@ -52,6 +52,8 @@ long collector__purge_sites(struct collector *c, const struct dead_image *dead, 
 long collector__purge_allocs(struct collector *c, const struct dead_image *dead, size_t n);
 /* Forget dead images' descriptors (a batched sweep of `fds`).  Records removed or -errno. */
 long collector__purge_fds(struct collector *c, const struct dead_image *dead, size_t n);
+/* The same for the mapping records (mmaps map). */
+long collector__purge_mmaps(struct collector *c, const struct dead_image *dead, size_t n);
 
 /* Delete the record of descriptor fd of pid (closed without a close leaktop saw).  0 if this
  * call deleted it, -errno otherwise (-ENOENT: a racing close did). */

@@ -3,7 +3,8 @@
  * fdsys.c - tables of descriptor syscalls and descriptor kinds.
  *
  * fd_syscalls[] is the single list of what leaktop counts as creating or closing a
- * descriptor; the BPF side gets it as a byte per syscall number.  fdsys__classify() names a
+ * descriptor, and of the memory mapping syscalls (-r mmap); the BPF side gets it as a byte
+ * per syscall number, with the entries of the resources tracked.  fdsys__classify() names a
  * descriptor from its /proc/PID/fd link, with a table of link prefixes.
  */
 #include <string.h>
@@ -52,16 +53,23 @@ const struct fd_syscall fd_syscalls[] = {
 	{ "recvmmsg", __NR_recvmmsg, LT_FDC_RECVMMSG },
 	{ "close", __NR_close, LT_FDC_CLOSE },
 	{ "close_range", __NR_close_range, LT_FDC_CLOSE_RANGE },
+	{ "mmap", __NR_mmap, LT_FDC_MMAP },
+	{ "munmap", __NR_munmap, LT_FDC_MUNMAP },
+	{ "mremap", __NR_mremap, LT_FDC_MREMAP },
+	{ "brk", __NR_brk, LT_FDC_BRK },
 };
 
 const size_t n_fd_syscalls = sizeof(fd_syscalls) / sizeof(fd_syscalls[0]);
 
-void fdsys__fill_class_table(uint8_t table[LT_MAX_SYSCALL])
+void fdsys__fill_class_table(uint8_t table[LT_MAX_SYSCALL], bool fd, bool mmap)
 {
 	memset(table, LT_FDC_NONE, LT_MAX_SYSCALL);
-	for (size_t i = 0; i < n_fd_syscalls; i++)
-		if (fd_syscalls[i].nr < LT_MAX_SYSCALL)
+	for (size_t i = 0; i < n_fd_syscalls; i++) {
+		bool is_mmap = fd_syscalls[i].cls >= LT_FDC_MMAP;
+
+		if (fd_syscalls[i].nr < LT_MAX_SYSCALL && (is_mmap ? mmap : fd))
 			table[fd_syscalls[i].nr] = fd_syscalls[i].cls;
+	}
 }
 
 static const struct {

@@ -6,6 +6,7 @@
 #ifndef LEAKTOP_FDSYS_H
 #define LEAKTOP_FDSYS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,8 +22,9 @@ struct fd_syscall {
 extern const struct fd_syscall fd_syscalls[];
 extern const size_t n_fd_syscalls;
 
-/* Fill the BPF side's table (indexed by syscall number). */
-void fdsys__fill_class_table(uint8_t table[LT_MAX_SYSCALL]);
+/* Fill the BPF side's table (indexed by syscall number): the fd syscalls if fd, the memory
+ * mapping ones if mmap. */
+void fdsys__fill_class_table(uint8_t table[LT_MAX_SYSCALL], bool fd, bool mmap);
 
 /* The kind of descriptor whose /proc/PID/fd link reads `target` (pure). */
 enum fd_type fdsys__classify(const char *target);

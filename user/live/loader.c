@@ -198,7 +198,8 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	ld->skel->rodata->cfg_self_tgid = cfg->self_tgid;
 	ld->skel->rodata->cfg_follow_fork = cfg->follow_fork;
 	ld->skel->rodata->cfg_stack_depth = cfg->stack_depth;
-	fdsys__fill_class_table((uint8_t *)ld->skel->rodata->cfg_fd_class);
+	fdsys__fill_class_table((uint8_t *)ld->skel->rodata->cfg_fd_class, cfg->track_fd,
+				cfg->track_mmap);
 	err = bpf_map__set_value_size(ld->skel->maps.stacks, 8 + 8 * cfg->stack_depth);
 	if (err)
 		goto fail_load;
@@ -225,11 +226,11 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 		bpf_program__set_autoload(ld->skel->progs.lt_exec, false);
 		bpf_program__set_autoload(ld->skel->progs.lt_exit, false);
 	}
-	if (cfg->probes != PROBES_ACCOUNTING || !cfg->track_fd) {
+	if (cfg->probes != PROBES_ACCOUNTING || !(cfg->track_fd || cfg->track_mmap)) {
 		bpf_program__set_autoload(ld->skel->progs.lt_sys_enter, false);
 		bpf_program__set_autoload(ld->skel->progs.lt_sys_exit, false);
 	}
-	if (cfg->probes == PROBES_ACCOUNTING || !cfg->track_fd) {
+	if (cfg->probes == PROBES_ACCOUNTING || !(cfg->track_fd || cfg->track_mmap)) {
 		bpf_program__set_autoload(ld->skel->progs.floor_sys_enter, false);
 		bpf_program__set_autoload(ld->skel->progs.floor_sys_exit, false);
 	}
@@ -244,6 +245,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	ld->fds.drops = bpf_map__fd(ld->skel->maps.drops);
 	ld->fds.counters = bpf_map__fd(ld->skel->maps.counters);
 	ld->fds.fds = bpf_map__fd(ld->skel->maps.fds);
+	ld->fds.mmaps = bpf_map__fd(ld->skel->maps.mmaps);
 	bpf_object__for_each_program(prog, ld->skel->obj) {
 		if (bpf_program__fd(prog) >= 0 && ld->fds.n_progs < LT_MAX_PROGS)
 			ld->fds.progs[ld->fds.n_progs++] = bpf_program__fd(prog);
@@ -252,7 +254,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	if (err)
 		goto fail_load;
 
-	if (cfg->probes != PROBES_ACCOUNTING && cfg->track_fd) {
+	if (cfg->probes != PROBES_ACCOUNTING && (cfg->track_fd || cfg->track_mmap)) {
 		/* The bench's floor: empty programs on the syscall tracepoints. */
 		struct bpf_program *floors[] = { ld->skel->progs.floor_sys_enter,
 						 ld->skel->progs.floor_sys_exit };
@@ -276,7 +278,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 		struct bpf_program *tps[] = { ld->skel->progs.lt_fork, ld->skel->progs.lt_exec,
 					      ld->skel->progs.lt_exit, ld->skel->progs.lt_sys_enter,
 					      ld->skel->progs.lt_sys_exit };
-		size_t n_tps = cfg->track_fd ? 5 : 3;
+		size_t n_tps = cfg->track_fd || cfg->track_mmap ? 5 : 3;
 
 		for (size_t i = 0; i < n_tps; i++) {
 			struct bpf_link *l = bpf_program__attach(tps[i]);

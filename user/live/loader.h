@@ -29,7 +29,8 @@ struct loader_config {
 	unsigned int stack_depth;
 	int self_tgid;
 	bool verbose;
-	bool track_fd;		/* attach the fd syscall tracepoints */
+	bool track_fd;		/* attach the syscall tracepoints for descriptors */
+	bool track_mmap;	/* ... and for memory mappings */
 	bool no_uprobe_multi;	/* one perf event per probe even where uprobe_multi works */
 	enum probe_kind probes;
 };
@@ -38,7 +39,7 @@ struct loader_config {
 
 /* File descriptors of the maps (and programs, for their miss counts) the collector reads. */
 struct lt_map_fds {
-	int procs, sites, allocs, stacks, drops, counters, fds;
+	int procs, sites, allocs, stacks, drops, counters, fds, mmaps;
 	int progs[LT_MAX_PROGS];
 	int n_progs;
 };

@@ -70,7 +70,7 @@ char *diff__site_key(const struct site *s)
 
 	if (!f)
 		return NULL;
-	fprintf(f, "%s", s->kind == LT_KIND_FD ? "fd" : "heap");
+	fprintf(f, "%s", site_kind_name(s->kind));
 	for (uint32_t i = 0; i < s->n_frames; i++) {
 		const struct sym_frame *fr = &s->frames[i];
 
@@ -180,7 +180,7 @@ static void keyed_free(struct keyed *v, size_t n)
 	free(v);
 }
 
-/* The growth a site or process is ranked by: bytes for heap, descriptors for fd. */
+/* The growth a site or process is ranked by: bytes for heap and mmap, descriptors for fd. */
 static int64_t site_growth(const struct diff_site *s)
 {
 	return s->kind == LT_KIND_FD ? delta(&s->count) : delta(&s->bytes);
@@ -199,13 +199,21 @@ static enum diff_status site_status(const struct diff_site *s)
 	return g > 0 ? DIFF_GREW : g < 0 ? DIFF_SHRANK : DIFF_SAME;
 }
 
+/* Sites are listed heap first, then mmap, then fd. */
+static int kind_rank(unsigned int kind)
+{
+	static const int rank[] = { [LT_KIND_HEAP] = 0, [LT_KIND_MMAP] = 1, [LT_KIND_FD] = 2 };
+
+	return kind < sizeof(rank) / sizeof(rank[0]) ? rank[kind] : 0;
+}
+
 static int cmp_diff_site(const void *a, const void *b)
 {
 	const struct diff_site *x = a, *y = b;
 	int64_t gx = site_growth(x), gy = site_growth(y);
 
 	if (x->kind != y->kind)
-		return x->kind == LT_KIND_HEAP ? -1 : 1;
+		return kind_rank(x->kind) < kind_rank(y->kind) ? -1 : 1;
 	if (gx != gy)
 		return gx > gy ? -1 : 1;
 	if (delta(&x->count) != delta(&y->count))
@@ -461,9 +469,10 @@ static void write_site(FILE *out, const struct diff *d, const struct diff_site *
 			side_count(b3, sizeof(b3), ds->count.new_, ds->count.has_new),
 			status_names[ds->status]);
 	else
-		fprintf(out, "    %s%s, %+" PRId64 " blocks  (%s -> %s)  %s  ",
+		fprintf(out, "    %s%s, %+" PRId64 " %s  (%s -> %s)  %s  ",
 			fmt__signed_bytes(b1, sizeof(b1), delta(&ds->bytes)),
 			rate(b4, sizeof(b4), d, delta(&ds->bytes), UNIT_BYTES), delta(&ds->count),
+			ds->kind == LT_KIND_MMAP ? "mappings" : "blocks",
 			side_bytes(b2, sizeof(b2), ds->bytes.old, ds->bytes.has_old),
 			side_bytes(b3, sizeof(b3), ds->bytes.new_, ds->bytes.has_new),
 			status_names[ds->status]);
@@ -569,12 +578,12 @@ static json_t *frames_json(const struct site *s)
 
 static json_t *site_json(const struct diff *d, const struct diff_site *ds)
 {
-	json_t *o = json_pack("{s:s, s:s}", "kind", ds->kind == LT_KIND_FD ? "fd" : "heap",
+	json_t *o = json_pack("{s:s, s:s}", "kind", site_kind_name(ds->kind),
 			      "status", status_names[ds->status]);
 
 	if (!o)
 		return NULL;
-	if (ds->kind == LT_KIND_HEAP)
+	if (ds->kind != LT_KIND_FD)
 		json_object_set_new(o, "outstanding_bytes", num_json(d, &ds->bytes));
 	json_object_set_new(o, "outstanding_count", num_json(d, &ds->count));
 	json_object_set_new(o, "stack", frames_json(ds->new_ ? ds->new_ : ds->old));

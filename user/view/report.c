@@ -45,6 +45,11 @@ static void write_process(FILE *out, const struct model *m, const struct process
 			fprintf(out, ", untracked %u", p->fd_untracked);
 		fputs(")\n", out);
 	}
+	if (m->resources & RES_MMAP)
+		fprintf(out, "  mmap: %s in %" PRId64 " anonymous mappings (maps %" PRIu64
+			", unmaps %" PRIu64 ")\n",
+			fmt__bytes(b3, sizeof(b3), p->mmap_outstanding_bytes),
+			p->mmap_outstanding_count, p->mmap_maps, p->mmap_unmaps);
 	sites = model__sites_by_outstanding(p);
 	if (!sites)
 		return;
@@ -61,6 +66,13 @@ static void write_process(FILE *out, const struct model *m, const struct process
 				", %s)  ", site__outstanding(s), (uint64_t)s->allocs,
 				site__frees(s),
 				fmt__rate(b2, sizeof(b2), s->growth_per_s, UNIT_FDS));
+		} else if (s->kind == LT_KIND_MMAP) {
+			fprintf(out, " %s mapped in %" PRId64 " mappings (maps %" PRIu64
+				", unmaps %" PRIu64 ", %s)  ",
+				fmt__bytes(b1, sizeof(b1), s->outstanding_bytes),
+				(int64_t)s->outstanding_count, (uint64_t)s->allocs,
+				(uint64_t)s->frees,
+				fmt__rate(b2, sizeof(b2), s->growth_per_s, UNIT_BYTES));
 		} else {
 			fprintf(out, " %s in %" PRId64 " blocks (allocs %" PRIu64 ", frees %"
 				PRIu64 ", %s)  ",

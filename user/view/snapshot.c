@@ -101,7 +101,7 @@ static json_t *site_json(const struct model *m, const struct site *s)
 		age = (m->now_ns - s->live_since_ns) / 1e9;
 	snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t)s->stack_hash);
 	obj = json_pack("{s:s, s:I, s:I, s:I, s:I, s:f, s:b, s:o, s:s, s:o}",
-			"kind", s->kind == LT_KIND_FD ? "fd" : "heap",
+			"kind", site_kind_name(s->kind),
 			"outstanding_bytes", (json_int_t)s->outstanding_bytes,
 			"outstanding_count", (json_int_t)outstanding,
 			"allocs", (json_int_t)s->allocs,
@@ -233,6 +233,12 @@ static json_t *process_json(const struct model *m, const struct process *p)
 			"repaired", (json_int_t)p->fd_repaired,
 			"untracked", p->fd_census_valid ? json_integer(p->fd_untracked)
 							: json_null()));
+	if (obj && (m->resources & RES_MMAP))
+		json_object_set_new(obj, "mmap", json_pack("{s:I, s:I, s:I, s:I}",
+			"outstanding_bytes", (json_int_t)p->mmap_outstanding_bytes,
+			"outstanding_count", (json_int_t)p->mmap_outstanding_count,
+			"maps", (json_int_t)p->mmap_maps,
+			"unmaps", (json_int_t)p->mmap_unmaps));
 	return obj;
 }
 

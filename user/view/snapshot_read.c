@@ -731,6 +731,7 @@ static const struct {
 } site_kinds[] = {
 	{ "heap", LT_KIND_HEAP },
 	{ "fd", LT_KIND_FD },
+	{ "mmap", LT_KIND_MMAP },
 };
 
 /* {"definite": {"count", "bytes"}, ...}: the blocks of each scan class (absent: zeros). */
@@ -924,7 +925,7 @@ static int read_counters(struct rd *r, json_t *jp, struct process *p)
 	return ret;
 }
 
-static int read_fd_totals(struct rd *r, json_t *jp, struct process *p, bool *has_fd)
+static int read_fd_totals(struct rd *r, json_t *jp, struct process *p, unsigned int *res)
 {
 	static const struct int_field fields[] = {
 		{ "outstanding_count", offsetof(struct process, fd_outstanding), 8, -NUM_MAX,
@@ -941,11 +942,35 @@ static int read_fd_totals(struct rd *r, json_t *jp, struct process *p, bool *has
 
 	if (ret || !fd)
 		return ret;
-	*has_fd = true;
+	*res |= RES_FD;
 	mark = at_key(r, "fd");
 	ret = read_ints(r, fd, p, fields, sizeof(fields) / sizeof(fields[0]), &known);
 	back(r, mark);
 	p->fd_census_valid = known & (1u << 4);
+	return ret;
+}
+
+/* "mmap": {outstanding_bytes, outstanding_count, maps, unmaps}, when mmap was tracked. */
+static int read_mmap_totals(struct rd *r, json_t *jp, struct process *p, unsigned int *res)
+{
+	static const struct int_field fields[] = {
+		{ "outstanding_bytes", offsetof(struct process, mmap_outstanding_bytes), 8,
+		  -NUM_MAX, NUM_MAX, F_REQ },
+		{ "outstanding_count", offsetof(struct process, mmap_outstanding_count), 8,
+		  -NUM_MAX, NUM_MAX, F_REQ },
+		{ "maps", offsetof(struct process, mmap_maps), 8, 0, NUM_MAX, F_REQ },
+		{ "unmaps", offsetof(struct process, mmap_unmaps), 8, 0, NUM_MAX, F_REQ },
+	};
+	json_t *mm;
+	size_t mark;
+	int ret = member(r, jp, "mmap", JSON_OBJECT, F_NULL, &mm);
+
+	if (ret || !mm)
+		return ret;
+	*res |= RES_MMAP;
+	mark = at_key(r, "mmap");
+	ret = read_ints(r, mm, p, fields, sizeof(fields) / sizeof(fields[0]), NULL);
+	back(r, mark);
 	return ret;
 }
 
@@ -1122,7 +1147,7 @@ static int read_scan(struct rd *r, json_t *jp, struct process *p)
 }
 
 static int read_process(struct rd *r, json_t *jp, uint64_t now_ns, struct process *p,
-			bool *has_fd)
+			unsigned int *res)
 {
 	static const struct int_field ids[] = {
 		{ "pid", offsetof(struct process, pid), 4, 1, 0x7fffffff, F_REQ },
@@ -1157,7 +1182,9 @@ static int read_process(struct rd *r, json_t *jp, uint64_t now_ns, struct proces
 		back(r, mark);
 	}
 	if (!ret)
-		ret = read_fd_totals(r, jp, p, has_fd);
+		ret = read_fd_totals(r, jp, p, res);
+	if (!ret)
+		ret = read_mmap_totals(r, jp, p, res);
 	if (!ret)
 		ret = read_flags(r, jp, p);
 	if (!ret)
@@ -1250,7 +1277,7 @@ int snapshot__from_json(json_t *root, const char *name, const struct snapshot_re
 	char why[384] = "";
 	struct rd r = { .err = why, .len = sizeof(why) };
 	json_t *t, *procs;
-	bool has_fd = false;
+	unsigned int res = RES_HEAP;
 	int ret;
 
 	memset(m, 0, sizeof(*m));
@@ -1289,7 +1316,7 @@ int snapshot__from_json(json_t *root, const char *name, const struct snapshot_re
 
 		at_index(&r, i);
 		p->gen = i + 1;
-		ret = read_process(&r, json_array_get(procs, i), m->now_ns, p, &has_fd);
+		ret = read_process(&r, json_array_get(procs, i), m->now_ns, p, &res);
 		back(&r, mark);
 		if (!ret && o && o->pid && p->pid != o->pid) {
 			process_clear(p);
@@ -1298,7 +1325,7 @@ int snapshot__from_json(json_t *root, const char *name, const struct snapshot_re
 	}
 	if (m->n_procs)		/* qsort's base is declared nonnull, even for none */
 		qsort(m->procs, m->n_procs, sizeof(*m->procs), cmp_proc_key);
-	m->resources = RES_HEAP | (has_fd ? RES_FD : 0);
+	m->resources = res;
 out:
 	if (ret == -ENOMEM)
 		snprintf(err, len, "out of memory reading snapshot %s; free some memory and retry",

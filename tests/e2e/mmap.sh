@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+#
+# mmap.sh - what leaktop counts for anonymous mappings and brk growth (-r mmap), in
+# `leaktop -- CMD` mode.
+#
+# tests/progs/mmap_kinds.c maps, partly unmaps, remaps and grows the break from one function
+# each; the numbers below mirror it.  The program waits (DIR/done, DIR/quit) until leaktop
+# has taken two snapshots after its last call; the assertions are on the last of them,
+# taken while it is alive.
+
+. "$(dirname "$0")/lib.sh"
+require_root
+require_built mmap_kinds
+
+MK=$E2E_TMP/mmap_kinds
+MK_PID=""
+
+# run_mmap_kinds NAME [LEAKTOP OPTIONS...]: a run into $MK/NAME.
+run_mmap_kinds() {
+	local name=$1 dir=$MK/$1
+	shift
+	mkdir -p "$dir/dir"
+	lt_bg "$dir/out.jsonl" "$dir/err" -b -i "$INTERVAL" "$@" -j - -- "$PROGS/mmap_kinds" \
+		"$dir/dir"
+	wait_file "$dir/dir/done" || return 1
+	MK_PID=$(pid_in "$dir/dir/done")
+	wait_two_more "$dir/out.jsonl" || return 1
+	last_line "$dir/out.jsonl" "$dir/alive.json"
+	touch "$dir/dir/quit"
+	wait_exit "$LT_PID" || return 1
+	[ -s "$dir/alive.json" ] || fail_because "leaktop wrote no snapshot; stderr: $(cat "$dir/err")"
+}
+
+run_default() { run_mmap_kinds default; }
+run_no_mmap() { run_mmap_kinds no_mmap -r heap,fd; }
+
+mk() { scenario run_default; }
+
+# expect_mmap_site SYMBOL COUNT BYTES MAPS UNMAPS: exactly one mmap site of the program maps
+# from SYMBOL (stack[0]), with those numbers.
+expect_mmap_site() {
+	local want="[[$2,$3,$4,$5]]" got
+	got=$(jqc "$MK/default/alive.json" '[procs($pid) | .sites[] |
+		select(.kind == "mmap" and .stack[0].symbol == $sym) | nums]' \
+		--argjson pid "$MK_PID" --arg sym "$1")
+	[ "$got" == "$want" ] ||
+		fail_because "mmap sites at $1 as [[count, bytes, maps, unmaps]]: got $got," \
+			"expected $want; the mmap sites as [function, count, bytes]: $(jqc \
+			"$MK/default/alive.json" '[procs($pid) | .sites[] | select(.kind == "mmap") |
+			[.stack[0].symbol, .outstanding_count, .outstanding_bytes]]' \
+			--argjson pid "$MK_PID")"
+}
+
+# ------------------------------------------------------------ one case each
+
+test_whole_munmap_of_one_of_three_mappings_at_one_site() {
+	mk || return 1
+	expect_mmap_site map_three_unmap_one 2 131072 3 1
+}
+
+test_munmap_of_the_middle_splits_one_mapping_in_two() {
+	mk || return 1
+	expect_mmap_site map_punch_hole 2 786432 1 0
+}
+
+test_mremap_moves_the_mapping_with_its_new_length() {
+	mk || return 1
+	expect_mmap_site map_then_remap 1 262144 1 0
+}
+
+test_file_mapping_is_counted_not_a_site() {
+	mk || return 1
+	expect_jq "mmap sites with map_file in their stack" 0 "$MK/default/alive.json" \
+		'[procs($pid) | .sites[] | select(.kind == "mmap" and
+		  any(.stack[]; .symbol == "map_file"))] | length' --argjson pid "$MK_PID" ||
+		return 1
+	json_true "$MK/default/alive.json" '.stats.mmap_file_or_shared >= 1' ||
+		fail_because "stats.mmap_file_or_shared: $(jqc "$MK/default/alive.json" \
+			'.stats.mmap_file_or_shared'), expected at least 1"
+}
+
+test_brk_growth_is_charged_to_its_caller() {
+	mk || return 1
+	expect_jq "bytes of the mmap sites with grow_brk in their stack" 12288 \
+		"$MK/default/alive.json" '[procs($pid) | .sites[] | select(.kind == "mmap" and
+		  any(.stack[]; .symbol == "grow_brk")) | .outstanding_bytes] | add' \
+		--argjson pid "$MK_PID"
+}
+
+test_process_mmap_totals_are_the_sum_of_its_mmap_sites() {
+	mk || return 1
+	expect_jq "the process's mmap object against the sum of its mmap sites" true \
+		"$MK/default/alive.json" '[procs($pid) | .mmap as $m |
+		  [.sites[] | select(.kind == "mmap")] as $s |
+		  $m.outstanding_bytes == ([$s[].outstanding_bytes] | add) and
+		  $m.outstanding_count == ([$s[].outstanding_count] | add) and
+		  $m.maps == ([$s[].allocs] | add) and $m.unmaps == ([$s[].frees] | add) and
+		  $m.outstanding_bytes >= 131072 + 786432 + 262144 + 12288] | .[0]' \
+		--argjson pid "$MK_PID"
+}
+
+test_mmap_run_dropped_nothing() {
+	mk || return 1
+	expect_no_drops "$MK/default/out.jsonl" jsonl || return 1
+	expect_jq "stats.mmap_unmatched" 0 "$MK/default/alive.json" '.stats.mmap_unmatched'
+}
+
+test_resources_without_mmap_make_no_mmap_site() {
+	scenario run_no_mmap || return 1
+	expect_jq "mmap sites and mmap objects with -r heap,fd" '[0,0]' "$MK/no_mmap/alive.json" \
+		'[([.processes[].sites[] | select(.kind == "mmap")] | length),
+		  ([.processes[] | select(has("mmap"))] | length)]'
+}
+
+# ------------------------------------------------------------ every run
+
+test_every_run_of_this_script_dropped_nothing() {
+	expect_no_drops_anywhere
+}
+
+run_tests
