@@ -417,12 +417,38 @@ static void test_fold_takes_time_drops_and_timings_from_the_sample(void)
 	model__free(&m);
 }
 
+/*
+ * The census deletes a record of a descriptor /proc showed closed only if the map still holds
+ * the record it read: closed and created again since (at another site, or at the same one a
+ * moment later), the number's record is the new descriptor's and stays.
+ */
+static void test_census_keeps_reopened_fd(void)
+{
+	struct sample_fd seen = { .pid = 40, .fd = 5, .gen = 3, .stack_hash = 0xa, .ts_ns = 100 };
+	struct sample_fd now = seen;
+
+	CHECK(sample_fd__same_record(&seen, &now));
+	now.stack_hash = 0xb;
+	now.ts_ns = 250;
+	CHECK(!sample_fd__same_record(&seen, &now));
+	now = seen;
+	now.ts_ns = 101;
+	CHECK(!sample_fd__same_record(&seen, &now));
+	now = seen;
+	now.gen = 4;
+	CHECK(!sample_fd__same_record(&seen, &now));
+	now = seen;
+	now.fd = 6;
+	CHECK(!sample_fd__same_record(&seen, &now));
+}
+
 int main(void)
 {
 	RUN(test_fold_exited_process_stays_for_one_report_then_is_reaped);
 	RUN(test_fold_exec_starts_a_new_image_generation);
 	RUN(test_fold_site_that_drains_to_zero_stays_until_the_kernel_drops_it);
 	RUN(test_fold_fd_repairs_close_descriptors_the_census_found_closed);
+	RUN(test_census_keeps_reopened_fd);
 	RUN(test_fold_scan_result_is_attached_and_carried_to_the_next_interval);
 	RUN(test_fold_frames_arriving_later_attach_to_their_site);
 	RUN(test_fold_takes_counters_of_live_images_and_names_of_all);

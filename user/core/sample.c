@@ -78,6 +78,12 @@ void fd_census__free(struct fd_census *fc)
 	memset(fc, 0, sizeof(*fc));
 }
 
+bool sample_fd__same_record(const struct sample_fd *seen, const struct sample_fd *now)
+{
+	return seen->pid == now->pid && seen->fd == now->fd && seen->gen == now->gen &&
+	       seen->stack_hash == now->stack_hash && seen->ts_ns == now->ts_ns;
+}
+
 void sample__reset(struct sample *s)
 {
 	for (size_t i = 0; i < s->n_procs; i++) {

@@ -92,6 +92,13 @@ struct fd_census {
 void fd_census__free(struct fd_census *fc);
 
 /*
+ * Is `now` (what the map holds at seen's (pid, fd) now) the record `seen` was read from?
+ * A descriptor closed and created again since then has another creation time (and often
+ * another site or image): its record is not the one the census found closed.
+ */
+bool sample_fd__same_record(const struct sample_fd *seen, const struct sample_fd *now);
+
+/*
  * One image's readings from /proc: who it is (as last read while it lived), and for a live
  * image its counters and fd census this interval.
  */

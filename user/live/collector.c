@@ -269,10 +269,23 @@ static int read_fds(struct collector *c, struct sample *s)
 	return 0;
 }
 
-int collector__forget_fd(struct collector *c, uint32_t pid, int fd)
+int collector__forget_fd(struct collector *c, const struct sample_fd *seen)
 {
-	struct lt_fd_key key = { .tgid = pid, .fd = fd };
+	struct lt_fd_key key = { .tgid = seen->pid, .fd = seen->fd };
+	struct lt_fd_val v;
+	struct sample_fd now;
 
+	if (bpf_map_lookup_elem(c->fds.fds, &key, &v))
+		return -errno;
+	now = (struct sample_fd){ .pid = seen->pid, .fd = seen->fd, .gen = v.gen,
+				  .stack_hash = v.stack_hash, .ts_ns = v.ts_ns };
+	if (!sample_fd__same_record(seen, &now))
+		return -ESTALE;
+	/*
+	 * Not atomic with the lookup: a close and a reopen of this number in the few
+	 * microseconds between the two would still lose the new record.  Closing and then
+	 * reopening it once, between the census's listing and here, the common case, is safe.
+	 */
 	return bpf_map_delete_elem(c->fds.fds, &key) ? -errno : 0;
 }
 

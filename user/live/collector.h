@@ -53,9 +53,13 @@ long collector__purge_allocs(struct collector *c, const struct dead_image *dead,
 /* Forget dead images' descriptors (a batched sweep of `fds`).  Records removed or -errno. */
 long collector__purge_fds(struct collector *c, const struct dead_image *dead, size_t n);
 
-/* Delete the record of descriptor fd of pid (closed without a close leaktop saw).  0 if this
- * call deleted it, -errno otherwise (-ENOENT: a racing close did). */
-int collector__forget_fd(struct collector *c, uint32_t pid, int fd);
+/*
+ * Delete the record `seen` (from this interval's sample) of a descriptor /proc showed closed
+ * without a close leaktop saw, if the map still holds that very record.  0 if this call
+ * deleted it, -errno otherwise (-ENOENT: a racing close did; -ESTALE: the number was
+ * opened again since, and the record is the new descriptor's).
+ */
+int collector__forget_fd(struct collector *c, const struct sample_fd *seen);
 
 /* Delete stacks referenced by no site in `s` for two sweeps in a row.  Count or -errno. */
 long collector__gc_stacks(struct collector *c, const struct sample *s);
