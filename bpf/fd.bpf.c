@@ -26,7 +26,6 @@
 #define SCAN_WORDS		32
 #define MAX_CMSGS		4
 #define MAX_MMSGS		8
-#define FD_SALT			0x66645f7369746573ULL	/* fd stacks never share a heap hash */
 
 const volatile __u8 cfg_fd_class[LT_MAX_SYSCALL];
 
@@ -194,7 +193,7 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs)
 		w.bp = bp;
 		w.floor = sp;
 		st->nr = lt_walk_user_stack(&w, st);
-		return intern_stack(st, FD_SALT);
+		return intern_stack(st, LT_FD_SALT);
 	}
 	/*
 	 * The caller's frame pointer: still in %rbp if the wrapper left it alone, else saved
@@ -209,7 +208,7 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs)
 	w.bp = bp;
 	w.floor = ra_at + 8;
 	st->nr = lt_walk_user_stack(&w, st);
-	return intern_stack(st, FD_SALT);
+	return intern_stack(st, LT_FD_SALT);
 }
 
 /* Take (tgid, fd) off its site.  True if it was tracked. */

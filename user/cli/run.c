@@ -358,7 +358,7 @@ static void upkeep(struct run *r)
 		struct dead_image *v = realloc(r->pending, (r->n_pending + n) * sizeof(*v));
 
 		tracker__forget(r->tr, dead, n);
-		collector__purge_sites(r->col, dead, n, &r->sample);
+		collector__purge_sites(r->col, dead, n);
 		collector__purge_fds(r->col, dead, n);
 		if (v) {
 			memcpy(v + r->n_pending, dead, n * sizeof(*v));

@@ -43,11 +43,11 @@ int collector__read_allocs(struct collector *c, uint32_t tgid, uint64_t gen,
 uint32_t collector__stack(struct collector *c, uint64_t hash, uint64_t *ips, uint32_t max);
 
 /*
- * Forget dead images' sites (a batched sweep of `sites`), and the stacks only they used
- * (`live`: the latest sample, whose other sites keep theirs).  Records removed or -errno.
+ * Forget dead images' sites (a batched sweep of `sites`), and the stacks no other site uses
+ * (the sites map as it is after the sweep, and sites made meanwhile, keep theirs).  Records
+ * removed or -errno.
  */
-long collector__purge_sites(struct collector *c, const struct dead_image *dead, size_t n,
-			    const struct sample *live);
+long collector__purge_sites(struct collector *c, const struct dead_image *dead, size_t n);
 /* Forget dead images' live blocks (a batched sweep of `allocs`).  Records removed or -errno. */
 long collector__purge_allocs(struct collector *c, const struct dead_image *dead, size_t n);
 /* Forget dead images' descriptors (a batched sweep of `fds`).  Records removed or -errno. */
