@@ -98,6 +98,13 @@ test_child_leaking_while_sibling_is_purged_keeps_its_stack() {
 		--argjson parent "$PF_PARENT" || return 1
 }
 
+test_exits_seen_as_events_are_not_reconciled() {
+	scenario run_prefork || return 1
+	# 40 children exited and no event was lost: /proc never had to tell leaktop.
+	expect_jq "stats.reconciled" '{"exited":0,"reused":0}' "$PF/out.jsonl" \
+		'last | .stats.reconciled' --slurp
+}
+
 test_prefork_run_has_no_drops() {
 	scenario run_prefork || return 1
 	expect_no_drops "$PF/out.jsonl" jsonl

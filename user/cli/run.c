@@ -418,6 +418,7 @@ static int collect(struct run *r, bool scan_due)
 	s->probes_attached = loader__probe_count(r->ld);
 	s->libcs_refused = loader__libcs_refused(r->ld);
 	measure_self(s);
+	tracker__set_backlog(r->tr, loader__events_pending(r->ld));
 	err = tracker__fill(r->tr, r->col, s, &budget);
 	if (!err && (r->o->resources & RES_FD))
 		err = fdcensus__fill(r->col, s);

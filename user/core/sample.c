@@ -84,6 +84,15 @@ bool sample_fd__same_record(const struct sample_fd *seen, const struct sample_fd
 	       seen->stack_hash == now->stack_hash && seen->ts_ns == now->ts_ns;
 }
 
+enum proc_fate proc_fate_of(uint64_t known_ticks, int read_err, uint64_t now_ticks)
+{
+	if (read_err == -ENOENT || read_err == -ESRCH)
+		return PROC_GONE;
+	if (read_err || !known_ticks || !now_ticks)
+		return PROC_ALIVE;
+	return now_ticks == known_ticks ? PROC_ALIVE : PROC_REUSED;
+}
+
 void sample__reset(struct sample *s)
 {
 	for (size_t i = 0; i < s->n_procs; i++) {
@@ -99,6 +108,7 @@ void sample__reset(struct sample *s)
 		scan_result__free(&s->scans[i].result);
 	s->n_events = s->n_procs = s->n_frames = s->n_scans = 0;
 	s->stacks_pending = 0;
+	s->reconciled_exited = s->reconciled_reused = 0;
 	memset(&s->timing, 0, sizeof(s->timing));
 }
 
