@@ -42,7 +42,7 @@ static void *published;			/* the mover's realloc argument, while in realloc */
 static long hits;
 static pthread_barrier_t start;
 
-/* Write s (a short decimal line) to dir/name, under a temporary name and renamed. */
+/* Write v (a decimal line) to dir/name, under a temporary name and renamed. */
 static void put_file(const char *dir, const char *name, long v)
 {
 	char tmp[4096], path[4096], buf[32];
