@@ -364,6 +364,21 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, __u64 text_start
 	return intern_stack(st, 0);
 }
 
+/* Stacks of fd and mmap sites are salted: a stack never shares another kind's hash. */
+#define LT_FD_SALT	0x66645f7369746573ULL
+#define LT_MMAP_SALT	0x6d6d61705f736974ULL
+
+static __always_inline __u64 kind_salt(__u32 kind)
+{
+	return kind == LT_KIND_FD ? LT_FD_SALT : kind == LT_KIND_MMAP ? LT_MMAP_SALT : 0;
+}
+
+/*
+ * A new site uses stack `hash`: put it back if the collector deleted it meanwhile (a global
+ * function in bpf/stack.bpf.c, verified once).  Returns 0.
+ */
+extern int lt_keep_stack(__u64 hash, __u32 kind);
+
 /* The site (tgid, gen, stack) of a kind, created on first use; NULL when the map is full. */
 static __always_inline struct lt_site_val *site_get(__u32 tgid, __u64 gen, __u64 hash, __u32 kind)
 {
@@ -374,6 +389,7 @@ static __always_inline struct lt_site_val *site_get(__u32 tgid, __u64 gen, __u64
 	if (s)
 		return s;
 	bpf_map_update_elem(&sites, &sk, &zero, BPF_NOEXIST);
+	lt_keep_stack(hash, kind);
 	s = bpf_map_lookup_elem(&sites, &sk);
 	if (!s)
 		drop(LT_DROP_SITE_MAP_FULL);

@@ -27,7 +27,6 @@
 #define SCAN_WORDS		32
 #define MAX_CMSGS		4
 #define MAX_MMSGS		8
-#define FD_SALT			0x66645f7369746573ULL	/* fd stacks never share a heap hash */
 
 const volatile __u8 cfg_fd_class[LT_MAX_SYSCALL];
 
@@ -459,7 +458,7 @@ int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		break;
 	}
 
-	hash = capture_syscall_stack(regs, FD_SALT);
+	hash = capture_syscall_stack(regs, LT_FD_SALT);
 	switch (cls) {
 	case LT_FDC_PAIR_ARG0:
 	case LT_FDC_PAIR_ARG3:

@@ -57,6 +57,49 @@ static __always_inline void bystander_hit(void)
 		bump(&counters, LT_CNT_BYSTANDER_HITS);
 }
 
+/*
+ * realloc's entry: take its old block's record out of `allocs` into the thread's call state
+ * (the thread owns the address until realloc frees it inside libc, so the record is
+ * certainly the block's).  Its site keeps the block until the call returns.
+ */
+static __always_inline void hold_old(struct lt_inflight *cur, __u32 tgid, __u64 addr)
+{
+	struct lt_alloc_key ak = { .tgid = tgid, .addr = addr };
+	struct lt_alloc_val *a = bpf_map_lookup_elem(&allocs, &ak);
+
+	cur->old_held = 0;
+	if (!a)
+		return;
+	cur->old = *a;
+	/* Only the deleter owns the record, so a racing free of the block counts once. */
+	if (bpf_map_delete_elem(&allocs, &ak))
+		return;
+	cur->old_held = 1;
+}
+
+/* realloc freed its old block (held since its entry): take it off its site. */
+static __always_inline void old_freed(__u32 tgid, const struct lt_inflight *in)
+{
+	site_sub(tgid, in->old.gen, in->old.stack_hash, LT_KIND_HEAP, in->old.size_bytes);
+	bump(&counters, LT_CNT_EVENTS);
+}
+
+/*
+ * realloc failed and its old block lives on: put its record back.  Should that fail (the
+ * map is full), the block is untracked from now on: off its site, and counted as a drop.
+ */
+static __always_inline void old_kept(__u32 tgid, __u64 addr, const struct lt_inflight *in)
+{
+	struct lt_alloc_key ak = { .tgid = tgid, .addr = addr };
+	long err = bpf_map_update_elem(&allocs, &ak, &in->old, BPF_NOEXIST);
+
+	if (!err)
+		return;
+	site_sub(tgid, in->old.gen, in->old.stack_hash, LT_KIND_HEAP, in->old.size_bytes);
+	if (err != -EEXIST)
+		drop(LT_DROP_ALLOC_MAP_FULL);
+}
+
 /* Record a new live block at the current call site. */
 static __always_inline void record(struct pt_regs *ctx, const struct lt_inflight *in,
 				   __u32 tgid, __u64 addr)
@@ -151,8 +194,13 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size
 			bump(&counters, LT_CNT_NESTED);
 			return 0;
 		}
-		/* A new call where the outer one was: it returned without its return probe. */
+		/*
+		 * A new call where the outer one was: it returned without its return probe.  A
+		 * realloc's old block is taken as freed: realloc rarely fails.
+		 */
 		drop(LT_DROP_LOST_RETURN);
+		if (cur->old_held)
+			old_freed(tgid, cur);
 	}
 	cur->size_bytes = size;
 	cur->arg_ptr = arg_ptr;
@@ -163,6 +211,9 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size
 	cur->alloc_text_end = p->alloc_text_end;
 	cur->fn = fn;
 	cur->depth = 0;
+	cur->old_held = 0;
+	if ((fn == LT_FN_REALLOC || fn == LT_FN_REALLOCARRAY) && arg_ptr)
+		hold_old(cur, tgid, arg_ptr);
 	cur->active = 1;
 	return 0;
 }
@@ -197,12 +248,15 @@ static __always_inline int alloc_exit(struct pt_regs *ctx, __u64 ret)
 		/*
 		 * realloc(p, n) frees p whenever it succeeds (moved or not) and, as glibc
 		 * defines realloc(p, 0), when n is 0 (it frees p and returns NULL).  A failed
-		 * realloc leaves p alive.
+		 * realloc leaves p alive.  p's record was taken out at the entry (hold_old):
+		 * by now `allocs` may hold another thread's new block at p.
 		 */
-		if (in.arg_ptr && (ret || in.size_bytes == 0)) {
-			if (release(tgid, in.arg_ptr))
-				bump(&counters, LT_CNT_EVENTS);
-		}
+		if (!in.old_held)
+			break;
+		if (ret || in.size_bytes == 0)
+			old_freed(tgid, &in);
+		else
+			old_kept(tgid, in.arg_ptr, &in);
 		break;
 	default:
 		break;
@@ -293,19 +347,27 @@ int BPF_KRETPROBE(alloc_return, __u64 ret)
 	return alloc_exit(ctx, ret);
 }
 
+/*
+ * Is this free realloc's own, of the old block it holds (glibc's realloc(p, 0) calls free,
+ * musl's moving realloc too)?  Its return accounts the block.
+ */
+static __always_inline bool realloc_own_free(__u64 ptr)
+{
+	struct lt_inflight *cur;
+
+	cur = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), NULL, 0);
+	return cur && cur->active && cur->old_held && cur->arg_ptr == ptr;
+}
+
 static __always_inline int free_entry(__u64 ptr)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	if (is_self(tgid, LT_CNT_SELF_HITS) || !ptr)
 		return 0;
-	/*
-	 * No nesting check: a free made inside realloc(p, 0) takes p off its site here and
-	 * realloc's return then finds nothing left to release, so p is freed exactly once.
-	 */
 	if (release(tgid, ptr))
 		bump(&counters, LT_CNT_EVENTS);
-	else if (bpf_map_lookup_elem(&procs, &tgid))
+	else if (!realloc_own_free(ptr) && bpf_map_lookup_elem(&procs, &tgid))
 		bump(&counters, LT_CNT_FREE_UNKNOWN);
 	else
 		bystander_hit();

@@ -150,7 +150,14 @@ struct lt_stack {
 	__u64 ips[LT_MAX_STACK_DEPTH];
 };
 
-/* inflight (task storage): the outer allocator call a thread is inside.  BPF only. */
+/*
+ * inflight (task storage): the outer allocator call a thread is inside.  BPF only.
+ * realloc's old block is taken out of `allocs` at the call's entry, while the thread still
+ * owns the address: once realloc has freed it inside libc, another thread may be handed the
+ * same address before this call returns, and its record must not be the one removed.  The
+ * return then takes the old block off its site (realloc freed it) or puts the record back
+ * (realloc failed and the block lives on).
+ */
 struct lt_inflight {
 	__u64 size_bytes;		/* requested size (n*m for calloc/reallocarray) */
 	__u64 arg_ptr;			/* realloc's old pointer / posix_memalign's out-pointer */
@@ -162,6 +169,9 @@ struct lt_inflight {
 	__u32 fn;			/* enum lt_alloc_fn */
 	__u16 depth;			/* nested allocator calls currently inside this one */
 	__u16 active;			/* 1 between the outer call's entry and return */
+	__u32 old_held;			/* 1: `old` is arg_ptr's record, out of `allocs` */
+	__u32 pad;
+	struct lt_alloc_val old;	/* realloc's old block, as it was recorded */
 };
 
 /* fds: (tgid, fd) -> the site that created an open descriptor.  Written by BPF; the
@@ -271,7 +281,7 @@ LT_ASSERT_SIZE(struct lt_site_val, 56);
 LT_ASSERT_SIZE(struct lt_alloc_key, 16);
 LT_ASSERT_SIZE(struct lt_alloc_val, 32);
 LT_ASSERT_SIZE(struct lt_stack, 8 + 8 * LT_MAX_STACK_DEPTH);
-LT_ASSERT_SIZE(struct lt_inflight, 64);
+LT_ASSERT_SIZE(struct lt_inflight, 104);
 LT_ASSERT_SIZE(struct lt_event, 64 + LT_EXE_LEN);
 LT_ASSERT_SIZE(struct lt_fd_key, 8);
 LT_ASSERT_SIZE(struct lt_fd_val, 24);

@@ -16,7 +16,6 @@
  */
 #include "common.bpf.h"
 
-#define MMAP_SALT		0x6d6d61705f736974ULL	/* mmap stacks never share another hash */
 #define PAGE_MASK_		4095ULL
 #define MAP_SHARED		0x01
 #define MAP_PRIVATE		0x02
@@ -190,7 +189,7 @@ __noinline int lt_mmap_new(__u32 tgid, __u64 gen, __u64 start, __u64 len, __u64 
 
 		rec_release(tgid, start, &gone);
 	}
-	v.stack_hash = lt_syscall_stack(regs, MMAP_SALT);
+	v.stack_hash = lt_syscall_stack(regs, LT_MMAP_SALT);
 	s = site_get(tgid, v.gen, v.stack_hash, LT_KIND_MMAP);
 	if (!s)
 		return 0;

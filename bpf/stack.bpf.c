@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * stack.bpf.c - user stacks: the frame-pointer walk every probe's capture shares.
+ * stack.bpf.c - user stacks: the frame-pointer walk every probe's capture shares, and the
+ * restoring of a stack the collector deleted under a new site.
  *
  * Stock distribution binaries keep no frame pointers: %rbp then holds anything, and a naive
  * walk reads text or heap data as return addresses, each garbage variant a separate site.
@@ -10,7 +11,7 @@
  * covers validated frames only and sites that differed by garbage are one.  A frame in the
  * same mapping as the frame before it is accepted without another vma lookup.
  *
- * A global function, linked with the programs that call it: the verifier checks it once.
+ * Global functions, linked with the programs that call them: the verifier checks each once.
  */
 #include "common.bpf.h"
 
@@ -91,4 +92,33 @@ __u32 lt_walk_user_stack(const struct lt_walk *w, struct lt_stack *st)
 		bp = frame.next;
 	}
 	return n;
+}
+
+/*
+ * A new site uses stack `hash`, which this program interned from the scratch buffer.  The
+ * collector may have deleted that stack meanwhile, if no site used it (a dead image's).  It
+ * deletes first and then reads the sites map, putting back the stacks a site uses; here the
+ * site is made first (under its bucket's lock, a full barrier) and the stack checked next.
+ * Whichever side comes second sees the other's change, so no site is left without its
+ * stack: put it back from the scratch buffer if it still holds these frames.
+ */
+int lt_keep_stack(__u64 hash, __u32 kind)
+{
+	struct lt_stack *st;
+	long err;
+	__u64 h;
+
+	if (!hash || bpf_map_lookup_elem(&stacks, &hash))
+		return 0;
+	st = stack_buf();
+	if (!st)
+		return 0;
+	/* Another program on this CPU may have used the buffer since: then the frames differ. */
+	h = stack_hash_of(st, st->nr) ^ kind_salt(kind);
+	if ((h ? h : 1) != hash)
+		return 0;
+	err = bpf_map_update_elem(&stacks, &hash, st, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		drop(LT_DROP_STACK_MAP_FULL);
+	return 0;
 }

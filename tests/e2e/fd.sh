@@ -9,7 +9,8 @@
 # close_range, dup2/dup3 over an open descriptor).  fd_net.c accepts TCP connections on
 # 127.0.0.1 and passes descriptors with SCM_RIGHTS (recvmsg, recvmmsg); fd_repair.c closes
 # more descriptors with one close_range() than leaktop takes off directly, so the rest are
-# repaired from /proc/PID/fd; fd_exec.c opens close-on-exec descriptors and execs.  The
+# repaired from /proc/PID/fd; fd_exec.c opens close-on-exec descriptors and execs; fd_churn.c
+# reopens one number from two sites while the census reads /proc/PID/fd.  The
 # numbers below mirror those programs.
 #
 # Each program creates DIR/done and then waits (opening and closing nothing) until the test
@@ -19,7 +20,7 @@
 
 . "$(dirname "$0")/lib.sh"
 require_root
-require_built fd_kinds fd_net fd_exec fd_repair
+require_built fd_kinds fd_net fd_exec fd_repair fd_churn
 
 # jq definitions for fd sites, used with the helpers of lib.sh (jqc, expect_jq).
 FD_DEFS='
@@ -454,6 +455,38 @@ test_close_range_leaves_descriptors_below_it() {
 test_repair_run_has_no_drops() {
 	scenario run_repair || return 1
 	expect_no_drops "$FR/out.jsonl" jsonl
+}
+
+# ------------------------------------------------------------ census race (fd_churn)
+
+# fd_churn.c reopens one number from two sites at full speed while the census runs (every
+# 0.05 s): a number the census found closed is often open again, from the other site, by the
+# time it would delete the record; that record is the new descriptor's and must stay, or one
+# site climbs for good and the other goes negative.  (A census may still repair a close
+# whose syscall had removed the descriptor but not yet returned: the counts stay right.)
+FC=$E2E_TMP/churn
+FC_PID=""
+
+run_churn() {
+	run_alive "$FC" fd_churn -i 0.05 || return 1
+	FC_PID=$RUN_PID
+}
+
+test_census_keeps_descriptor_reopened_at_another_site() {
+	local sym
+	scenario run_churn || return 1
+	for sym in churn_open churn_socket; do
+		expect_jq "[count, opens - closes] of the $sym site(s)" '[0,0]' "$FC/final.json" \
+			"$FD_DEFS [procs(\$pid) | fd_sites_at(\"$sym\")] |
+			[(map(.outstanding_count) | add), (map(.allocs - .frees) | add)]" \
+			--argjson pid "$FC_PID" || return 1
+	done
+	expect_fd_totals_consistent "$FC/final.json" "$FC_PID" "$(cat "$FC/fd_entries")"
+}
+
+test_churn_run_has_no_drops() {
+	scenario run_churn || return 1
+	expect_no_drops "$FC/out.jsonl" jsonl
 }
 
 # ------------------------------------------------------------ exec (fd_exec)

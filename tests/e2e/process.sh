@@ -11,7 +11,7 @@
 
 . "$(dirname "$0")/lib.sh"
 require_root
-require_built fork_leak exec_leak simple_leak early_exit
+require_built fork_leak exec_leak simple_leak early_exit prefork_leak
 
 # ------------------------------------------------------------ fork
 
@@ -63,6 +63,49 @@ test_fork_parent_keeps_only_its_own_leaks() {
 test_fork_run_has_no_drops() {
 	scenario run_fork || return 1
 	expect_no_drops "$FK/out.jsonl" jsonl
+}
+
+# ------------------------------------------------------------ pre-forking parent
+
+# prefork_leak.c: 40 short-lived children one after another, each leaking once from the same
+# stack; a child may allocate from that stack while its dead sibling's records are purged.
+PF=$E2E_TMP/prefork
+PF_PARENT=""
+
+run_prefork() {
+	local n
+	mkdir -p "$PF/dir"
+	lt_bg "$PF/out.jsonl" "$PF/err" -b -i "$INTERVAL" -j - -- "$PROGS/prefork_leak" "$PF/dir"
+	wait_file "$PF/dir/done" || return 1
+	PF_PARENT=$(pid_in "$PF/dir/done")
+	n=$(line_count "$PF/out.jsonl")
+	wait_lines "$PF/out.jsonl" $((n + 2)) || return 1
+	touch "$PF/dir/quit"
+	wait_exit "$LT_PID" || return 1
+	expect_eq "leaktop's exit status" 0 "$WAIT_STATUS"
+}
+
+test_child_leaking_while_sibling_is_purged_keeps_its_stack() {
+	scenario run_prefork || return 1
+	# Each child's last entry: its one heap site, and the site's innermost function.
+	expect_jq "children's last entries as [count, with one site, at leak_in_child]" \
+		'[40,40]' "$PF/out.jsonl" '[.[] | .processes[] | select(.pid != $parent)] |
+		group_by(.pid) | map(last | [.sites[] | select(.kind == "heap") |
+		.stack[0].symbol]) | [length, (map(select(. == ["leak_in_child"])) | length)]' \
+		--slurp \
+		--argjson parent "$PF_PARENT" || return 1
+}
+
+test_exits_seen_as_events_are_not_reconciled() {
+	scenario run_prefork || return 1
+	# 40 children exited and no event was lost: /proc never had to tell leaktop.
+	expect_jq "stats.reconciled" '{"exited":0,"reused":0}' "$PF/out.jsonl" \
+		'last | .stats.reconciled' --slurp
+}
+
+test_prefork_run_has_no_drops() {
+	scenario run_prefork || return 1
+	expect_no_drops "$PF/out.jsonl" jsonl
 }
 
 # ------------------------------------------------------------ exec

@@ -4,6 +4,7 @@
  * generations, sites that drain or vanish, fd repairs, frames that arrive late, readings,
  * and scans attached and carried from one interval to the next.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -451,6 +452,103 @@ static void test_fold_takes_time_drops_and_timings_from_the_sample(void)
 	model__free(&m);
 }
 
+/*
+ * Reconciling with /proc: a pid with no /proc entry is gone; one whose start time differs
+ * from the image's is a newer process; a read error or an unknown start time says nothing.
+ */
+static void test_reconcile_tells_gone_and_reused_pid_from_live(void)
+{
+	CHECK_EQ_INT(proc_fate_of(5000, 0, 5000), PROC_ALIVE);
+	CHECK_EQ_INT(proc_fate_of(5000, -ENOENT, 0), PROC_GONE);
+	CHECK_EQ_INT(proc_fate_of(5000, -ESRCH, 0), PROC_GONE);
+	CHECK_EQ_INT(proc_fate_of(0, -ENOENT, 0), PROC_GONE);
+	CHECK_EQ_INT(proc_fate_of(5000, 0, 9000), PROC_REUSED);
+	CHECK_EQ_INT(proc_fate_of(0, 0, 9000), PROC_ALIVE);
+	CHECK_EQ_INT(proc_fate_of(5000, -EACCES, 0), PROC_ALIVE);
+	CHECK_EQ_INT(proc_fate_of(5000, -EINVAL, 0), PROC_ALIVE);
+}
+
+/*
+ * A process whose exit event was lost, found ended in /proc: the sample carries the EXIT
+ * event and the counts.  It is reported exited once and then reaped (its maps' records are
+ * purged with it); the counts add up over the run.
+ */
+static void test_fold_reconciled_exit_reaps_process_and_counts(void)
+{
+	struct sample_site sites[] = { heap_site(300, 1, 0xc, 16, 1, 1, 0),
+				       heap_site(301, 2, 0xd, 16, 1, 1, 0) };
+	struct dead_image *dead = NULL;
+	struct model m;
+	struct sample s;
+	const struct process *p;
+
+	model_new(&m);
+	sample_at(&s, 1, sites, 2);
+	event(&s, SAMPLE_EV_FIRST, 300, 1, 0, false);
+	event(&s, SAMPLE_EV_FIRST, 301, 2, 0, false);
+	reading(&s, 300, 1, true);
+	reading(&s, 301, 2, true);
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	model__reported(&m);
+	CHECK_EQ_INT(model__reap(&m, &dead), 0);
+
+	/* 300 is gone, 301's pid is a newer process: both ended without an event. */
+	sample_at(&s, 2, sites, 2);
+	event(&s, SAMPLE_EV_EXIT, 300, 0, 1, false);
+	event(&s, SAMPLE_EV_EXIT, 301, 0, 2, false);
+	s.reconciled_exited = 1;
+	s.reconciled_reused = 1;
+	reading(&s, 300, 1, false);
+	reading(&s, 301, 2, false);
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 300, 1);
+	CHECK(p && p->exited && !p->counters.valid);
+	p = model__find(&m, 301, 2);
+	CHECK(p && p->exited);
+	CHECK_EQ_INT(m.reconciled_exited, 1);
+	CHECK_EQ_INT(m.reconciled_reused, 1);
+	model__reported(&m);
+	CHECK_EQ_INT(model__reap(&m, &dead), 2);
+	free(dead);
+	dead = NULL;
+
+	/* Counts are totals since the start. */
+	sample_at(&s, 3, NULL, 0);
+	s.reconciled_exited = 2;
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	CHECK_EQ_INT(m.reconciled_exited, 3);
+	CHECK_EQ_INT(m.reconciled_reused, 1);
+	model__free(&m);
+}
+
+/*
+ * The census deletes a record of a descriptor /proc showed closed only if the map still holds
+ * the record it read: closed and created again since (at another site, or at the same one a
+ * moment later), the number's record is the new descriptor's and stays.
+ */
+static void test_census_keeps_reopened_fd(void)
+{
+	struct sample_fd seen = { .pid = 40, .fd = 5, .gen = 3, .stack_hash = 0xa, .ts_ns = 100 };
+	struct sample_fd now = seen;
+
+	CHECK(sample_fd__same_record(&seen, &now));
+	now.stack_hash = 0xb;
+	now.ts_ns = 250;
+	CHECK(!sample_fd__same_record(&seen, &now));
+	now = seen;
+	now.ts_ns = 101;
+	CHECK(!sample_fd__same_record(&seen, &now));
+	now = seen;
+	now.gen = 4;
+	CHECK(!sample_fd__same_record(&seen, &now));
+	now = seen;
+	now.fd = 6;
+	CHECK(!sample_fd__same_record(&seen, &now));
+}
+
 int main(void)
 {
 	RUN(test_fold_exited_process_stays_for_one_report_then_is_reaped);
@@ -458,6 +556,9 @@ int main(void)
 	RUN(test_fold_exec_starts_a_new_image_generation);
 	RUN(test_fold_site_that_drains_to_zero_stays_until_the_kernel_drops_it);
 	RUN(test_fold_fd_repairs_close_descriptors_the_census_found_closed);
+	RUN(test_census_keeps_reopened_fd);
+	RUN(test_reconcile_tells_gone_and_reused_pid_from_live);
+	RUN(test_fold_reconciled_exit_reaps_process_and_counts);
 	RUN(test_fold_scan_result_is_attached_and_carried_to_the_next_interval);
 	RUN(test_fold_frames_arriving_later_attach_to_their_site);
 	RUN(test_fold_takes_counters_of_live_images_and_names_of_all);

@@ -316,8 +316,12 @@ static void test_what_the_writer_writes_reads_back_the_same(void)
 
 	CHECK_EQ_INT(snapshot__read_file("tests/data/new.json", NULL, &a, &info, err,
 					 sizeof(err)), 0);
+	a.reconciled_exited = 3;
+	a.reconciled_reused = 1;
 	ta = rewrite(&a);
 	CHECK_EQ_INT(read_text(ta, &b, &info), 0);
+	CHECK_EQ_INT(b.reconciled_exited, 3);
+	CHECK_EQ_INT(b.reconciled_reused, 1);
 	tb = rewrite(&b);
 	ja = json_loads(ta, 0, NULL);
 	jb = json_loads(tb, 0, NULL);

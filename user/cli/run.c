@@ -402,7 +402,7 @@ static void upkeep(struct run *r)
 		struct dead_image *v = realloc(r->pending, (r->n_pending + n) * sizeof(*v));
 
 		tracker__forget(r->tr, dead, n);
-		collector__purge_sites(r->col, dead, n, &r->sample);
+		collector__purge_sites(r->col, dead, n);
 		collector__purge_fds(r->col, dead, n);
 		collector__purge_mmaps(r->col, dead, n);
 		if (v) {
@@ -466,6 +466,7 @@ static int collect(struct run *r, bool scan_due, bool final)
 	s->probes_attached = loader__probe_count(r->ld);
 	s->libcs_refused = loader__libcs_refused(r->ld);
 	measure_self(s);
+	tracker__set_backlog(r->tr, loader__events_pending(r->ld));
 	err = tracker__fill(r->tr, r->col, s, &budget);
 	if (!err && (r->o->resources & RES_FD))
 		err = fdcensus__fill(r->col, s);

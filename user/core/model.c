@@ -638,6 +638,8 @@ int model__apply(struct model *m, const struct sample *s)
 	m->libcs_refused = s->libcs_refused;
 	m->stacks_pending = s->stacks_pending;
 	m->procs_deferred = s->procs_deferred;
+	m->reconciled_exited += s->reconciled_exited;
+	m->reconciled_reused += s->reconciled_reused;
 	m->self_rss_bytes = s->self_rss_bytes;
 	m->self_cpu_s = s->self_cpu_s;
 	/* The producers' time; scans are reported on their own (stop_ms). */

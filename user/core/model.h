@@ -125,6 +125,9 @@ struct model {
 					 * scans) */
 	uint32_t stacks_pending;	/* stacks whose frames are still to come */
 	uint32_t procs_deferred;	/* live processes whose /proc reading was left for later */
+	/* Processes /proc showed ended while no event said so (lost events), since the start. */
+	uint64_t reconciled_exited;	/* gone */
+	uint64_t reconciled_reused;	/* their pid reused by a newer process */
 	/* leaktop itself, as the run loop measured it (0: not measured). */
 	uint64_t self_rss_bytes;
 	double self_cpu_s;

@@ -78,6 +78,21 @@ void fd_census__free(struct fd_census *fc)
 	memset(fc, 0, sizeof(*fc));
 }
 
+bool sample_fd__same_record(const struct sample_fd *seen, const struct sample_fd *now)
+{
+	return seen->pid == now->pid && seen->fd == now->fd && seen->gen == now->gen &&
+	       seen->stack_hash == now->stack_hash && seen->ts_ns == now->ts_ns;
+}
+
+enum proc_fate proc_fate_of(uint64_t known_ticks, int read_err, uint64_t now_ticks)
+{
+	if (read_err == -ENOENT || read_err == -ESRCH)
+		return PROC_GONE;
+	if (read_err || !known_ticks || !now_ticks)
+		return PROC_ALIVE;
+	return now_ticks == known_ticks ? PROC_ALIVE : PROC_REUSED;
+}
+
 void sample__reset(struct sample *s)
 {
 	for (size_t i = 0; i < s->n_procs; i++) {
@@ -93,6 +108,7 @@ void sample__reset(struct sample *s)
 		scan_result__free(&s->scans[i].result);
 	s->n_events = s->n_procs = s->n_frames = s->n_scans = 0;
 	s->stacks_pending = 0;
+	s->reconciled_exited = s->reconciled_reused = 0;
 	memset(&s->timing, 0, sizeof(s->timing));
 }
 

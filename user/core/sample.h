@@ -92,6 +92,26 @@ struct fd_census {
 void fd_census__free(struct fd_census *fc);
 
 /*
+ * Is `now` (what the map holds at seen's (pid, fd) now) the record `seen` was read from?
+ * A descriptor closed and created again since then has another creation time (and often
+ * another site or image): its record is not the one the census found closed.
+ */
+bool sample_fd__same_record(const struct sample_fd *seen, const struct sample_fd *now);
+
+/* What /proc says of a live image, given its known start time (0: unknown). */
+enum proc_fate {
+	PROC_ALIVE,			/* the same process, or /proc could not tell */
+	PROC_GONE,			/* no process has its pid */
+	PROC_REUSED,			/* its pid is a process started at another time */
+};
+
+/*
+ * The fate of an image whose start time (/proc/PID/stat field 22) is known_ticks, from a
+ * new read of it: read_err (0 or -errno) and, when 0, now_ticks.
+ */
+enum proc_fate proc_fate_of(uint64_t known_ticks, int read_err, uint64_t now_ticks);
+
+/*
  * One image's readings from /proc: who it is (as last read while it lived), and for a live
  * image its counters and fd census this interval.
  */
@@ -153,6 +173,10 @@ struct sample {
 	size_t n_frames, cap_frames;
 	uint32_t stacks_pending;		/* stacks whose frames a later sample brings */
 	uint32_t procs_deferred;		/* live images whose /proc a later sample reads */
+	/* Images /proc showed ended though no event said so (a lost event): an EXIT event is
+	 * in `events` for each. */
+	uint32_t reconciled_exited;		/* the process is gone */
+	uint32_t reconciled_reused;		/* its pid belongs to a newer process */
 	/* leaktop itself, as the run loop measured it (0: not measured). */
 	uint64_t self_rss_bytes;
 	double self_cpu_s;

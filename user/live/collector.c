@@ -269,10 +269,23 @@ static int read_fds(struct collector *c, struct sample *s)
 	return 0;
 }
 
-int collector__forget_fd(struct collector *c, uint32_t pid, int fd)
+int collector__forget_fd(struct collector *c, const struct sample_fd *seen)
 {
-	struct lt_fd_key key = { .tgid = pid, .fd = fd };
+	struct lt_fd_key key = { .tgid = seen->pid, .fd = seen->fd };
+	struct lt_fd_val v;
+	struct sample_fd now;
 
+	if (bpf_map_lookup_elem(c->fds.fds, &key, &v))
+		return -errno;
+	now = (struct sample_fd){ .pid = seen->pid, .fd = seen->fd, .gen = v.gen,
+				  .stack_hash = v.stack_hash, .ts_ns = v.ts_ns };
+	if (!sample_fd__same_record(seen, &now))
+		return -ESTALE;
+	/*
+	 * Not atomic with the lookup: a close and a reopen of this number in the few
+	 * microseconds between the two would still lose the new record.  Closing and then
+	 * reopening it once, between the census's listing and here, the common case, is safe.
+	 */
 	return bpf_map_delete_elem(c->fds.fds, &key) ? -errno : 0;
 }
 
@@ -452,30 +465,71 @@ static bool site_is_dead_note(const void *key, const void *val, const void *ctx)
 
 static int cmp_u64(const void *a, const void *b);
 
-long collector__purge_sites(struct collector *c, const struct dead_image *dead, size_t n,
-			    const struct sample *live)
+/*
+ * Delete the stacks hashes[0..n) (sorted; changed) that no site uses.  A BPF program may be
+ * making a site on one of them right now, so each is deleted first and the sites map read
+ * next: the stacks a site uses then are put back.  A site made after that read finds its
+ * stack gone and puts it back itself (keep_stack() in bpf/common.bpf.h).  Number deleted.
+ */
+static long delete_stacks(struct collector *c, uint64_t *hashes, size_t n)
+{
+	size_t vsz = 8 + 8 * (size_t)c->depth, n_sites = 0, n_del = 0, n_used = 0;
+	struct {
+		struct lt_site_key key;
+		struct lt_site_val val;
+	} *sites = NULL;
+	uint64_t *used = NULL;
+	char *saved;
+	long removed = 0;
+
+	if (!n)
+		return 0;
+	saved = malloc(n * vsz);
+	if (!saved)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (i && hashes[i] == hashes[i - 1])
+			continue;
+		if (bpf_map_lookup_elem(c->fds.stacks, &hashes[i], saved + n_del * vsz) ||
+		    bpf_map_delete_elem(c->fds.stacks, &hashes[i]))
+			continue;
+		hashes[n_del++] = hashes[i];
+	}
+	if (read_all(c->fds.sites, sizeof(sites->key), sizeof(sites->val), (void **)&sites,
+		     &n_sites) == 0)
+		used = malloc((n_sites + 1) * sizeof(*used));
+	if (used) {
+		for (size_t i = 0; i < n_sites; i++)
+			used[n_used++] = sites[i].key.stack_hash;
+		qsort(used, n_used, sizeof(*used), cmp_u64);
+	}
+	for (size_t i = 0; i < n_del; i++) {
+		/* Unsure which are used (no memory to read the sites): put every one back. */
+		if (!used || bsearch(&hashes[i], used, n_used, sizeof(*used), cmp_u64))
+			bpf_map_update_elem(c->fds.stacks, &hashes[i], saved + i * vsz, BPF_NOEXIST);
+		else
+			removed++;
+	}
+	free(used);
+	free(sites);
+	free(saved);
+	return removed;
+}
+
+long collector__purge_sites(struct collector *c, const struct dead_image *dead, size_t n)
 {
 	struct purge_ctx pc = { .dead = { dead, n } };
-	uint64_t *keep = NULL;
-	size_t n_keep = 0;
 	long removed;
 
 	if (!n)
 		return 0;
 	removed = sweep(c->fds.sites, sizeof(struct lt_site_key), sizeof(struct lt_site_val),
 			site_is_dead_note, &pc);
-	/* Stacks are shared by every site with the same frames: keep the ones still used. */
-	keep = malloc((live->n_sites + 1) * sizeof(*keep));
-	if (keep) {
-		for (size_t i = 0; i < live->n_sites; i++)
-			if (!is_dead(dead, n, live->sites[i].pid, live->sites[i].gen))
-				keep[n_keep++] = live->sites[i].stack_hash;
-		qsort(keep, n_keep, sizeof(*keep), cmp_u64);
-		for (size_t i = 0; i < pc.n; i++)
-			if (!bsearch(&pc.hashes[i], keep, n_keep, sizeof(*keep), cmp_u64))
-				bpf_map_delete_elem(c->fds.stacks, &pc.hashes[i]);
+	/* Stacks are shared by every site with the same frames: delete the unused ones. */
+	if (pc.n) {
+		qsort(pc.hashes, pc.n, sizeof(*pc.hashes), cmp_u64);
+		delete_stacks(c, pc.hashes, pc.n);
 	}
-	free(keep);
 	free(pc.hashes);
 	return removed;
 }
@@ -500,8 +554,8 @@ static int cmp_u64(const void *a, const void *b)
 long collector__gc_stacks(struct collector *c, const struct sample *s)
 {
 	uint64_t *live = malloc((s->n_sites + 1) * sizeof(*live));
-	uint64_t *unref = NULL, key, next;
-	size_t n_live = 0, n_unref = 0, cap = 0;
+	uint64_t *unref = NULL, *doomed, key, next;
+	size_t n_live = 0, n_unref = 0, cap = 0, n_doomed = 0, n_keep = 0;
 	long removed = 0;
 	bool first = true;
 
@@ -529,26 +583,28 @@ long collector__gc_stacks(struct collector *c, const struct sample *s)
 		unref[n_unref++] = key;
 	}
 	free(live);
-	if (removed < 0) {
+	doomed = removed < 0 ? NULL : malloc((n_unref + 1) * sizeof(*doomed));
+	if (!doomed) {
 		free(unref);
-		return removed;
+		return removed < 0 ? removed : -ENOMEM;
 	}
 	/*
 	 * Delete after the walk: get_next_key from a deleted key starts over from the first,
-	 * which would make the walk quadratic.  Unreferenced twice in a row: no site can still
-	 * be on its way to use it.  The others are candidates for the next sweep.
+	 * which would make the walk quadratic.  Unreferenced twice in a row: deleted, unless a
+	 * site uses it by the time of the deletion (see delete_stacks).  The others are
+	 * candidates for the next sweep.
 	 */
-	for (size_t i = 0; i < n_unref;) {
-		if (c->gc_candidates && bsearch(&unref[i], c->gc_candidates, c->n_gc_candidates,
-						sizeof(*unref), cmp_u64)) {
-			if (!bpf_map_delete_elem(c->fds.stacks, &unref[i]))
-				removed++;
-			unref[i] = unref[--n_unref];
-			continue;
-		}
-		i++;
-	}
 	qsort(unref, n_unref, sizeof(*unref), cmp_u64);
+	for (size_t i = 0; i < n_unref; i++) {
+		if (c->gc_candidates && bsearch(&unref[i], c->gc_candidates, c->n_gc_candidates,
+						sizeof(*unref), cmp_u64))
+			doomed[n_doomed++] = unref[i];
+		else
+			unref[n_keep++] = unref[i];
+	}
+	n_unref = n_keep;
+	removed = delete_stacks(c, doomed, n_doomed);
+	free(doomed);
 	free(c->gc_candidates);
 	c->gc_candidates = unref;
 	c->n_gc_candidates = n_unref;

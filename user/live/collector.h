@@ -43,11 +43,11 @@ int collector__read_allocs(struct collector *c, uint32_t tgid, uint64_t gen,
 uint32_t collector__stack(struct collector *c, uint64_t hash, uint64_t *ips, uint32_t max);
 
 /*
- * Forget dead images' sites (a batched sweep of `sites`), and the stacks only they used
- * (`live`: the latest sample, whose other sites keep theirs).  Records removed or -errno.
+ * Forget dead images' sites (a batched sweep of `sites`), and the stacks no other site uses
+ * (the sites map as it is after the sweep, and sites made meanwhile, keep theirs).  Records
+ * removed or -errno.
  */
-long collector__purge_sites(struct collector *c, const struct dead_image *dead, size_t n,
-			    const struct sample *live);
+long collector__purge_sites(struct collector *c, const struct dead_image *dead, size_t n);
 /* Forget dead images' live blocks (a batched sweep of `allocs`).  Records removed or -errno. */
 long collector__purge_allocs(struct collector *c, const struct dead_image *dead, size_t n);
 /* Forget dead images' descriptors (a batched sweep of `fds`).  Records removed or -errno. */
@@ -55,9 +55,13 @@ long collector__purge_fds(struct collector *c, const struct dead_image *dead, si
 /* The same for the mapping records (mmaps map). */
 long collector__purge_mmaps(struct collector *c, const struct dead_image *dead, size_t n);
 
-/* Delete the record of descriptor fd of pid (closed without a close leaktop saw).  0 if this
- * call deleted it, -errno otherwise (-ENOENT: a racing close did). */
-int collector__forget_fd(struct collector *c, uint32_t pid, int fd);
+/*
+ * Delete the record `seen` (from this interval's sample) of a descriptor /proc showed closed
+ * without a close leaktop saw, if the map still holds that very record.  0 if this call
+ * deleted it, -errno otherwise (-ENOENT: a racing close did; -ESTALE: the number was
+ * opened again since, and the record is the new descriptor's).
+ */
+int collector__forget_fd(struct collector *c, const struct sample_fd *seen);
 
 /* Delete stacks referenced by no site in `s` for two sweeps in a row.  Count or -errno. */
 long collector__gc_stacks(struct collector *c, const struct sample *s);

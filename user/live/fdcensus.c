@@ -169,8 +169,12 @@ static int census_one(struct collector *c, const struct sample *s, uint32_t pid,
 			/* An exiting process closes everything: that is not a missed close. */
 			if (exiting)
 				continue;
-			/* Closed without a close we saw: only the one who deletes repairs it. */
-			if (collector__forget_fd(c, pid, r->fd))
+			/*
+			 * Closed without a close we saw: only the one who deletes repairs it, and
+			 * only the record read in the sample (the number may be open again by now,
+			 * after the listing, from another site).
+			 */
+			if (collector__forget_fd(c, r))
 				continue;
 			v = realloc(out->repaired, (out->n_repaired + 1) * sizeof(*v));
 			if (v) {

@@ -43,6 +43,7 @@ struct image {
 	uint64_t *stacks;		/* stacks whose frames went to a sample, sorted */
 	size_t n_stacks, cap_stacks;
 	bool read_now;			/* its /proc is read this interval */
+	bool seems_ended;		/* /proc showed it ended at its last reading */
 	struct proc_counters counters;	/* that reading */
 };
 
@@ -54,6 +55,7 @@ struct tracker {
 	struct sample_event *queue;	/* events since the last sample */
 	size_t n_queue, cap_queue;
 	size_t read_cursor;		/* /proc reads resume here when a budget cut them */
+	bool backlog;			/* events still wait in the ring buffer */
 };
 
 int tracker__new(struct tracker **out, struct symbolizer *sym, const struct tracker_config *cfg)
@@ -456,10 +458,46 @@ static int add_frames(struct tracker *t, struct collector *c, struct sample *s,
 }
 
 /*
- * Which live images get their /proc read now: round robin from where the last cut fell, as
- * far as the budget goes; the others keep their last reading in the model (counted).
+ * Reconcile a live image with /proc (its exit event may have been lost: the ring buffer was
+ * full).  Found gone, or its pid held by a process started at another time, at two readings
+ * in a row (an exit event still in the ring buffer at the first is consumed by the second):
+ * it has ended.  The sample gets the EXIT event that was lost, and the count.
  */
-static void plan_reads(struct tracker *t, struct sample *s, const struct work_budget *b)
+static int reconcile(struct tracker *t, struct image *im, struct sample *s)
+{
+	struct sample_event *ev;
+	enum proc_fate fate;
+	uint64_t ticks = 0;
+	int err;
+
+	err = procfs__start_ticks(im->pid, &ticks);
+	fate = proc_fate_of(im->id.start_ticks, err, ticks);
+	/* Its exit event may be among those still waiting: decide at a later reading. */
+	if (fate != PROC_ALIVE && t->backlog)
+		return 0;
+	if (fate == PROC_ALIVE || !im->seems_ended) {
+		im->seems_ended = fate != PROC_ALIVE;
+		return 0;
+	}
+	ev = sample__add_event(s);
+	if (!ev)
+		return -ENOMEM;
+	*ev = (struct sample_event){ .type = SAMPLE_EV_EXIT, .pid = im->pid, .old_gen = im->gen };
+	im->exited = true;
+	im->read_now = false;
+	if (fate == PROC_GONE)
+		s->reconciled_exited++;
+	else
+		s->reconciled_reused++;
+	return 0;
+}
+
+/*
+ * Which live images get their /proc read now: round robin from where the last cut fell, as
+ * far as the budget goes; the others keep their last reading in the model (counted).  Each
+ * one read is also reconciled with /proc.  0 or -ENOMEM.
+ */
+static int plan_reads(struct tracker *t, struct sample *s, const struct work_budget *b)
 {
 	size_t n = t->n_images, start = n ? t->read_cursor % n : 0;
 	bool spent = false;
@@ -488,7 +526,10 @@ static void plan_reads(struct tracker *t, struct sample *s, const struct work_bu
 		read_identity(im);
 		if (procfs__counters(im->pid, &im->counters))
 			im->counters.valid = false;
+		if (reconcile(t, im, s))
+			return -ENOMEM;
 	}
+	return 0;
 }
 
 /* A reading of every image: identity always, counters of the live ones read this interval. */
@@ -534,15 +575,21 @@ int tracker__fill(struct tracker *t, struct collector *c, struct sample *s,
 		t->images[i].refreshed = false;
 	s->stacks_pending = 0;
 	s->procs_deferred = 0;
+	s->reconciled_exited = s->reconciled_reused = 0;
 	err = discover(t, s);
-	if (!err) {
-		plan_reads(t, s, b);
+	if (!err)
+		err = plan_reads(t, s, b);
+	if (!err)
 		err = add_readings(t, s);
-	}
 	if (!err)
 		err = add_frames(t, c, s, b);
 	s->timing.track_ms = (monotonic_ns() - t0) / 1e6;
 	return err;
+}
+
+void tracker__set_backlog(struct tracker *t, bool backlog)
+{
+	t->backlog = backlog;
 }
 
 void tracker__forget(struct tracker *t, const struct dead_image *dead, size_t n)

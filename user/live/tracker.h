@@ -45,11 +45,20 @@ void tracker__refresh_young(struct tracker *t);
  * in s->sites; a reading of every image (identity; for live ones counters too), sorted;
  * frames of stacks new to their image.  Within budget b (NULL: none): /proc reads past it
  * wait for the next sample (round robin, procs_deferred) and so do new stacks
- * (stacks_pending).  Sets timing.track_ms.
+ * (stacks_pending).  Live images read are reconciled with /proc: one shown ended at two
+ * readings in a row, while no event said so, gets the lost EXIT event (reconciled_*).
+ * Sets timing.track_ms.
  * 0 or -ENOMEM.
  */
 int tracker__fill(struct tracker *t, struct collector *c, struct sample *s,
 		  const struct work_budget *b);
+
+/*
+ * Lifecycle events are still waiting in the ring buffer (the last poll was cut short): the
+ * next tracker__fill() then does not take an image /proc shows ended for one whose exit
+ * event was lost.
+ */
+void tracker__set_backlog(struct tracker *t, bool backlog);
 
 /* Images the model reaped: forget them. */
 void tracker__forget(struct tracker *t, const struct dead_image *dead, size_t n);

@@ -297,6 +297,11 @@ static json_t *model_json(const struct model *m)
 				    json_pack("{s:I, s:I}",
 					      "sites", (json_int_t)m->stacks_pending,
 					      "procs", (json_int_t)m->procs_deferred));
+		/* Processes found ended in /proc, their end event lost. */
+		json_object_set_new(stats, "reconciled",
+				    json_pack("{s:I, s:I}",
+					      "exited", (json_int_t)m->reconciled_exited,
+					      "reused", (json_int_t)m->reconciled_reused));
 		/* leaktop's own cost; unknown (a saved snapshot re-emitted) is null. */
 		json_object_set_new(stats, "self_rss_bytes", m->self_rss_bytes ?
 				    json_integer(m->self_rss_bytes) : json_null());

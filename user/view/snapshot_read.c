@@ -1224,7 +1224,11 @@ static int read_stats(struct rd *r, json_t *root, struct model *m, struct snapsh
 	static const struct real_field collect[] = {
 		{ "collect_ms", offsetof(struct model, collect_ms), 0, 1e12, F_NULL },
 	};
-	json_t *stats, *drops;
+	static const struct int_field reconciled[] = {
+		{ "exited", offsetof(struct model, reconciled_exited), 8, 0, NUM_MAX, F_NULL },
+		{ "reused", offsetof(struct model, reconciled_reused), 8, 0, NUM_MAX, F_NULL },
+	};
+	json_t *stats, *drops, *rec;
 	uint64_t sum = 0;
 	size_t mark;
 	int ret = member(r, root, "stats", JSON_OBJECT, F_REQ, &stats);
@@ -1261,6 +1265,10 @@ static int read_stats(struct rd *r, json_t *root, struct model *m, struct snapsh
 	 */
 	if (!ret)
 		m->drops[0] += info->dropped - sum;
+	if (!ret)
+		ret = member(r, stats, "reconciled", JSON_OBJECT, F_NULL, &rec);
+	if (!ret && rec)
+		ret = read_ints(r, rec, m, reconciled, 2, NULL);
 	back(r, mark);
 	return ret;
 }
