@@ -143,4 +143,22 @@ static int check__any_failed;
 		return 0;							\
 	} while (0)
 
+/* State letter of pid from /proc/PID/stat ('R', 'S', 't', 'Z'...), or 0 when it is gone. */
+static inline char check__proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
 #endif

@@ -17,24 +17,6 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
-/* State letter of pid from /proc/PID/stat, or 0. */
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
 static void nap_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -58,10 +40,10 @@ static void test_ptrace_stop_of_cmd_is_not_its_exit_and_cmd_runs_on(void)
 	CHECK_EQ_INT(launcher__release(&l), 0);
 	CHECK_EQ_INT(ptrace(PTRACE_SEIZE, l.pid, NULL, NULL), 0);
 	CHECK_EQ_INT(ptrace(PTRACE_INTERRUPT, l.pid, NULL, NULL), 0);
-	for (i = 0; i < 2000 && proc_state(l.pid) != 't'; i++)
+	for (i = 0; i < 2000 && check__proc_state(l.pid) != 't'; i++)
 		nap_ms(1);
 	ended = launcher__poll(&l, false);
-	for (i = 0; i < 2000 && (state = proc_state(l.pid)) == 't'; i++)
+	for (i = 0; i < 2000 && (state = check__proc_state(l.pid)) == 't'; i++)
 		nap_ms(1);
 	launcher__describe(&l, how, sizeof(how));
 	kill(l.pid, SIGKILL);
@@ -85,7 +67,7 @@ static void test_blocking_poll_waits_past_a_ptrace_stop_for_the_exit(void)
 	CHECK_EQ_INT(launcher__release(&l), 0);
 	CHECK_EQ_INT(ptrace(PTRACE_SEIZE, l.pid, NULL, NULL), 0);
 	CHECK_EQ_INT(ptrace(PTRACE_INTERRUPT, l.pid, NULL, NULL), 0);
-	for (i = 0; i < 2000 && proc_state(l.pid) != 't'; i++)
+	for (i = 0; i < 2000 && check__proc_state(l.pid) != 't'; i++)
 		nap_ms(1);
 	CHECK(launcher__poll(&l, true));
 	launcher__describe(&l, how, sizeof(how));

@@ -458,7 +458,7 @@ static void test_scan_of_live_child_reads_memory_and_resumes_it(void)
 	scan_result__free(&r);
 }
 
-static char proc_state(pid_t pid);
+static char check__proc_state(pid_t pid);
 static double secs(void);
 static void *sleeper(void *arg);
 static int count_threads(pid_t pid);
@@ -488,7 +488,7 @@ static void test_scan_cut_by_its_limit_inside_a_mapping_is_partial_and_resumes(v
 	before = *ticks;
 	while (*ticks == before)	/* running again */
 		;
-	state = proc_state(pid);
+	state = check__proc_state(pid);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	munmap((void *)ticks, 4096);
@@ -645,24 +645,6 @@ static int count_threads(pid_t pid)
 	return n;
 }
 
-/* State letter of pid from /proc/PID/stat, or 0. */
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
 static double secs(void)
 {
 	struct timespec ts;
@@ -700,7 +682,7 @@ static void test_scan_of_process_that_cannot_stop_gives_up_and_resumes_it(void)
 			(*ticks)++;
 	}
 	t0 = secs();
-	while (proc_state(pid) != 'D' && secs() - t0 < 2)
+	while (check__proc_state(pid) != 'D' && secs() - t0 < 2)
 		;
 	err = scan__process(pid, SCAN_MAX_STOP_MS, NULL, 0, &r, msg, sizeof(msg));
 	t0 = secs();
