@@ -6,6 +6,7 @@
  * the rest of the row, rates with units) and escaped strings from the traced process.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -148,93 +149,85 @@ static void test_tui_stack_view_cuts_a_frame_longer_than_its_line(void)
 	CHECK_EQ_INT(strlen(frame), 80);
 }
 
+/*
+ * Draw m on an 80x24 pseudo-terminal and read screen rows rows[0..n) into out; false when
+ * the TUI could not start.
+ */
+static bool draw_rows(const struct model *m, const int *rows, char (*out)[256], int n)
+{
+	struct pty pty;
+	struct tui *t;
+
+	for (int i = 0; i < n; i++)
+		out[i][0] = '\0';
+	if (pty_enter(&pty))
+		return false;
+	t = tui__start();
+	if (t) {
+		tui__update(t, m);
+		pty_drain(&pty);
+		for (int i = 0; i < n; i++)
+			screen_row(rows[i], out[i], sizeof(out[i]));
+		tui__stop(t);
+	}
+	pty_leave(&pty);
+	return t != NULL;
+}
+
 static void test_tui_process_row_shows_whole_comm_and_command_line_rest(void)
 {
 	struct sym_frame f = { .addr = 0x1000, .symbol = "leak_simple" };
+	const int rows[] = { 1, 2 };
+	char got[2][256];
 	struct process p;
 	struct site s;
 	struct model m;
-	struct pty pty;
-	struct tui *t;
-	char head[256], row[256];
 
 	one_site_model(&m, &p, &s, &f);
 	snprintf(p.comm, sizeof(p.comm), "leak_simple_15c");
 	p.cmdline = "./build/tests/progs/leak_simple_15c --forever";
-	CHECK_EQ_INT(pty_enter(&pty), 0);
-	t = tui__start();
-	if (t) {
-		tui__update(t, &m);
-		pty_drain(&pty);
-		screen_row(1, head, sizeof(head));
-		screen_row(2, row, sizeof(row));
-		tui__stop(t);
-	}
-	pty_leave(&pty);
-	CHECK(t);
-	CHECK(!strncmp(head, "    PID COMMAND               RSS   FDS      HEAP", 48));
-	CHECK(strstr(head, " HEAP/s FLAGS CMDLINE"));
+	CHECK(draw_rows(&m, rows, got, 2));
+	CHECK(!strncmp(got[0], "    PID COMMAND               RSS   FDS      HEAP", 48));
+	CHECK(strstr(got[0], " HEAP/s FLAGS CMDLINE"));
 	/* The whole 15-byte comm, the rate with its unit, the command line to the edge. */
-	CHECK(!strncmp(row, "   4242 leak_simple_15c ", 24));
-	CHECK(strstr(row, " +12.5 KiB/s H     ./build/test"));
-	CHECK_EQ_INT(strlen(row), 80);
+	CHECK(!strncmp(got[1], "   4242 leak_simple_15c ", 24));
+	CHECK(strstr(got[1], " +12.5 KiB/s H     ./build/test"));
+	CHECK_EQ_INT(strlen(got[1]), 80);
 }
 
 static void test_tui_header_says_when_work_was_deferred(void)
 {
 	struct sym_frame f = { .addr = 0x1000, .symbol = "leak_simple" };
+	const int rows[] = { 0 };
+	char quiet[1][256], busy[1][256];
 	struct process p;
 	struct site s;
 	struct model m;
-	struct pty pty;
-	struct tui *t;
-	char quiet[256], busy[256];
 
 	one_site_model(&m, &p, &s, &f);
-	CHECK_EQ_INT(pty_enter(&pty), 0);
-	t = tui__start();
-	if (t) {
-		tui__update(t, &m);
-		pty_drain(&pty);
-		screen_row(0, quiet, sizeof(quiet));
-		m.stacks_pending = 5;
-		m.procs_deferred = 2;
-		tui__update(t, &m);
-		pty_drain(&pty);
-		screen_row(0, busy, sizeof(busy));
-		tui__stop(t);
-	}
-	pty_leave(&pty);
-	CHECK(t);
-	CHECK(!strstr(quiet, "deferred"));
-	CHECK(strstr(busy, "  dropped 0  deferred 5 stacks 2 procs  sort:") != NULL);
+	CHECK(draw_rows(&m, rows, quiet, 1));
+	m.stacks_pending = 5;
+	m.procs_deferred = 2;
+	CHECK(draw_rows(&m, rows, busy, 1));
+	CHECK(!strstr(quiet[0], "deferred"));
+	CHECK(strstr(busy[0], "  dropped 0  deferred 5 stacks 2 procs  sort:") != NULL);
 }
 
 static void test_tui_escapes_comm_and_command_line(void)
 {
 	struct sym_frame f = { .addr = 0x1000, .symbol = "leak_simple" };
+	const int rows[] = { 2 };
+	char row[1][256];
 	struct process p;
 	struct site s;
 	struct model m;
-	struct pty pty;
-	struct tui *t;
-	char row[256];
 
 	one_site_model(&m, &p, &s, &f);
 	snprintf(p.comm, sizeof(p.comm), "\033[2Jx");
 	p.cmdline = "\033]0;X\007";
-	CHECK_EQ_INT(pty_enter(&pty), 0);
-	t = tui__start();
-	if (t) {
-		tui__update(t, &m);
-		pty_drain(&pty);
-		screen_row(2, row, sizeof(row));
-		tui__stop(t);
-	}
-	pty_leave(&pty);
-	CHECK(t);
-	CHECK(!strncmp(row, "   4242 \\x1b[2Jx ", 17));
-	CHECK(strstr(row, " \\x1b]0;X\\x07"));
+	CHECK(draw_rows(&m, rows, row, 1));
+	CHECK(!strncmp(row[0], "   4242 \\x1b[2Jx ", 17));
+	CHECK(strstr(row[0], " \\x1b]0;X\\x07"));
 }
 
 int main(void)
