@@ -17,18 +17,9 @@ HK=$E2E_TMP/heap_kinds
 HK_PID=""
 
 run_heap_kinds() {
-	mkdir -p "$HK/dir"
-	lt_bg "$HK/out.jsonl" "$HK/err" -b -i "$INTERVAL" -j - -- "$PROGS/heap_kinds" "$HK/dir"
-	wait_file "$HK/dir/done" || return 1
-	HK_PID=$(pid_in "$HK/dir/done")
-	# The second snapshot from now was certainly collected after the program's last call.
-	wait_two_more "$HK/out.jsonl" || return 1
-	last_line "$HK/out.jsonl" "$HK/alive.json"
-	touch "$HK/dir/quit"
-	wait_exit "$LT_PID" || return 1
+	run_to_done "$HK" heap_kinds || return 1
+	HK_PID=$DONE_PID
 	HK_STATUS=$WAIT_STATUS
-	last_line "$HK/out.jsonl" "$HK/final.json"
-	[ -s "$HK/final.json" ] || fail_because "leaktop wrote no snapshot; stderr: $(cat "$HK/err")"
 }
 
 hk() { scenario run_heap_kinds; }
@@ -317,16 +308,8 @@ RR=$E2E_TMP/realloc_race
 RR_PID=""
 
 run_realloc_race() {
-	local n
-	mkdir -p "$RR/dir"
-	lt_bg "$RR/out.jsonl" "$RR/err" -b -i "$INTERVAL" -j - -- "$PROGS/realloc_race" "$RR/dir"
-	wait_file "$RR/dir/done" || return 1
-	RR_PID=$(pid_in "$RR/dir/done")
-	n=$(line_count "$RR/out.jsonl")
-	wait_lines "$RR/out.jsonl" $((n + 2)) || return 1
-	last_line "$RR/out.jsonl" "$RR/alive.json"
-	touch "$RR/dir/quit"
-	wait_exit "$LT_PID" || return 1
+	run_to_done "$RR" realloc_race || return 1
+	RR_PID=$DONE_PID
 	expect_eq "leaktop's exit status" 0 "$WAIT_STATUS"
 }
 

@@ -273,6 +273,28 @@ wait_two_more() {
 	wait_lines "$1" $(($(line_count "$1") + 2))
 }
 
+# run_to_done DIR PROG [LEAKTOP OPTIONS...]: `leaktop -b -i INTERVAL OPTIONS -j - --
+# PROGS/PROG DIR/dir` (snapshots in DIR/out.jsonl, stderr in DIR/err) until the program
+# creates DIR/dir/done (its pid goes to DONE_PID).  Two snapshots later (the second surely
+# collected after the program's last call) DIR/alive.json gets the latest; DIR/dir/quit then
+# ends the program, leaktop ends with it (its exit status in WAIT_STATUS) and DIR/final.json
+# gets its final snapshot.
+DONE_PID=""
+run_to_done() {
+	local dir=$1 prog=$2
+	shift 2
+	mkdir -p "$dir/dir"
+	lt_bg "$dir/out.jsonl" "$dir/err" -b -i "$INTERVAL" "$@" -j - -- "$PROGS/$prog" "$dir/dir"
+	wait_file "$dir/dir/done" || return 1
+	DONE_PID=$(pid_in "$dir/dir/done")
+	wait_two_more "$dir/out.jsonl" || return 1
+	last_line "$dir/out.jsonl" "$dir/alive.json"
+	touch "$dir/dir/quit"
+	wait_exit "$LT_PID" || return 1
+	last_line "$dir/out.jsonl" "$dir/final.json"
+	[ -s "$dir/final.json" ] || fail_because "leaktop wrote no snapshot; stderr: $(cat "$dir/err")"
+}
+
 # jq definitions shared by every filter below.
 JQ_DEFS='
 def procs($pid): .processes[] | select(.pid == $pid);

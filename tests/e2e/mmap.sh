@@ -18,18 +18,10 @@ MK_PID=""
 
 # run_mmap_kinds NAME [LEAKTOP OPTIONS...]: a run into $MK/NAME.
 run_mmap_kinds() {
-	local name=$1 dir=$MK/$1
+	local name=$1
 	shift
-	mkdir -p "$dir/dir"
-	lt_bg "$dir/out.jsonl" "$dir/err" -b -i "$INTERVAL" "$@" -j - -- "$PROGS/mmap_kinds" \
-		"$dir/dir"
-	wait_file "$dir/dir/done" || return 1
-	MK_PID=$(pid_in "$dir/dir/done")
-	wait_two_more "$dir/out.jsonl" || return 1
-	last_line "$dir/out.jsonl" "$dir/alive.json"
-	touch "$dir/dir/quit"
-	wait_exit "$LT_PID" || return 1
-	[ -s "$dir/alive.json" ] || fail_because "leaktop wrote no snapshot; stderr: $(cat "$dir/err")"
+	run_to_done "$MK/$name" mmap_kinds "$@" || return 1
+	MK_PID=$DONE_PID
 }
 
 run_default() { run_mmap_kinds default; }

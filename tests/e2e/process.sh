@@ -73,15 +73,8 @@ PF=$E2E_TMP/prefork
 PF_PARENT=""
 
 run_prefork() {
-	local n
-	mkdir -p "$PF/dir"
-	lt_bg "$PF/out.jsonl" "$PF/err" -b -i "$INTERVAL" -j - -- "$PROGS/prefork_leak" "$PF/dir"
-	wait_file "$PF/dir/done" || return 1
-	PF_PARENT=$(pid_in "$PF/dir/done")
-	n=$(line_count "$PF/out.jsonl")
-	wait_lines "$PF/out.jsonl" $((n + 2)) || return 1
-	touch "$PF/dir/quit"
-	wait_exit "$LT_PID" || return 1
+	run_to_done "$PF" prefork_leak || return 1
+	PF_PARENT=$DONE_PID
 	expect_eq "leaktop's exit status" 0 "$WAIT_STATUS"
 }
 

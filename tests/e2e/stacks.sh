@@ -18,16 +18,8 @@ GF=$E2E_TMP/garbage_frames
 GF_PID=""
 
 run_garbage_frames() {
-	mkdir -p "$GF/dir"
-	lt_bg "$GF/out.jsonl" "$GF/err" -b -i "$INTERVAL" -j - -- "$PROGS/garbage_frames" "$GF/dir"
-	wait_file "$GF/dir/done" || return 1
-	GF_PID=$(pid_in "$GF/dir/done")
-	# The second snapshot from now was certainly collected after the program's last call.
-	wait_two_more "$GF/out.jsonl" || return 1
-	last_line "$GF/out.jsonl" "$GF/snap.json"
-	touch "$GF/dir/quit"
-	wait_exit "$LT_PID" || return 1
-	[ -s "$GF/snap.json" ] || fail_because "leaktop wrote no snapshot; stderr: $(cat "$GF/err")"
+	run_to_done "$GF" garbage_frames || return 1
+	GF_PID=$DONE_PID
 }
 
 gf() { scenario run_garbage_frames; }
@@ -35,7 +27,7 @@ gf() { scenario run_garbage_frames; }
 # The stacks of KIND sites of the program as [[outstanding_count, outstanding_bytes,
 # [symbol or address, ...]], ...] whose first frame is SYMBOL, sorted.
 gf_stacks() {
-	jqc "$GF/snap.json" '[procs($pid) | .sites[] |
+	jqc "$GF/alive.json" '[procs($pid) | .sites[] |
 		select(.kind == $kind and .stack[0].symbol == $sym) |
 		[.outstanding_count, .outstanding_bytes, [.stack[] | .symbol // .addr]]] | sort' \
 		--argjson pid "$GF_PID" --arg kind "$1" --arg sym "$2"
@@ -53,7 +45,7 @@ test_stack_garbage_return_addresses_of_every_kind_make_one_site() {
 test_stack_walk_keeps_real_frames_before_the_first_bad_one() {
 	gf || return 1
 	# CHAIN: a real return address into main(), then garbage: main stays, the garbage goes.
-	expect_jq "frames of the CHAIN site" '[["alloc_with_rbp","main"]]' "$GF/snap.json" \
+	expect_jq "frames of the CHAIN site" '[["alloc_with_rbp","main"]]' "$GF/alive.json" \
 		'[procs($pid) | .sites[] | select(.kind == "heap" and .outstanding_count == 3 and
 		  .outstanding_bytes == 120) | [.stack[] | .symbol]]' --argjson pid "$GF_PID"
 }
@@ -67,7 +59,7 @@ test_stack_fd_walk_stops_at_garbage_too() {
 
 test_stack_no_frame_lies_outside_every_module() {
 	gf || return 1
-	expect_jq "frames of the program without a module" '[]' "$GF/snap.json" \
+	expect_jq "frames of the program without a module" '[]' "$GF/alive.json" \
 		'[procs($pid) | .sites[] | .stack[] | select(.module == null) | .addr]' \
 		--argjson pid "$GF_PID"
 }
@@ -75,7 +67,7 @@ test_stack_no_frame_lies_outside_every_module() {
 test_stack_truncated_walks_are_counted() {
 	gf || return 1
 	# 12 allocations and the CHAIN dup stop at a bad frame (other walks may too).
-	expect_jq "stats.stack_truncated >= 13" true "$GF/snap.json" '.stats.stack_truncated >= 13'
+	expect_jq "stats.stack_truncated >= 13" true "$GF/alive.json" '.stats.stack_truncated >= 13'
 }
 
 test_stack_run_has_no_drops() {
