@@ -422,24 +422,22 @@ static int discover(struct tracker *t, const struct sample *s)
 }
 
 /*
- * Frames of stacks new to their image, as far as the budget goes; the rest wait (counted).
- * Images that exited go first: this is their last report, a stack left for later would
- * never get its frames.
+ * Frames of stacks new to their image (only of images that exited, with exited_only), as far
+ * as the budget goes; the rest wait (counted in the last call).
  */
 static int add_frames(struct tracker *t, struct collector *c, struct sample *s,
-		      const struct work_budget *b)
+		      const struct work_budget *b, bool exited_only)
 {
-	for (size_t k = 0; k < 2 * s->n_sites; k++) {
-		const struct sample_site *r = &s->sites[k % s->n_sites];
+	for (size_t i = 0; i < s->n_sites; i++) {
+		const struct sample_site *r = &s->sites[i];
 		struct image *im = image_find(t, r->pid, r->gen);
-		bool last_chance_pass = k < s->n_sites;
 		struct sample_frames *sf;
 		int err;
 
-		if (!im || im->exited != last_chance_pass || has_stack(im, r->stack_hash))
+		if (!im || (exited_only && !im->exited) || has_stack(im, r->stack_hash))
 			continue;
 		if (work_budget__spent(b, monotonic_ns())) {
-			s->stacks_pending++;
+			s->stacks_pending += !exited_only;
 			continue;
 		}
 		sf = sample__add_frames(s);
@@ -577,12 +575,19 @@ int tracker__fill(struct tracker *t, struct collector *c, struct sample *s,
 	s->procs_deferred = 0;
 	s->reconciled_exited = s->reconciled_reused = 0;
 	err = discover(t, s);
+	/*
+	 * Stacks of images that exited first, before the /proc reads spend the budget: this is
+	 * their last report, and a stack left for later would never get its frames.  /proc
+	 * reads that wait lose nothing.
+	 */
+	if (!err)
+		err = add_frames(t, c, s, b, true);
 	if (!err)
 		err = plan_reads(t, s, b);
 	if (!err)
 		err = add_readings(t, s);
 	if (!err)
-		err = add_frames(t, c, s, b);
+		err = add_frames(t, c, s, b, false);
 	s->timing.track_ms = (monotonic_ns() - t0) / 1e6;
 	return err;
 }
