@@ -436,6 +436,15 @@ static int add_frames(struct tracker *t, struct collector *c, struct sample *s,
 
 		if (!im || (exited_only && !im->exited) || has_stack(im, r->stack_hash))
 			continue;
+		/*
+		 * An image known only from its sites while lifecycle events still wait in the
+		 * ring buffer has no maps yet: its fork or exec event brings them (a parent's
+		 * copy, the exec'd file).  Resolved now, its frames would stay without modules.
+		 */
+		if (!im->registered && t->backlog) {
+			s->stacks_pending += !exited_only;
+			continue;
+		}
 		if (work_budget__spent(b, monotonic_ns())) {
 			s->stacks_pending += !exited_only;
 			continue;
