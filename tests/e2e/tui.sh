@@ -23,12 +23,19 @@ screen_has() { screen | grep -qE -- "$1"; }
 # the screen's top lines (blank ones left out), for a look at what was there instead.
 wait_screen() {
 	wait_until "screen to show /$1/" screen_has "$1" ||
-		fail_because "$FAIL_MSG; the screen: $(screen | grep -v '^ *$' | head -n 8)"
+		fail_because "$FAIL_MSG; the screen: $(screen 2>&1 | grep -v '^ *$' | head -n 8)"
+}
+server_gone() { ! tm list-sessions >/dev/null 2>&1; }
+# fresh_server: end the tmux server of the test before (if any) and wait until it is gone: a
+# session started while the old server is still exiting goes down with it.
+fresh_server() {
+	tm kill-server 2>/dev/null
+	wait_until "the previous tmux server to end" server_gone
 }
 keys() { tm send-keys -t lt "$@"; }
 
 start_tui() {
-	tm kill-server 2>/dev/null
+	fresh_server || return 1
 	# The pane's command says how leaktop ended, then stays for the checks.
 	tm new-session -d -s lt -x 80 -y 24 \
 		"cd '$TUI' && '$LEAKTOP' -i 0.5 -- '$PROGS/growth_mix' 120; echo LEAKTOP_EXIT=\$?; sleep 120"
@@ -130,7 +137,7 @@ test_tui_q_quits_and_restores_terminal() {
 test_tui_shows_whole_comm_and_escaped_command_line() {
 	local row
 	ln -sf "$PROGS/growth_mix" "$TUI/growth_mix_long"
-	tm kill-server 2>/dev/null
+	fresh_server || return 1
 	tm new-session -d -s lt -x 80 -y 24 \
 		"cd '$TUI' && '$LEAKTOP' -i 0.5 -- ./growth_mix_long 120 \"\$(printf '\\033[2J')\"; sleep 120"
 	wait_screen "^ +[0-9]+ growth_mix_long +[0-9.]+ (B|KiB|MiB) " || return 1
