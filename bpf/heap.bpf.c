@@ -157,6 +157,30 @@ static __always_inline struct lt_inflight *thread_state(void)
 	return bpf_task_storage_get(&inflight, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
+/*
+ * The process of leaktop's start-up calibration (user/live/calibrate.c), 0 when none: its
+ * probe hits measure the trap alone and are only counted.
+ */
+__u32 calib_tgid;
+
+/*
+ * Hits that cost nothing leaktop should account: its own process, and the calibration's
+ * (counted apart).  Every other entry hit is a trap leaktop costs someone: counted for the
+ * overhead budget.
+ */
+static __always_inline bool heap_skip(__u32 tgid, bool entry)
+{
+	if (tgid == calib_tgid && tgid) {
+		bump(&counters, LT_CNT_CALIBRATION_HITS);
+		return true;
+	}
+	if (is_self(tgid, LT_CNT_SELF_HITS))
+		return true;
+	if (entry)
+		bump(&counters, LT_CNT_HEAP_CALLS);
+	return false;
+}
+
 static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u64 arg_ptr)
 {
 	__u64 sp = PT_REGS_SP(ctx), ip = PT_REGS_IP(ctx), ra = 0;
@@ -167,7 +191,7 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size
 	/* Load them now: clang would otherwise keep ctx + offset, which the verifier refuses. */
 	barrier_var(sp);
 	barrier_var(ip);
-	if (is_self(tgid, LT_CNT_SELF_HITS))
+	if (heap_skip(tgid, true))
 		return 0;
 	p = proc_of(tgid);
 	if (!p) {
@@ -224,7 +248,7 @@ static __always_inline int alloc_exit(struct pt_regs *ctx, __u64 ret)
 	struct lt_inflight *cur, in;
 	__u64 addr = ret;
 
-	if (is_self(tgid, LT_CNT_SELF_HITS))
+	if (heap_skip(tgid, false))
 		return 0;
 	cur = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), NULL, 0);
 	if (!cur || !cur->active)
@@ -363,7 +387,7 @@ static __always_inline int free_entry(__u64 ptr)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-	if (is_self(tgid, LT_CNT_SELF_HITS) || !ptr)
+	if (heap_skip(tgid, true) || !ptr)
 		return 0;
 	if (release(tgid, ptr))
 		bump(&counters, LT_CNT_EVENTS);

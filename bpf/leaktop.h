@@ -81,6 +81,9 @@ enum lt_counter {
 	LT_CNT_MMAP_FILE_OR_SHARED,	/* mmaps of files or shared memory: counted, no site */
 	LT_CNT_MMAP_UNMATCHED,		/* munmap/mremap/brk pieces over more tracked mappings
 					 * than one call handles (LT_MMAP_RANGE_MAX): not applied */
+	LT_CNT_HEAP_CALLS,		/* allocator probe entries hit outside leaktop (the traps
+					 * its heap probes cost; the overhead budget counts them) */
+	LT_CNT_CALIBRATION_HITS,	/* probe hits of leaktop's start-up trap-cost calibration */
 	LT_CNT__COUNT,
 };
 

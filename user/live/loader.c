@@ -34,9 +34,14 @@
 /* Userspace hands out image generations below this; BPF above it. */
 #define BPF_GEN_BASE (1ULL << 40)
 
+/* The allocator probes on one libc, for one process or (pid -1) every process. */
 struct attached_libc {
 	uint64_t dev, ino;
 	int pid;
+	int multi_fd[2];		/* uprobe_multi links (entries, returns); -1: none */
+	struct bpf_link **links;	/* or one perf event per probe */
+	size_t n_links;
+	size_t n_probes;
 };
 
 /* The kernel's link type for uprobe_multi links (UAPI enum bpf_attach_type, Linux 6.6). */
@@ -46,20 +51,18 @@ struct attached_libc {
 struct loader {
 	struct leaktop_bpf *skel;
 	struct ring_buffer *rb;
-	struct bpf_link **links;
+	struct bpf_link **links;		/* the tracepoints */
 	size_t n_links, cap_links;
-	int *multi_fds;			/* uprobe_multi links (plain link descriptors) */
-	size_t n_multi, cap_multi;
-	size_t n_multi_probes;		/* probes those links hold */
 	bool multi;			/* uprobe_multi links work here (until one fails) */
+	bool multi_worked;		/* one was attached */
 	struct attached_libc *libcs;
 	size_t n_libcs, cap_libcs;
+	int stats_fd;			/* BPF_ENABLE_STATS: programs' run time counted; -1 */
 	struct lt_map_fds fds;
 	struct loader_config cfg;
 	loader_event_fn event_fn;
 	void *event_ctx;
 	uint64_t next_user_gen;
-	size_t n_tracepoints;		/* links that are tracepoints, not uprobes */
 	size_t libcs_refused;		/* libcs not probed: not the file their process maps */
 	uint64_t poll_deadline_ns;	/* this poll delivers no event after it */
 	const volatile sig_atomic_t *stop;	/* set: deliver no more events */
@@ -101,19 +104,27 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static int push_link(struct loader *ld, struct bpf_link *link)
+/* Append link to links[n] (grown by doubling from a power of two); 0 or -ENOMEM. */
+static int push_link_to(struct bpf_link ***links, size_t *n, struct bpf_link *link)
 {
-	if (ld->n_links == ld->cap_links) {
-		size_t cap = ld->cap_links ? ld->cap_links * 2 : 32;
-		struct bpf_link **v = realloc(ld->links, cap * sizeof(*v));
+	if (!(*n & (*n - 1)) && *n >= 8) {
+		struct bpf_link **v = realloc(*links, *n * 2 * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
-		ld->links = v;
-		ld->cap_links = cap;
+		*links = v;
+	} else if (!*n) {
+		*links = malloc(8 * sizeof(**links));
+		if (!*links)
+			return -ENOMEM;
 	}
-	ld->links[ld->n_links++] = link;
+	(*links)[(*n)++] = link;
 	return 0;
+}
+
+static int push_link(struct loader *ld, struct bpf_link *link)
+{
+	return push_link_to(&ld->links, &ld->n_links, link);
 }
 
 /* The fix for an attach that failed with err: out of descriptors is no kernel limitation. */
@@ -123,21 +134,6 @@ static const char *attach_fix(int err, const char *otherwise)
 		return "leaktop ran out of file descriptors; raise the hard open-file limit "
 		       "(ulimit -Hn, LimitNOFILE=) or trace fewer processes";
 	return otherwise;
-}
-
-static int push_multi(struct loader *ld, int fd)
-{
-	if (ld->n_multi == ld->cap_multi) {
-		size_t cap = ld->cap_multi ? ld->cap_multi * 2 : 8;
-		int *v = realloc(ld->multi_fds, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ld->multi_fds = v;
-		ld->cap_multi = cap;
-	}
-	ld->multi_fds[ld->n_multi++] = fd;
-	return 0;
 }
 
 static const char *explain_load_error(int err)
@@ -185,6 +181,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	ld->event_fn = fn;
 	ld->event_ctx = fn_ctx;
 	ld->next_user_gen = 1;
+	ld->stats_fd = -1;
 	verbose_libbpf = cfg->verbose;
 	libbpf_set_print(libbpf_print);
 
@@ -271,7 +268,6 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 			err = push_link(ld, l);
 			if (err)
 				goto fail;
-			ld->n_tracepoints++;
 		}
 	}
 	if (cfg->probes == PROBES_ACCOUNTING) {
@@ -294,7 +290,6 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 			if (err)
 				goto fail;
 		}
-		ld->n_tracepoints = n_tps;
 		ld->rb = ring_buffer__new(bpf_map__fd(ld->skel->maps.events), handle_event, ld,
 					  NULL);
 		if (!ld->rb) {
@@ -355,17 +350,65 @@ static void detach_all(struct bpf_link **links, size_t n_links)
 			pthread_join(tid[k], NULL);
 }
 
+/*
+ * Detach the attachments of libcs[] that `which` picks (with `pid`), all at once, and drop
+ * them from the array.  Perf-event probes of all of them are closed together (detach_all).
+ */
+static void detach_libcs(struct loader *ld, bool (*which)(const struct attached_libc *, int),
+			 int pid)
+{
+	struct bpf_link **links = NULL;
+	size_t n_links = 0, kept = 0;
+
+	for (size_t i = 0; i < ld->n_libcs; i++) {
+		struct attached_libc *a = &ld->libcs[i];
+
+		if (!which(a, pid)) {
+			ld->libcs[kept++] = *a;
+			continue;
+		}
+		for (int k = 0; k < 2; k++)
+			if (a->multi_fd[k] >= 0)
+				close(a->multi_fd[k]);
+		/* Out of memory gathering them: this one's are closed on their own. */
+		for (size_t k = 0; k < a->n_links; k++)
+			if (push_link_to(&links, &n_links, a->links[k]))
+				bpf_link__destroy(a->links[k]);
+		free(a->links);
+	}
+	ld->n_libcs = kept;
+	detach_all(links, n_links);
+	free(links);
+}
+
+static bool any_libc(const struct attached_libc *a, int pid)
+{
+	(void)a;
+	(void)pid;
+	return true;
+}
+
+static bool libc_of_pid(const struct attached_libc *a, int pid)
+{
+	return a->pid == pid;
+}
+
+void loader__detach_pid(struct loader *ld, int pid)
+{
+	detach_libcs(ld, libc_of_pid, pid);
+}
+
 void loader__destroy(struct loader *ld)
 {
 	if (!ld)
 		return;
 	ring_buffer__free(ld->rb);
-	for (size_t i = 0; i < ld->n_multi; i++)
-		close(ld->multi_fds[i]);
-	free(ld->multi_fds);
+	detach_libcs(ld, any_libc, 0);
 	detach_all(ld->links, ld->n_links);
 	free(ld->links);
 	free(ld->libcs);
+	if (ld->stats_fd >= 0)
+		close(ld->stats_fd);
 	leaktop_bpf__destroy(ld->skel);
 	free(ld);
 }
@@ -403,18 +446,20 @@ static struct bpf_program *entry_prog(struct loader *ld, int fn)
 	return progs[fn];
 }
 
-static int attach_one(struct loader *ld, struct bpf_program *prog, bool retprobe, int pid,
+static int attach_one(struct attached_libc *a, struct bpf_program *prog, bool retprobe,
 		      const char *path, uint64_t offset)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe);
-	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid, path, offset, &opts);
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, a->pid, path, offset, &opts);
 	int err;
 
 	if (!l)
 		return -errno;
-	err = push_link(ld, l);
+	err = push_link_to(&a->links, &a->n_links, l);
 	if (err)
 		bpf_link__destroy(l);
+	else
+		a->n_probes++;
 	return err;
 }
 
@@ -460,45 +505,34 @@ struct probe_set {
  * always has its return hijacked too and no thread is left "inside" a call that never
  * returns.  0 or -errno; nothing stays attached on failure.
  */
-static int attach_multi(struct loader *ld, const struct probe_set *ps, int pid, const char *path)
+static int attach_multi(struct loader *ld, struct attached_libc *a, const struct probe_set *ps,
+			const char *path)
 {
-	int ret_fd = -1, entry_fd, err;
+	int ret_fd = -1, entry_fd;
 
 	if (ps->n_return) {
 		ret_fd = link_multi(ld->skel->progs.alloc_return_multi, path, ps->return_at, NULL,
-				    ps->n_return, true, pid);
+				    ps->n_return, true, a->pid);
 		if (ret_fd < 0)
 			return ret_fd;
 	}
 	entry_fd = link_multi(ld->skel->progs.alloc_enter_multi, path, ps->entry_at,
-			      ps->entry_fn, ps->n_entry, false, pid);
+			      ps->entry_fn, ps->n_entry, false, a->pid);
 	if (entry_fd < 0) {
-		err = entry_fd;
-		goto fail;
+		if (ret_fd >= 0)
+			close(ret_fd);
+		return entry_fd;
 	}
-	err = push_multi(ld, entry_fd);
-	if (err) {
-		close(entry_fd);
-		goto fail;
-	}
-	if (ret_fd >= 0) {
-		err = push_multi(ld, ret_fd);
-		if (err) {
-			close(ld->multi_fds[--ld->n_multi]);
-			goto fail;
-		}
-	}
-	ld->n_multi_probes += ps->n_entry + ps->n_return;
+	a->multi_fd[0] = entry_fd;
+	a->multi_fd[1] = ret_fd;
+	a->n_probes += ps->n_entry + ps->n_return;
 	return 0;
-fail:
-	if (ret_fd >= 0)
-		close(ret_fd);
-	return err;
 }
 
 /* The same probes as one perf event each (kernels before uprobe_multi; the bench's floors). */
-static int attach_each(struct loader *ld, const struct probe_set *ps, const struct probe_plan *plan,
-		       int pid, const char *path, const char *name, char *msg, size_t msg_len)
+static int attach_each(struct loader *ld, struct attached_libc *a, const struct probe_set *ps,
+		       const struct probe_plan *plan, const char *path, const char *name, char *msg,
+		       size_t msg_len)
 {
 	uint32_t r = 0;
 	int err;
@@ -508,11 +542,11 @@ static int attach_each(struct loader *ld, const struct probe_set *ps, const stru
 
 		err = 0;
 		if (fn != LT_FN_FREE)
-			err = attach_one(ld, ld->cfg.probes == PROBES_ACCOUNTING ?
+			err = attach_one(a, ld->cfg.probes == PROBES_ACCOUNTING ?
 					 ld->skel->progs.alloc_return : ld->skel->progs.floor_return,
-					 true, pid, path, ps->return_at[r++]);
+					 true, path, ps->return_at[r++]);
 		if (!err)
-			err = attach_one(ld, entry_prog(ld, fn), false, pid, path, ps->entry_at[i]);
+			err = attach_one(a, entry_prog(ld, fn), false, path, ps->entry_at[i]);
 		if (err) {
 			msg__set(msg, msg_len, 0, "cannot attach a uprobe to %s in %s: %s%s%s",
 				 plan->fn[fn].name, name, strerror(-err),
@@ -529,8 +563,8 @@ int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, 
 	char name[PATH_MAX + 16], path[32];
 	struct probe_plan plan;
 	struct probe_set ps = { .n_entry = 0 };
-	size_t first_link = ld->n_links, first_multi = ld->n_multi;
-	size_t multi_probes = ld->n_multi_probes;
+	struct attached_libc a = { .dev = ref->dev, .ino = ref->ino, .pid = pid,
+				   .multi_fd = { -1, -1 } };
 	int err, fd = -1;
 
 	if (loader__has_libc(ld, ref->dev, ref->ino, pid))
@@ -574,20 +608,21 @@ int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, 
 	}
 	err = -EOPNOTSUPP;
 	if (ld->multi) {
-		err = attach_multi(ld, &ps, pid, path);
+		err = attach_multi(ld, &a, &ps, path);
 		/* A kernel before uprobe_multi (or without it): perf events from now on. */
 		if (err == -EINVAL || err == -EOPNOTSUPP || err == -ENOSYS) {
 			if (ld->cfg.verbose)
 				fprintf(stderr, "leaktop: no uprobe_multi links here (%s): one perf "
 					"event per probe\n", strerror(-err));
-			if (!ld->n_multi)
+			if (!ld->multi_worked)
 				ld->multi = false;
 		}
 	}
 	if (err)
-		err = attach_each(ld, &ps, &plan, pid, path, name, msg, msg_len);
+		err = attach_each(ld, &a, &ps, &plan, path, name, msg, msg_len);
 	if (err)
 		goto out;
+	ld->multi_worked |= a.multi_fd[0] >= 0;
 	if (ld->n_libcs == ld->cap_libcs) {
 		size_t cap = ld->cap_libcs ? ld->cap_libcs * 2 : 8;
 		struct attached_libc *v = realloc(ld->libcs, cap * sizeof(*v));
@@ -600,15 +635,15 @@ int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, 
 		ld->libcs = v;
 		ld->cap_libcs = cap;
 	}
-	ld->libcs[ld->n_libcs++] = (struct attached_libc){
-		.dev = ref->dev, .ino = ref->ino, .pid = pid };
+	ld->libcs[ld->n_libcs++] = a;
 out:
-	while (err && ld->n_links > first_link)
-		bpf_link__destroy(ld->links[--ld->n_links]);
-	while (err && ld->n_multi > first_multi)
-		close(ld->multi_fds[--ld->n_multi]);
-	if (err)
-		ld->n_multi_probes = multi_probes;
+	if (err) {
+		for (int k = 0; k < 2; k++)
+			if (a.multi_fd[k] >= 0)
+				close(a.multi_fd[k]);
+		detach_all(a.links, a.n_links);
+		free(a.links);
+	}
 	if (fd >= 0)
 		close(fd);
 	return err;
@@ -621,12 +656,19 @@ size_t loader__libcs_refused(const struct loader *ld)
 
 size_t loader__probe_count(const struct loader *ld)
 {
-	return ld->n_links - ld->n_tracepoints + ld->n_multi_probes;
+	size_t n = 0;
+
+	for (size_t i = 0; i < ld->n_libcs; i++)
+		n += ld->libcs[i].n_probes;
+	return n;
 }
 
 bool loader__probes_follow_thread_group(const struct loader *ld)
 {
-	return ld->n_links == ld->n_tracepoints;
+	for (size_t i = 0; i < ld->n_libcs; i++)
+		if (ld->libcs[i].n_links)
+			return false;
+	return true;
 }
 
 uint64_t loader__seed_proc(struct loader *ld, int tgid)
@@ -675,4 +717,50 @@ const struct lt_map_fds *loader__maps(const struct loader *ld)
 unsigned int loader__stack_depth(const struct loader *ld)
 {
 	return ld->cfg.stack_depth;
+}
+
+void loader__set_calibration_tgid(struct loader *ld, int tgid)
+{
+	ld->skel->bss->calib_tgid = tgid > 0 ? tgid : 0;
+}
+
+int loader__count_run_time(struct loader *ld)
+{
+	int fd;
+
+	if (ld->stats_fd >= 0)
+		return 0;
+	/* Counted while this descriptor is open: nothing stays switched on after leaktop. */
+	fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (fd < 0)
+		return -errno;
+	ld->stats_fd = fd;
+	return 0;
+}
+
+int loader__heap_run_time(struct loader *ld, uint64_t *run_ns, uint64_t *run_cnt)
+{
+	struct leaktop_bpf *s = ld->skel;
+	struct bpf_program *progs[] = {
+		s->progs.malloc_enter, s->progs.calloc_enter, s->progs.realloc_enter,
+		s->progs.reallocarray_enter, s->progs.posix_memalign_enter,
+		s->progs.aligned_alloc_enter, s->progs.memalign_enter, s->progs.valloc_enter,
+		s->progs.pvalloc_enter, s->progs.alloc_return, s->progs.free_enter,
+		s->progs.alloc_enter_multi, s->progs.alloc_return_multi,
+	};
+
+	*run_ns = *run_cnt = 0;
+	if (ld->stats_fd < 0)
+		return -ENODATA;
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_prog_info info = {};
+		uint32_t len = sizeof(info);
+		int fd = bpf_program__fd(progs[i]);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		*run_ns += info.run_time_ns;
+		*run_cnt += info.run_cnt;
+	}
+	return 0;
 }

@@ -71,6 +71,16 @@ size_t loader__probe_count(const struct loader *ld);
  */
 bool loader__probes_follow_thread_group(const struct loader *ld);
 
+/* Detach every allocator probe attached for pid (-1: the system-wide ones). */
+void loader__detach_pid(struct loader *ld, int pid);
+
+/* The allocator probes' hits in tgid (0: none) are the calibration's: counted, not traced. */
+void loader__set_calibration_tgid(struct loader *ld, int tgid);
+/* Have the kernel count the programs' run time from now on (until the loader is destroyed). */
+int loader__count_run_time(struct loader *ld);
+/* Run time and runs of the allocator programs so far; -ENODATA when not counted. */
+int loader__heap_run_time(struct loader *ld, uint64_t *run_ns, uint64_t *run_cnt);
+
 /* Put tgid in `procs` as a traced image with a fresh generation; returns the gen (0: error). */
 uint64_t loader__seed_proc(struct loader *ld, int tgid);
 

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * test_heapmode.c - the overhead budget's decisions: when exact tracing gives way to suspects
+ * only and comes back (no flapping), and which processes are suspects.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/heapmode.h"
+
+#define S 1000000000ULL
+
+static struct heapmode hm(double budget, uint32_t max_suspects, bool exact)
+{
+	struct heapmode_config cfg = { .budget_pct = budget, .max_suspects = max_suspects,
+				       .exact = exact, .interval_s = 1 };
+	struct heapmode h;
+
+	heapmode__init(&h, &cfg, 0);
+	return h;
+}
+
+/* Step once a second from *t with cost, n times; the first change, if any. */
+static enum heapmode_change steps(struct heapmode *h, uint64_t *t, double cost, int n)
+{
+	enum heapmode_change first = HEAPMODE_SAME;
+
+	for (int i = 0; i < n; i++) {
+		enum heapmode_change c;
+
+		*t += S;
+		c = heapmode__step(h, *t, cost);
+		if (c != HEAPMODE_SAME && first == HEAPMODE_SAME)
+			first = c;
+	}
+	return first;
+}
+
+static void test_over_budget_for_a_few_seconds_switches_to_suspects(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	uint64_t t = 0;
+
+	/* One interval over: a burst, not a reason. */
+	CHECK(steps(&h, &t, 9, 1) == HEAPMODE_SAME);
+	CHECK(steps(&h, &t, 1, 1) == HEAPMODE_SAME);
+	CHECK(steps(&h, &t, 9, 2) == HEAPMODE_SAME);
+	CHECK(h.mode == HEAP_MODE_EXACT);
+	CHECK(steps(&h, &t, 9, 2) == HEAPMODE_TO_SUSPECTS);
+	CHECK(h.mode == HEAP_MODE_SUSPECTS);
+	CHECK(h.switches == 1);
+	heapmode__free(&h);
+}
+
+static void test_exact_flag_never_switches(void)
+{
+	struct heapmode h = hm(2, 8, true);
+	uint64_t t = 0;
+
+	CHECK(steps(&h, &t, 50, 100) == HEAPMODE_SAME);
+	CHECK(h.mode == HEAP_MODE_EXACT);
+	heapmode__free(&h);
+}
+
+static void test_unknown_cost_changes_nothing(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	uint64_t t = 0;
+
+	CHECK(steps(&h, &t, NAN, 100) == HEAPMODE_SAME);
+	CHECK(h.mode == HEAP_MODE_EXACT);
+	heapmode__free(&h);
+}
+
+static void test_exact_returns_only_after_staying_well_under_budget(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	uint64_t t = 0;
+
+	CHECK(steps(&h, &t, 9, 5) == HEAPMODE_TO_SUSPECTS);
+	/* Under the budget but not well under it: stays. */
+	CHECK(steps(&h, &t, 1.5, 100) == HEAPMODE_SAME);
+	/* Well under, but interrupted before the hold (30 s) ends. */
+	CHECK(steps(&h, &t, 0.5, 20) == HEAPMODE_SAME);
+	CHECK(steps(&h, &t, 3, 1) == HEAPMODE_SAME);
+	CHECK(steps(&h, &t, 0.5, 29) == HEAPMODE_SAME);
+	CHECK(steps(&h, &t, 0.5, 2) == HEAPMODE_TO_EXACT);
+	CHECK(h.mode == HEAP_MODE_EXACT);
+	CHECK(h.switches == 2);
+	heapmode__free(&h);
+}
+
+static void test_early_return_doubles_the_hold_so_the_mode_does_not_flap(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	uint64_t t = 0;
+	int switches = 0;
+
+	/* A workload that is expensive for 10 s, then cheap for 40 s, over and over. */
+	for (int round = 0; round < 20; round++) {
+		switches += steps(&h, &t, 9, 10) != HEAPMODE_SAME;
+		switches += steps(&h, &t, 0.1, 40) != HEAPMODE_SAME;
+	}
+	CHECK(h.return_hold_s > 30);
+	/* Without the back-off every round would switch twice. */
+	CHECK(switches < 20);
+	heapmode__free(&h);
+}
+
+static void test_growing_processes_become_suspects_strongest_first(void)
+{
+	struct heapmode h = hm(2, 2, false);
+	struct heapmode_candidate c[] = {
+		{ .pid = 10, .growing = true, .growth_per_s = 100 },
+		{ .pid = 11, .growing = false, .growth_per_s = 0 },
+		{ .pid = 12, .growing = true, .growth_per_s = 5000 },
+		{ .pid = 13, .growing = true, .growth_per_s = 900 },
+	};
+	struct heapmode_changes ch;
+	uint64_t t = 0;
+
+	steps(&h, &t, 9, 5);
+	CHECK(!heapmode__choose(&h, t, c, 4, &ch));
+	CHECK(ch.n_added == 2 && ch.n_removed == 0);
+	CHECK(heapmode__traced(&h, 12) && heapmode__traced(&h, 13));
+	CHECK(!heapmode__traced(&h, 10) && !heapmode__traced(&h, 11));
+	heapmode_changes__free(&ch);
+	heapmode__free(&h);
+}
+
+static void test_quiet_process_stays_watched(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	struct heapmode_candidate c = { .pid = 7, .growing = false };
+	struct heapmode_changes ch;
+	uint64_t t = 0;
+
+	steps(&h, &t, 9, 5);
+	for (int i = 0; i < 50; i++) {
+		t += S;
+		CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
+		CHECK(ch.n_added == 0);
+		heapmode_changes__free(&ch);
+	}
+	CHECK(!heapmode__traced(&h, 7));
+	heapmode__free(&h);
+}
+
+static void test_suspect_released_after_it_stops_growing(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	struct heapmode_candidate c = { .pid = 7, .growing = true, .growth_per_s = 4096 };
+	struct heapmode_changes ch;
+	uint64_t t = 0;
+	int released_at = -1;
+
+	steps(&h, &t, 9, 5);
+	CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
+	CHECK(ch.n_added == 1 && ch.added[0] == 7);
+	heapmode_changes__free(&ch);
+	c.growing = false;
+	for (int i = 1; i <= 40 && released_at < 0; i++) {
+		t += S;
+		CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
+		if (ch.n_removed == 1 && ch.removed[0] == 7)
+			released_at = i;
+		heapmode_changes__free(&ch);
+	}
+	CHECK(released_at == HEAPMODE_RELEASE_INTERVALS);
+	CHECK(!heapmode__traced(&h, 7));
+	heapmode__free(&h);
+}
+
+static void test_picked_process_stays_traced_without_growth_and_beyond_the_limit(void)
+{
+	struct heapmode h = hm(2, 0, false);
+	struct heapmode_candidate c = { .pid = 7, .picked = true };
+	struct heapmode_changes ch;
+	uint64_t t = 0;
+
+	steps(&h, &t, 9, 5);
+	for (int i = 0; i < 100; i++) {
+		t += S;
+		CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
+		heapmode_changes__free(&ch);
+	}
+	CHECK(heapmode__traced(&h, 7) && heapmode__traced(&h, 7)->since_ns == 6 * S);
+	/* Unpicked and quiet: released like any suspect. */
+	c.picked = false;
+	for (int i = 0; i < HEAPMODE_RELEASE_INTERVALS; i++) {
+		t += S;
+		CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
+		heapmode_changes__free(&ch);
+	}
+	CHECK(!heapmode__traced(&h, 7));
+	heapmode__free(&h);
+}
+
+static void test_gone_process_is_released_at_once(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	struct heapmode_candidate c = { .pid = 7, .growing = true, .growth_per_s = 4096 };
+	struct heapmode_changes ch;
+	uint64_t t = 0;
+
+	steps(&h, &t, 9, 5);
+	CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
+	heapmode_changes__free(&ch);
+	CHECK(!heapmode__choose(&h, t + S, NULL, 0, &ch));
+	CHECK(ch.n_removed == 1 && ch.removed[0] == 7);
+	heapmode_changes__free(&ch);
+	heapmode__free(&h);
+}
+
+static void test_much_stronger_grower_takes_the_weakest_suspects_place(void)
+{
+	struct heapmode h = hm(2, 1, false);
+	struct heapmode_candidate c[] = {
+		{ .pid = 1, .growing = true, .growth_per_s = 1000 },
+		{ .pid = 2, .growing = true, .growth_per_s = 1500 },
+	};
+	struct heapmode_changes ch;
+	uint64_t t = 0;
+
+	steps(&h, &t, 9, 5);
+	CHECK(!heapmode__choose(&h, t, c, 1, &ch));
+	heapmode_changes__free(&ch);
+	/* Not twice as strong: no change. */
+	CHECK(!heapmode__choose(&h, t + S, c, 2, &ch));
+	CHECK(ch.n_added == 0 && heapmode__traced(&h, 1));
+	heapmode_changes__free(&ch);
+	c[1].growth_per_s = 5000;
+	CHECK(!heapmode__choose(&h, t + 2 * S, c, 2, &ch));
+	CHECK(ch.n_added == 1 && ch.added[0] == 2 && ch.n_removed == 1 && ch.removed[0] == 1);
+	heapmode_changes__free(&ch);
+	heapmode__free(&h);
+}
+
+static void test_switch_to_exact_forgets_the_suspects(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	struct heapmode_candidate c = { .pid = 7, .growing = true, .growth_per_s = 4096 };
+	struct heapmode_changes ch;
+	uint64_t t = 0;
+
+	steps(&h, &t, 9, 5);
+	CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
+	heapmode_changes__free(&ch);
+	CHECK(steps(&h, &t, 0.1, 31) == HEAPMODE_TO_EXACT);
+	CHECK(h.n_traced == 0);
+	CHECK(!strcmp(heapmode__name(h.mode), "exact"));
+	CHECK(!strcmp(heapmode__proc_name(PROC_HEAP_WATCH), "watch"));
+	heapmode__free(&h);
+}
+
+int main(void)
+{
+	RUN(test_over_budget_for_a_few_seconds_switches_to_suspects);
+	RUN(test_exact_flag_never_switches);
+	RUN(test_unknown_cost_changes_nothing);
+	RUN(test_exact_returns_only_after_staying_well_under_budget);
+	RUN(test_early_return_doubles_the_hold_so_the_mode_does_not_flap);
+	RUN(test_growing_processes_become_suspects_strongest_first);
+	RUN(test_quiet_process_stays_watched);
+	RUN(test_suspect_released_after_it_stops_growing);
+	RUN(test_picked_process_stays_traced_without_growth_and_beyond_the_limit);
+	RUN(test_gone_process_is_released_at_once);
+	RUN(test_much_stronger_grower_takes_the_weakest_suspects_place);
+	RUN(test_switch_to_exact_forgets_the_suspects);
+	CHECK_EXIT();
+}

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * heapmode.c - the overhead budget's decisions: exact or suspects only, and who is a suspect.
+ *
+ * Exact tracing is left when its cost stays over the budget for a few intervals, and comes
+ * back when the estimate has stayed under half the budget for a hold time; each return that
+ * proves too early (over budget again before twice the hold has passed) doubles the hold, up
+ * to HEAPMODE_RETURN_MAX_S, so a workload that hovers around the budget does not make
+ * leaktop flap.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/heapmode.h"
+
+static uint64_t hold_ns(double intervals, double min_s, double interval_s)
+{
+	double s = intervals * interval_s;
+
+	return (uint64_t)((s > min_s ? s : min_s) * 1e9);
+}
+
+void heapmode__init(struct heapmode *h, const struct heapmode_config *cfg, uint64_t now_ns)
+{
+	memset(h, 0, sizeof(*h));
+	h->cfg = *cfg;
+	h->mode = HEAP_MODE_EXACT;
+	h->mode_since_ns = now_ns;
+	h->return_hold_s = (double)hold_ns(HEAPMODE_RETURN_INTERVALS, HEAPMODE_RETURN_MIN_S,
+					   cfg->interval_s) / 1e9;
+}
+
+void heapmode__free(struct heapmode *h)
+{
+	free(h->traced);
+	h->traced = NULL;
+	h->n_traced = h->cap_traced = 0;
+}
+
+enum heapmode_change heapmode__step(struct heapmode *h, uint64_t now_ns, double exact_cost_pct)
+{
+	double budget = h->cfg.budget_pct;
+
+	if (h->cfg.exact || isnan(exact_cost_pct))
+		return HEAPMODE_SAME;
+	if (h->mode == HEAP_MODE_EXACT) {
+		if (exact_cost_pct <= budget) {
+			h->over_since_ns = 0;
+			return HEAPMODE_SAME;
+		}
+		if (!h->over_since_ns)
+			h->over_since_ns = now_ns;
+		if (now_ns - h->over_since_ns < hold_ns(HEAPMODE_OVER_INTERVALS,
+							 HEAPMODE_OVER_MIN_S, h->cfg.interval_s))
+			return HEAPMODE_SAME;
+		/* Back in exact mode too soon after the last return: wait longer next time. */
+		if (h->switches && now_ns - h->mode_since_ns < 2 * h->return_hold_s * 1e9) {
+			h->return_hold_s *= 2;
+			if (h->return_hold_s > HEAPMODE_RETURN_MAX_S)
+				h->return_hold_s = HEAPMODE_RETURN_MAX_S;
+		}
+		h->mode = HEAP_MODE_SUSPECTS;
+		h->mode_since_ns = now_ns;
+		h->over_since_ns = h->under_since_ns = 0;
+		h->n_traced = 0;
+		h->switches++;
+		return HEAPMODE_TO_SUSPECTS;
+	}
+	if (exact_cost_pct >= budget * HEAPMODE_UNDER_FRACTION) {
+		h->under_since_ns = 0;
+		return HEAPMODE_SAME;
+	}
+	if (!h->under_since_ns)
+		h->under_since_ns = now_ns;
+	if (now_ns - h->under_since_ns < h->return_hold_s * 1e9)
+		return HEAPMODE_SAME;
+	h->mode = HEAP_MODE_EXACT;
+	h->mode_since_ns = now_ns;
+	h->over_since_ns = h->under_since_ns = 0;
+	h->n_traced = 0;
+	h->switches++;
+	return HEAPMODE_TO_EXACT;
+}
+
+static int push_pid(uint32_t **v, size_t *n, uint32_t pid)
+{
+	uint32_t *w = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (!w)
+		return -ENOMEM;
+	w[(*n)++] = pid;
+	*v = w;
+	return 0;
+}
+
+static const struct heapmode_candidate *candidate_of(const struct heapmode_candidate *c,
+						     size_t n, uint32_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (c[i].pid == pid)
+			return &c[i];
+	return NULL;
+}
+
+const struct heapmode_traced *heapmode__traced(const struct heapmode *h, uint32_t pid)
+{
+	for (size_t i = 0; i < h->n_traced; i++)
+		if (h->traced[i].pid == pid)
+			return &h->traced[i];
+	return NULL;
+}
+
+static int add_traced(struct heapmode *h, const struct heapmode_candidate *c, uint64_t now_ns,
+		      struct heapmode_changes *out)
+{
+	if (h->n_traced == h->cap_traced) {
+		size_t cap = h->cap_traced ? h->cap_traced * 2 : 16;
+		struct heapmode_traced *v = realloc(h->traced, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		h->traced = v;
+		h->cap_traced = cap;
+	}
+	if (push_pid(&out->added, &out->n_added, c->pid))
+		return -ENOMEM;
+	h->traced[h->n_traced++] = (struct heapmode_traced){
+		.pid = c->pid, .since_ns = now_ns, .last_growth_ns = now_ns,
+		.growth_per_s = c->growth_per_s, .picked = c->picked };
+	return 0;
+}
+
+static int remove_traced(struct heapmode *h, size_t i, struct heapmode_changes *out)
+{
+	if (push_pid(&out->removed, &out->n_removed, h->traced[i].pid))
+		return -ENOMEM;
+	h->traced[i] = h->traced[--h->n_traced];
+	return 0;
+}
+
+/* Growing, unpicked and untraced candidates, strongest first. */
+static int cmp_growth(const void *a, const void *b)
+{
+	const struct heapmode_candidate *x = *(const struct heapmode_candidate *const *)a;
+	const struct heapmode_candidate *y = *(const struct heapmode_candidate *const *)b;
+
+	if (x->growth_per_s != y->growth_per_s)
+		return x->growth_per_s > y->growth_per_s ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* The unpicked suspect that grows least, or -1. */
+static long weakest(const struct heapmode *h)
+{
+	long at = -1;
+
+	for (size_t i = 0; i < h->n_traced; i++)
+		if (!h->traced[i].picked &&
+		    (at < 0 || h->traced[i].growth_per_s < h->traced[at].growth_per_s))
+			at = i;
+	return at;
+}
+
+int heapmode__choose(struct heapmode *h, uint64_t now_ns, const struct heapmode_candidate *c,
+		     size_t n, struct heapmode_changes *out)
+{
+	uint64_t release = hold_ns(HEAPMODE_RELEASE_INTERVALS, 0, h->cfg.interval_s);
+	const struct heapmode_candidate **fresh = NULL;
+	size_t n_fresh = 0, n_suspects = 0;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (h->mode == HEAP_MODE_EXACT) {
+		h->n_traced = 0;
+		return 0;
+	}
+	/* Those traced already: still there, still growing or picked? */
+	for (size_t i = 0; i < h->n_traced;) {
+		struct heapmode_traced *t = &h->traced[i];
+		const struct heapmode_candidate *k = candidate_of(c, n, t->pid);
+
+		if (k) {
+			t->picked = k->picked;
+			if (k->growing) {
+				t->last_growth_ns = now_ns;
+				t->growth_per_s = k->growth_per_s;
+			}
+		}
+		if (!k || (!t->picked && now_ns - t->last_growth_ns >= release)) {
+			err = remove_traced(h, i, out);
+			if (err)
+				return err;
+			continue;
+		}
+		n_suspects += !t->picked;
+		i++;
+	}
+	fresh = malloc((n ? n : 1) * sizeof(*fresh));
+	if (!fresh)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (heapmode__traced(h, c[i].pid))
+			continue;
+		if (c[i].picked) {
+			err = add_traced(h, &c[i], now_ns, out);
+			if (err)
+				goto out;
+		} else if (c[i].growing && c[i].growth_per_s > 0) {
+			fresh[n_fresh++] = &c[i];
+		}
+	}
+	qsort(fresh, n_fresh, sizeof(*fresh), cmp_growth);
+	for (size_t i = 0; i < n_fresh; i++) {
+		if (n_suspects >= h->cfg.max_suspects) {
+			long w = weakest(h);
+
+			if (w < 0 || fresh[i]->growth_per_s <=
+				     HEAPMODE_PREEMPT_FACTOR * h->traced[w].growth_per_s)
+				break;
+			err = remove_traced(h, w, out);
+			if (err)
+				goto out;
+			n_suspects--;
+		}
+		err = add_traced(h, fresh[i], now_ns, out);
+		if (err)
+			goto out;
+		n_suspects++;
+	}
+out:
+	free(fresh);
+	return err;
+}
+
+void heapmode_changes__free(struct heapmode_changes *c)
+{
+	free(c->added);
+	free(c->removed);
+	memset(c, 0, sizeof(*c));
+}
+
+const char *heapmode__name(enum heap_mode mode)
+{
+	return mode == HEAP_MODE_SUSPECTS ? "suspects" : "exact";
+}
+
+const char *heapmode__proc_name(enum proc_heap_mode mode)
+{
+	static const char *const names[] = {
+		[PROC_HEAP_EXACT] = "exact",
+		[PROC_HEAP_SUSPECT] = "suspect",
+		[PROC_HEAP_WATCH] = "watch",
+	};
+
+	return names[mode];
+}

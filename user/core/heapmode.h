@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * heapmode.h - the whole-system overhead budget: when heap tracing is exact (every process's
+ * allocator probed) and when only suspects are, and which processes are suspects.
+ *
+ * Pure decisions over what the run loop measured (the estimated cost of exact tracing) and
+ * what analysis found (which processes grow): no clock, no /proc, no BPF here.  The run loop
+ * carries the decisions out (live/loader.c attaches and detaches) and feeds them to the
+ * model through the sample.
+ */
+#ifndef LEAKTOP_HEAPMODE_H
+#define LEAKTOP_HEAPMODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum heap_mode {
+	HEAP_MODE_EXACT,		/* every process's allocator probed (system-wide) */
+	HEAP_MODE_SUSPECTS,		/* only suspects and picked processes (pid-filtered) */
+};
+
+/* One process's heap tracing, as a snapshot names it (processes[].heap.mode). */
+enum proc_heap_mode {
+	PROC_HEAP_EXACT,		/* traced since it was first seen (or exact mode began) */
+	PROC_HEAP_SUSPECT,		/* traced on its own, since it became a suspect or was picked */
+	PROC_HEAP_WATCH,		/* not traced: counters and mmap only */
+};
+
+/* Defaults of the options (cli/options.c quotes them). */
+#define HEAPMODE_DEFAULT_BUDGET_PCT	2.0
+#define HEAPMODE_DEFAULT_MAX_SUSPECTS	8
+#define HEAPMODE_MAX_SUSPECTS		64
+
+/* The hysteresis, in intervals (and at least the seconds beside them). */
+#define HEAPMODE_OVER_INTERVALS		3	/* over budget this long: suspects only */
+#define HEAPMODE_OVER_MIN_S		2.0
+#define HEAPMODE_RETURN_INTERVALS	30	/* well under budget this long: exact again */
+#define HEAPMODE_RETURN_MIN_S		5.0
+#define HEAPMODE_RETURN_MAX_S		600.0	/* the longest that hold grows to */
+#define HEAPMODE_UNDER_FRACTION		0.5	/* "well under": below half the budget */
+#define HEAPMODE_RELEASE_INTERVALS	20	/* a suspect not growing this long is released */
+#define HEAPMODE_PREEMPT_FACTOR		2.0	/* a stronger grower takes the weakest one's place */
+
+struct heapmode_config {
+	double budget_pct;		/* of the machine's CPU (all cores) */
+	uint32_t max_suspects;		/* picked processes do not count against it */
+	bool exact;			/* --exact: never leave exact mode */
+	double interval_s;
+};
+
+/* A live process as the suspect choice sees it. */
+struct heapmode_candidate {
+	uint32_t pid;
+	bool growing;			/* anonymous memory, mappings or tracked heap grow */
+	double growth_per_s;		/* bytes/s of the strongest of those */
+	bool picked;			/* named by the user (TUI): traced whatever it does */
+};
+
+/* A process whose heap is traced on its own in suspects mode. */
+struct heapmode_traced {
+	uint32_t pid;
+	uint64_t since_ns;		/* attached at */
+	uint64_t last_growth_ns;	/* last interval it was seen growing */
+	double growth_per_s;
+	bool picked;
+};
+
+struct heapmode {
+	struct heapmode_config cfg;
+	enum heap_mode mode;
+	uint64_t mode_since_ns;
+	uint64_t over_since_ns;		/* over budget since (0: not over) */
+	uint64_t under_since_ns;	/* well under budget since (0: not under) */
+	double return_hold_s;		/* under budget this long before exact returns */
+	uint32_t switches;		/* mode changes so far */
+	struct heapmode_traced *traced;	/* suspects mode: who is traced, by pid */
+	size_t n_traced, cap_traced;
+};
+
+enum heapmode_change {
+	HEAPMODE_SAME,
+	HEAPMODE_TO_SUSPECTS,
+	HEAPMODE_TO_EXACT,
+};
+
+void heapmode__init(struct heapmode *h, const struct heapmode_config *cfg, uint64_t now_ns);
+void heapmode__free(struct heapmode *h);
+
+/*
+ * One interval's cost: exact_cost_pct is what exact tracing costs (measured while exact,
+ * estimated while suspects only; NaN: unknown, nothing changes).  Returns the change of mode
+ * decided now; a switch to suspects empties the traced set (heapmode__choose fills it).
+ */
+enum heapmode_change heapmode__step(struct heapmode *h, uint64_t now_ns, double exact_cost_pct);
+
+/* What heapmode__choose changed: pids to attach and to detach. */
+struct heapmode_changes {
+	uint32_t *added, *removed;
+	size_t n_added, n_removed;
+};
+
+/*
+ * Suspects mode: update the traced set from this interval's candidates (every live process):
+ * picked ones are always in it; growing ones join, strongest first, up to max_suspects
+ * (one growing more than HEAPMODE_PREEMPT_FACTOR times the weakest suspect takes its place);
+ * a suspect not growing for HEAPMODE_RELEASE_INTERVALS is released, and one that is no
+ * candidate (gone) too.  In exact mode it only forgets.  0 or -ENOMEM; out is freed with
+ * heapmode_changes__free().
+ */
+int heapmode__choose(struct heapmode *h, uint64_t now_ns, const struct heapmode_candidate *c,
+		     size_t n, struct heapmode_changes *out);
+void heapmode_changes__free(struct heapmode_changes *c);
+
+/* The traced entry of pid, or NULL. */
+const struct heapmode_traced *heapmode__traced(const struct heapmode *h, uint32_t pid);
+
+/* "exact" / "suspects", and "exact" / "suspect" / "watch". */
+const char *heapmode__name(enum heap_mode mode);
+const char *heapmode__proc_name(enum proc_heap_mode mode);
+
+#endif
