@@ -62,6 +62,7 @@ struct tui {
 	bool quit;
 	bool write;
 	bool scan;
+	bool toggle_heap;
 	char msg[200];
 	int msg_updates;		/* samples the message stays for */
 };
@@ -577,6 +578,7 @@ static void key_quit(struct tui *t) { t->quit = true; }
 static void key_help(struct tui *t) { t->help = !t->help; }
 static void key_write(struct tui *t) { t->write = true; }
 static void key_scan(struct tui *t) { t->scan = true; }
+static void key_toggle_heap(struct tui *t) { t->toggle_heap = true; }
 
 uint32_t tui__selected_pid(const struct tui *t)
 {
@@ -659,6 +661,8 @@ static const struct key_binding {
 	{ 'p', "p", "pause the view (tracing goes on)", key_pause },
 	{ 'w', "w", "write a JSON snapshot now", key_write },
 	{ 'S', "S", "scan the selected process for lost blocks (stops it briefly)", key_scan },
+	{ 't', "t", "trace / untrace the selected process's heap (whole-system mode)",
+	  key_toggle_heap },
 	{ '?', "?", "this help", key_help },
 	{ 'h', NULL, NULL, key_help },
 	{ 'q', "q", "quit", key_quit },
@@ -711,6 +715,12 @@ static void draw(struct tui *t, const struct model *m)
 	snprintf(line, sizeof(line), "dropped %" PRIu64, model__dropped(m));
 	addnstr(line, COLS - getcurx(stdscr) > 0 ? COLS - getcurx(stdscr) : 0);
 	attroff(A_BOLD | A_REVERSE);
+	if (m->heap_budgeted && COLS - getcurx(stdscr) > 0) {
+		char heap[160];
+
+		snprintf(line, sizeof(line), "  %s", fmt__heap_mode(heap, sizeof(heap), m));
+		addnstr(line, COLS - getcurx(stdscr));
+	}
 	/* Work the interval's budget left for later: numbers may lag by an interval or two. */
 	if ((m->stacks_pending || m->procs_deferred) && COLS - getcurx(stdscr) > 0) {
 		snprintf(line, sizeof(line), "  deferred %" PRIu32 " stacks %" PRIu32 " procs",
@@ -815,6 +825,10 @@ enum tui_request tui__handle_keys(struct tui *t, const struct model *m)
 	if (t->scan) {
 		t->scan = false;
 		return TUI_SCAN;
+	}
+	if (t->toggle_heap) {
+		t->toggle_heap = false;
+		return TUI_TOGGLE_HEAP;
 	}
 	if (changed)
 		draw(t, m);

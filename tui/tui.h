@@ -18,6 +18,7 @@ enum tui_request {
 	TUI_QUIT,
 	TUI_WRITE_SNAPSHOT,	/* the run loop writes one and reports with tui__message */
 	TUI_SCAN,		/* scan the selected process (tui__selected_pid) for lost blocks */
+	TUI_TOGGLE_HEAP,	/* trace / untrace the selected process's heap (whole system) */
 };
 
 /* The process selected in the list (or shown in the sites and stack views), 0 if none. */

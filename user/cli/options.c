@@ -51,6 +51,13 @@ static const char usage_text[] =
 "      --scan-max-stop MS  longest a scan keeps a process stopped; past it the scan gives\n"
 "                          up, partial (1-" OPT_STR(OPT_MAX_SCAN_STOP_MS) ", default "
 				OPT_STR(OPT_MAX_SCAN_STOP_MS) ")\n"
+"      --budget PCT        whole system: the share of all CPUs heap tracing may cost;\n"
+"                          over it, only growing processes are heap-traced (default "
+				OPT_STR(HEAPMODE_DEFAULT_BUDGET_PCT_TEXT) ")\n"
+"      --max-suspects N    whole system, over budget: most processes heap-traced as\n"
+"                          suspects at once (0-" OPT_STR(HEAPMODE_MAX_SUSPECTS) ", default "
+				OPT_STR(HEAPMODE_DEFAULT_MAX_SUSPECTS) ")\n"
+"      --exact             whole system: trace every process's heap whatever it costs\n"
 "      --file-mode MODE    mode of the files written (octal, default "
 				OPT_STR(OPT_DEFAULT_FILE_MODE) "; the umask applies)\n"
 "  -v, --verbose           show libbpf's messages and probe placement\n"
@@ -184,7 +191,8 @@ static int parse_resources(const char *list, unsigned int *out, char *err, size_
 }
 
 enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR, OPT_WINDOW, OPT_PPROF, OPT_FOLDED,
-       OPT_SCAN_EVERY, OPT_SCAN_MAX_STOP, OPT_FILE_MODE };
+       OPT_SCAN_EVERY, OPT_SCAN_MAX_STOP, OPT_FILE_MODE, OPT_BUDGET, OPT_MAX_SUSPECTS,
+       OPT_EXACT };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -202,6 +210,9 @@ static const struct option long_opts[] = {
 	{ "scan-every", required_argument, NULL, OPT_SCAN_EVERY },
 	{ "scan-max-stop", required_argument, NULL, OPT_SCAN_MAX_STOP },
 	{ "file-mode", required_argument, NULL, OPT_FILE_MODE },
+	{ "budget", required_argument, NULL, OPT_BUDGET },
+	{ "max-suspects", required_argument, NULL, OPT_MAX_SUSPECTS },
+	{ "exact", no_argument, NULL, OPT_EXACT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -218,6 +229,8 @@ static void defaults(struct options *o)
 	o->window = OPT_DEFAULT_WINDOW;
 	o->file_mode = OPT_DEFAULT_FILE_MODE;
 	o->scan_max_stop_ms = OPT_MAX_SCAN_STOP_MS;
+	o->budget_pct = HEAPMODE_DEFAULT_BUDGET_PCT;
+	o->max_suspects = HEAPMODE_DEFAULT_MAX_SUSPECTS;
 }
 
 int options__parse(int argc, char **argv, struct options *o, char *err, size_t len)
@@ -284,6 +297,25 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 				return msg__set(err, len, -EINVAL, "invalid --file-mode '%s': "
 						"expected an octal mode such as 0600 or 0640",
 						optarg);
+			break;
+		case OPT_BUDGET:
+			if (parse_seconds(optarg, 0, &o->budget_pct) || o->budget_pct <= 0 ||
+			    o->budget_pct > 100)
+				return msg__set(err, len, -EINVAL, "invalid --budget '%s': expected a "
+						"percentage of the CPUs above 0 and up to 100", optarg);
+			o->budget_set = true;
+			break;
+		case OPT_MAX_SUSPECTS:
+			if (options__parse_uint(optarg, 0, HEAPMODE_MAX_SUSPECTS, &n))
+				return msg__set(err, len, -EINVAL, "invalid --max-suspects '%s': "
+						"expected 0 to %d processes", optarg,
+						HEAPMODE_MAX_SUSPECTS);
+			o->max_suspects = n;
+			o->budget_set = true;
+			break;
+		case OPT_EXACT:
+			o->exact = true;
+			o->budget_set = true;
 			break;
 		case 'r':
 			ret = parse_resources(optarg, &o->resources, err, len);
@@ -353,6 +385,9 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 		return msg__set(err, len, -EINVAL, "-p and -- CMD cannot be combined: choose one");
 	if (o->n_pids)
 		o->mode = MODE_PIDS;
+	if (o->budget_set && o->mode != MODE_SYSTEM)
+		return msg__set(err, len, -EINVAL, "--budget, --max-suspects and --exact are for the "
+				"whole system: -p and -- trace their processes exactly");
 	if (o->scan_every_s > 0 && o->mode == MODE_SYSTEM)
 		return msg__set(err, len, -EINVAL, "--scan-every scans traced processes: give -p "
 				"PID or -- CMD");

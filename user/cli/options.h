@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "bpf/leaktop.h"
+#include "core/heapmode.h"
 #include "core/types.h"
 
 /* Defaults and limits of the options: the one place they are set; the usage texts quote
@@ -54,6 +55,10 @@ struct options {
 	unsigned int window;	/* samples of history the growth verdicts look at */
 	int probe_floor;	/* 0: real probes; 1: empty at entries; 2: empty where real go */
 	unsigned int file_mode;	/* --file-mode: of the files written, before the umask */
+	double budget_pct;	/* --budget: % of all CPUs heap tracing may cost (whole system) */
+	unsigned int max_suspects;	/* --max-suspects */
+	bool exact;		/* --exact: never suspects only */
+	bool budget_set;	/* one of those given (refused outside whole-system mode) */
 	bool verbose;
 	bool help;
 	bool version;

@@ -35,6 +35,7 @@
 #include "view/report.h"
 #include "cli/run.h"
 #include "live/fdcensus.h"
+#include "live/heapctl.h"
 #include "live/ptrace_stop.h"
 #include "live/scanner.h"
 #include "live/tracker.h"
@@ -86,6 +87,7 @@ struct run {
 	struct symbolizer *sym;
 	struct tracker *tr;
 	struct scanner *sc;
+	struct heapctl *hc;		/* whole-system mode: the overhead budget */
 	struct model model;
 	struct sample sample;
 	struct launcher child;
@@ -482,6 +484,34 @@ static int collect(struct run *r, bool scan_due, bool final)
 	return 0;
 }
 
+/* A line about heap tracing: on stderr in batch mode, on the TUI's message line. */
+static void say_heap(void *ctx, const char *line)
+{
+	struct run *r = ctx;
+
+	if (r->tui)
+		tui__message(r->tui, &r->model, line);
+	else
+		err_line("%s", line);
+}
+
+/*
+ * Whole-system mode: the overhead budget decides how the heap is traced from now on (after
+ * analysis: suspects are the processes it found growing).  Then the model hears how it
+ * stands, in every mode.
+ */
+static void heap_control(struct run *r, bool last)
+{
+	struct sample_heap h = { .budgeted = false };
+
+	if (r->hc && !last &&
+	    heapctl__step(r->hc, &r->model, r->model.now_ns, say_heap, r) == HEAPMODE_TO_EXACT)
+		attach_system(r, true);
+	if (r->hc)
+		heapctl__describe(r->hc, &h);
+	model__apply_heap(&r->model, &h);
+}
+
 /* The TUI's `w`: a snapshot now, to the -j file or a new time-stamped one here. */
 static void write_snapshot_now(struct run *r)
 {
@@ -513,6 +543,20 @@ static bool handle_tui(struct run *r)
 	case TUI_WRITE_SNAPSHOT:
 		write_snapshot_now(r);
 		return false;
+	case TUI_TOGGLE_HEAP: {
+		uint32_t pid = tui__selected_pid(r->tui);
+		char msg[320];
+
+		if (!r->hc)
+			snprintf(msg, sizeof(msg), "every traced process's heap is traced in this "
+				 "mode; the key picks processes in whole-system mode");
+		else if (!pid || !model__find_pid(&r->model, pid))
+			snprintf(msg, sizeof(msg), "no live process selected");
+		else
+			heapctl__toggle(r->hc, &r->model, pid, monotonic_ns(), msg, sizeof(msg));
+		tui__message(r->tui, &r->model, msg);
+		return false;
+	}
 	case TUI_SCAN: {
 		uint32_t pid = tui__selected_pid(r->tui);
 		char msg[320];
@@ -621,6 +665,7 @@ static int loop(struct run *r)
 			   monotonic_ns() - r->last_reach_scan_ns >= o->scan_every_s * 1e9;
 		if (collect(r, scan_due, last))
 			return 1;
+		heap_control(r, last);
 		t_emit = monotonic_ns();
 		if (scan_due)
 			r->last_reach_scan_ns = monotonic_ns();
@@ -641,7 +686,8 @@ static int loop(struct run *r)
 		model__reported(&r->model);
 		if (stop_signal)
 			last = true;
-		if (o->mode == MODE_SYSTEM && !last && r->model.now_ns - r->last_libc_scan_ns >= LIBC_RESCAN_NS) {
+		if (o->mode == MODE_SYSTEM && !last && (!r->hc || heapctl__exact(r->hc)) &&
+		    r->model.now_ns - r->last_libc_scan_ns >= LIBC_RESCAN_NS) {
 			attach_system(r, true);
 			r->last_libc_scan_ns = r->model.now_ns;
 		}
@@ -800,6 +846,19 @@ int run__main(const struct options *o)
 		err_line("out of memory");
 		goto out;
 	}
+	if (o->mode == MODE_SYSTEM && (o->resources & RES_HEAP) && !o->probe_floor) {
+		struct heapctl_config hcfg = {
+			.budget_pct = o->budget_pct, .max_suspects = o->max_suspects,
+			.exact = o->exact, .interval_s = o->interval_s, .self_tgid = getpid(),
+			.verbose = o->verbose,
+		};
+
+		err = heapctl__new(&r.hc, r.ld, r.col, &hcfg, monotonic_ns(), msg, sizeof(msg));
+		if (err) {
+			err_line("out of memory");
+			goto out;
+		}
+	}
 	switch (o->mode) {
 	case MODE_SYSTEM:
 		err = attach_system(&r, false);
@@ -840,6 +899,7 @@ out:
 	free(r.pending);
 	sample__free(&r.sample);
 	scanner__free(r.sc);
+	heapctl__free(r.hc);
 	tracker__free(r.tr);
 	collector__free(r.col);
 	loader__destroy(r.ld);

@@ -459,7 +459,7 @@ void analysis__run(struct model *m)
 		double heap_sites_growth_per_s = 0, heap_explained_per_s = 0;
 		double mmap_sites_growth_per_s = 0;
 		bool heap_site_flagged = false, fd_site_flagged = false;
-		struct trend heap, fds, rss;
+		struct trend heap, fds, rss, anon;
 
 		for (size_t j = 0; j < p->n_sites; j++) {
 			struct site *s = &p->sites[j];
@@ -510,6 +510,11 @@ void analysis__run(struct model *m)
 				p->flags |= PROC_RSS_UNEXPLAINED;
 		}
 		p->heap_growth_per_s = heap.slope_per_s;
+		/* What picks suspects when heap probes are off: growth no probe is needed for. */
+		series_trend(&p->hist_anon, ts, v, p->untraced_growth_per_s > 0, &anon);
+		p->untraced_growth_per_s = anon.growing && anon.slope_per_s > 0 ? anon.slope_per_s : 0;
+		if (mmap_sites_growth_per_s > p->untraced_growth_per_s)
+			p->untraced_growth_per_s = mmap_sites_growth_per_s;
 	}
 out:
 	free(ts);

@@ -28,6 +28,7 @@ void heapmode__init(struct heapmode *h, const struct heapmode_config *cfg, uint6
 	h->cfg = *cfg;
 	h->mode = HEAP_MODE_EXACT;
 	h->mode_since_ns = now_ns;
+	h->cost_per_work = NAN;
 	h->return_hold_s = (double)hold_ns(HEAPMODE_RETURN_INTERVALS, HEAPMODE_RETURN_MIN_S,
 					   cfg->interval_s) / 1e9;
 }
@@ -232,6 +233,46 @@ int heapmode__choose(struct heapmode *h, uint64_t now_ns, const struct heapmode_
 out:
 	free(fresh);
 	return err;
+}
+
+void heapmode__learn(struct heapmode *h, double cost_ns, double busy_ns)
+{
+	double work = busy_ns - cost_ns, r;
+
+	/* An idle interval says nothing about the cost of work. */
+	if (h->mode != HEAP_MODE_EXACT || cost_ns < 0 || work <= 0)
+		return;
+	r = cost_ns / work;
+	h->cost_per_work = isnan(h->cost_per_work) ? r : 0.7 * h->cost_per_work + 0.3 * r;
+}
+
+double heapmode__estimate_exact_ns(const struct heapmode *h, double busy_ns)
+{
+	return busy_ns < 0 ? NAN : h->cost_per_work * busy_ns;
+}
+
+int heapmode__pick(struct heapmode *h, uint32_t pid, uint64_t now_ns)
+{
+	struct heapmode_candidate c = { .pid = pid, .picked = true };
+	struct heapmode_changes out = { 0 };
+	int err;
+
+	if (h->mode != HEAP_MODE_SUSPECTS || heapmode__traced(h, pid))
+		return 0;
+	err = add_traced(h, &c, now_ns, &out);
+	heapmode_changes__free(&out);
+	return err;
+}
+
+bool heapmode__drop(struct heapmode *h, uint32_t pid)
+{
+	for (size_t i = 0; i < h->n_traced; i++) {
+		if (h->traced[i].pid == pid) {
+			h->traced[i] = h->traced[--h->n_traced];
+			return true;
+		}
+	}
+	return false;
 }
 
 void heapmode_changes__free(struct heapmode_changes *c)

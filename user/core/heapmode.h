@@ -29,6 +29,7 @@ enum proc_heap_mode {
 
 /* Defaults of the options (cli/options.c quotes them). */
 #define HEAPMODE_DEFAULT_BUDGET_PCT	2.0
+#define HEAPMODE_DEFAULT_BUDGET_PCT_TEXT 2%
 #define HEAPMODE_DEFAULT_MAX_SUSPECTS	8
 #define HEAPMODE_MAX_SUSPECTS		64
 
@@ -74,6 +75,8 @@ struct heapmode {
 	uint64_t under_since_ns;	/* well under budget since (0: not under) */
 	double return_hold_s;		/* under budget this long before exact returns */
 	uint32_t switches;		/* mode changes so far */
+	double cost_per_work;		/* exact tracing's cost per ns of the machine's other busy
+					 * CPU time, learned while exact; NaN until then */
 	struct heapmode_traced *traced;	/* suspects mode: who is traced, by pid */
 	size_t n_traced, cap_traced;
 };
@@ -93,6 +96,20 @@ void heapmode__free(struct heapmode *h);
  * decided now; a switch to suspects empties the traced set (heapmode__choose fills it).
  */
 enum heapmode_change heapmode__step(struct heapmode *h, uint64_t now_ns, double exact_cost_pct);
+
+/*
+ * While exact: learn what exact tracing costs per unit of the machine's work, from one
+ * interval's cost_ns (probe hits x trap cost + the programs' run time) and busy_ns (all
+ * CPUs' busy time, leaktop's own taken out; it includes cost_ns).
+ */
+void heapmode__learn(struct heapmode *h, double cost_ns, double busy_ns);
+/* While suspects only: what exact tracing would cost over busy_ns of work (NaN: unknown). */
+double heapmode__estimate_exact_ns(const struct heapmode *h, double busy_ns);
+
+/* The user picked pid (suspects mode: traced from now on, whatever it does); 0 or -ENOMEM. */
+int heapmode__pick(struct heapmode *h, uint32_t pid, uint64_t now_ns);
+/* Stop tracing pid at once (the user's choice); true when it was traced. */
+bool heapmode__drop(struct heapmode *h, uint32_t pid);
 
 /* What heapmode__choose changed: pids to attach and to detach. */
 struct heapmode_changes {

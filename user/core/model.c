@@ -10,6 +10,7 @@
  * Arrays are kept sorted and searched by halving; memory is bounded by the kernel maps' sizes.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,7 @@ void model__init(struct model *m, double interval_s, unsigned int resources, uin
 	m->interval_s = interval_s;
 	m->window = window;
 	m->resources = resources;
+	m->heap_cost_pct = m->heap_exact_cost_pct = m->heap_budget_pct = m->heap_trap_ns = NAN;
 }
 
 static void site_free(struct site *s)
@@ -80,6 +82,7 @@ static void process_free(struct process *p)
 	series__free(&p->hist_vm);
 	series__free(&p->hist_fd_count);
 	series__free(&p->hist_threads);
+	series__free(&p->hist_anon);
 	for (size_t i = 0; i < p->n_sites; i++)
 		site_free(&p->sites[i]);
 	free(p->sites);
@@ -169,10 +172,11 @@ struct process *model__process(struct model *m, uint32_t pid, uint64_t gen)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->gen = gen;
+	p->first_seen_ns = m->now_ns;
 	if (series__init(&p->hist_heap, m->window) || series__init(&p->hist_fds, m->window) ||
 	    series__init(&p->hist_rss, m->window) || series__init(&p->hist_vm, m->window) ||
 	    series__init(&p->hist_fd_count, m->window) ||
-	    series__init(&p->hist_threads, m->window)) {
+	    series__init(&p->hist_threads, m->window) || series__init(&p->hist_anon, m->window)) {
 		process_free(p);
 		memmove(&m->procs[at], &m->procs[at + 1], (m->n_procs - at - 1) * sizeof(*p));
 		m->n_procs--;
@@ -390,6 +394,8 @@ static void push_process_history(struct process *p, uint64_t ts)
 	series__push(&p->hist_vm, ts, p->counters.vm_bytes);
 	series__push(&p->hist_fd_count, ts, p->counters.fd_count);
 	series__push(&p->hist_threads, ts, p->counters.threads);
+	if (p->counters.rss_split_valid)
+		series__push(&p->hist_anon, ts, p->counters.rss_anon_bytes);
 }
 
 bool model__visible(const struct process *p)
@@ -627,6 +633,53 @@ static int apply_sites(struct model *m, const struct sample *s)
 		push_history(site, s->ts_ns);
 	}
 	return 0;
+}
+
+static void apply_heap_mode_summary(struct model *m, const struct sample_heap *h)
+{
+	m->heap_budgeted = h->budgeted;
+	m->heap_mode = h->budgeted ? h->mode : HEAP_MODE_EXACT;
+	m->heap_cost_pct = h->budgeted ? h->cost_pct : NAN;
+	m->heap_exact_cost_pct = h->budgeted ? h->exact_cost_pct : NAN;
+	m->heap_budget_pct = h->budgeted ? h->budget_pct : NAN;
+	m->heap_trap_ns = h->budgeted ? h->trap_ns : NAN;
+	m->heap_switches = h->switches;
+}
+
+/*
+ * How q's heap is traced: exact since it was first seen or exact mode began, as a suspect
+ * since it was attached, or watched (not traced).
+ */
+static void apply_heap_mode(struct model *m, struct process *q, const struct sample_heap *h)
+{
+	if (!h->budgeted || h->mode == HEAP_MODE_EXACT) {
+		uint64_t since = h->budgeted && h->mode_since_ns > q->first_seen_ns ?
+				 h->mode_since_ns : q->first_seen_ns;
+
+		q->heap_mode = PROC_HEAP_EXACT;
+		q->heap_since_ns = since > m->start_ns ? since : m->start_ns;
+		q->heap_picked = false;
+		for (size_t i = 0; i < h->n_traced; i++)
+			q->heap_picked |= h->traced[i].pid == q->pid && h->traced[i].picked;
+		return;
+	}
+	q->heap_mode = PROC_HEAP_WATCH;
+	q->heap_since_ns = 0;
+	q->heap_picked = false;
+	for (size_t i = 0; i < h->n_traced; i++) {
+		if (h->traced[i].pid != q->pid)
+			continue;
+		q->heap_mode = PROC_HEAP_SUSPECT;
+		q->heap_since_ns = h->traced[i].since_ns;
+		q->heap_picked = h->traced[i].picked;
+	}
+}
+
+void model__apply_heap(struct model *m, const struct sample_heap *h)
+{
+	apply_heap_mode_summary(m, h);
+	for (size_t i = 0; i < m->n_procs; i++)
+		apply_heap_mode(m, &m->procs[i], h);
 }
 
 int model__apply(struct model *m, const struct sample *s)

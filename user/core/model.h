@@ -15,6 +15,7 @@
  * them.  No map layout of it is used here. */
 #include "bpf/leaktop.h"
 #include "core/frame.h"
+#include "core/heapmode.h"
 #include "core/scan.h"
 #include "core/series.h"
 #include "core/types.h"
@@ -105,6 +106,15 @@ struct process {
 	struct series hist_heap, hist_fds, hist_rss, hist_vm, hist_fd_count, hist_threads;
 	unsigned int flags;		/* enum process_flag */
 	double heap_growth_per_s;
+	/* The strongest growth of memory that needs no heap probe: anonymous RSS, anonymous
+	 * mappings (bytes/s, 0 when not growing); what picks suspects. */
+	double untraced_growth_per_s;
+	struct series hist_anon;	/* rss_anon_bytes */
+	/* Heap tracing of this image: how, since when (run clock), picked in the TUI. */
+	enum proc_heap_mode heap_mode;
+	uint64_t heap_since_ns;
+	bool heap_picked;
+	uint64_t first_seen_ns;
 	struct proc_scan *scan;		/* NULL: never scanned */
 	bool target;			/* named by -p or started by --: shown without sites */
 	bool exited;			/* exited or exec'd: in this report, gone from the next */
@@ -132,10 +142,22 @@ struct model {
 	uint64_t self_rss_bytes;
 	double self_cpu_s;
 	unsigned int resources;
+	/* Heap tracing under the budget (whole-system mode), as of the latest sample. */
+	bool heap_budgeted;
+	enum heap_mode heap_mode;
+	double heap_cost_pct, heap_exact_cost_pct, heap_budget_pct, heap_trap_ns;
+	uint32_t heap_switches;
 };
 
 void model__init(struct model *m, double interval_s, unsigned int resources, uint32_t window);
 void model__free(struct model *m);
+
+struct sample_heap;
+/*
+ * How heap tracing stands after the run loop's decisions of this interval (applied after
+ * model__apply and analysis): the run's mode and cost, each image's heap mode.
+ */
+void model__apply_heap(struct model *m, const struct sample_heap *h);
 
 /* Find or add the process image (pid, gen). */
 struct process *model__process(struct model *m, uint32_t pid, uint64_t gen);

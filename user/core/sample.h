@@ -21,6 +21,7 @@
 /* Only for the sizes of the drop and counter arrays, indexed by the kernel's enums. */
 #include "bpf/leaktop.h"
 #include "core/frame.h"
+#include "core/heapmode.h"
 #include "core/scan.h"
 #include "core/types.h"
 
@@ -144,6 +145,23 @@ struct sample_scan {
 	bool ok;
 	struct scan_result result;
 	char error[512];
+};
+
+/*
+ * Whole-system heap tracing under the overhead budget, as the run loop decided it (budgeted
+ * false: -p and --, where every traced process is exact).
+ */
+struct sample_heap {
+	bool budgeted;
+	enum heap_mode mode;
+	uint64_t mode_since_ns;
+	double cost_pct;			/* heap tracing's cost now, % of all CPUs; NaN: unknown */
+	double exact_cost_pct;			/* what exact tracing costs (estimated in suspects) */
+	double budget_pct;
+	double trap_ns;				/* calibrated cost of a probe hit; NaN: unknown */
+	uint32_t switches;
+	const struct heapmode_traced *traced;	/* suspects mode: who is traced (borrowed) */
+	size_t n_traced;
 };
 
 /* How long each producer took this interval. */

@@ -551,6 +551,84 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A set of tgids (sorted) and whether the heap records of those in it or of the others go. */
+struct heap_purge {
+	struct purge_ctx pc;
+	const uint32_t *tgids;
+	size_t n;
+	bool keep;
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool heap_tgid_goes(const struct heap_purge *hp, uint32_t tgid)
+{
+	bool in = hp->n && bsearch(&tgid, hp->tgids, hp->n, sizeof(tgid), cmp_u32);
+
+	return in != hp->keep;
+}
+
+static bool heap_site_goes(const void *key, const void *val, const void *ctx)
+{
+	const struct lt_site_key *k = key;
+	struct heap_purge *hp = (struct heap_purge *)ctx;
+
+	if (k->kind != LT_KIND_HEAP || !heap_tgid_goes(hp, k->tgid))
+		return false;
+	if (hp->pc.n == hp->pc.cap) {
+		size_t cap = hp->pc.cap ? hp->pc.cap * 2 : 64;
+		uint64_t *v = realloc(hp->pc.hashes, cap * sizeof(*v));
+
+		if (!v)
+			return true;	/* the stack stays until a later sweep */
+		hp->pc.hashes = v;
+		hp->pc.cap = cap;
+	}
+	hp->pc.hashes[hp->pc.n++] = k->stack_hash;
+	return true;
+}
+
+static bool heap_alloc_goes(const void *key, const void *val, const void *ctx)
+{
+	const struct lt_alloc_key *k = key;
+
+	(void)val;
+	return heap_tgid_goes(ctx, k->tgid);
+}
+
+long collector__purge_heap(struct collector *c, const uint32_t *tgids, size_t n, bool keep)
+{
+	struct heap_purge hp = { .n = n, .keep = keep };
+	uint32_t *sorted = NULL;
+	long removed;
+
+	if (n) {
+		sorted = malloc(n * sizeof(*sorted));
+		if (!sorted)
+			return -ENOMEM;
+		memcpy(sorted, tgids, n * sizeof(*sorted));
+		qsort(sorted, n, sizeof(*sorted), cmp_u32);
+	}
+	hp.tgids = sorted;
+	removed = sweep(c->fds.sites, sizeof(struct lt_site_key), sizeof(struct lt_site_val),
+			heap_site_goes, &hp);
+	if (hp.pc.n) {
+		qsort(hp.pc.hashes, hp.pc.n, sizeof(*hp.pc.hashes), cmp_u64);
+		delete_stacks(c, hp.pc.hashes, hp.pc.n);
+	}
+	free(hp.pc.hashes);
+	if (removed >= 0)
+		sweep(c->fds.allocs, sizeof(struct lt_alloc_key), sizeof(struct lt_alloc_val),
+		      heap_alloc_goes, &hp);
+	free(sorted);
+	return removed;
+}
+
 long collector__gc_stacks(struct collector *c, const struct sample *s)
 {
 	uint64_t *live = malloc((s->n_sites + 1) * sizeof(*live));

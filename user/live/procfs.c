@@ -315,3 +315,31 @@ out:
 	*n = cnt;
 	return 0;
 }
+
+int procfs__parse_cpu_busy_ticks(const char *stat, uint64_t *busy_ticks)
+{
+	unsigned long long user, nice, system, idle, iowait, irq, softirq, steal = 0;
+
+	if (strncmp(stat, "cpu ", 4) ||
+	    sscanf(stat + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &system,
+		   &idle, &iowait, &irq, &softirq, &steal) < 7)
+		return -EINVAL;
+	*busy_ticks = user + nice + system + irq + softirq + steal;
+	return 0;
+}
+
+int procfs__cpu_busy_ns(uint64_t *busy_ns)
+{
+	char buf[512];
+	uint64_t ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+	int err;
+
+	if (procfs__read_file("/proc/stat", buf, sizeof(buf)) < 0)
+		return -EIO;
+	err = procfs__parse_cpu_busy_ticks(buf, &ticks);
+	if (err)
+		return err;
+	*busy_ns = ticks * (1000000000ULL / (hz > 0 ? hz : 100));
+	return 0;
+}

@@ -35,5 +35,10 @@ int procfs__live_thread(int pid, int prefer);
 int procfs__list_pids(int **pids, size_t *n);
 /* Read a whole small /proc file into buf (NUL-terminated).  Bytes read or -errno. */
 long procfs__read_file(const char *path, char *buf, size_t len);
+/* The machine's busy CPU time (all CPUs, every state but idle and iowait) from /proc/stat's
+ * first line, in clock ticks; 0 or -EINVAL. */
+int procfs__parse_cpu_busy_ticks(const char *stat, uint64_t *busy_ticks);
+/* The same, read now, in ns.  0 or -errno. */
+int procfs__cpu_busy_ns(uint64_t *busy_ns);
 
 #endif

@@ -203,3 +203,24 @@ void fmt__line_close(FILE *f, char *buf, size_t len)
 		fclose(f);
 	buf[len - 1] = '\0';
 }
+
+const char *fmt__heap_mode(char *buf, size_t len, const struct model *m)
+{
+	size_t traced = 0;
+
+	if (!m->heap_budgeted) {
+		snprintf(buf, len, "heap exact");
+		return buf;
+	}
+	for (size_t i = 0; i < m->n_procs; i++)
+		traced += !m->procs[i].exited && m->procs[i].heap_mode == PROC_HEAP_SUSPECT;
+	if (m->heap_mode == HEAP_MODE_SUSPECTS)
+		snprintf(buf, len, "heap suspects %zu  cost %.2f%%/%.2g%% (exact ~%.2f%%)", traced,
+			 m->heap_cost_pct, m->heap_budget_pct, m->heap_exact_cost_pct);
+	else if (isnan(m->heap_cost_pct))
+		snprintf(buf, len, "heap exact  cost ?/%.2g%%", m->heap_budget_pct);
+	else
+		snprintf(buf, len, "heap exact  cost %.2f%%/%.2g%%", m->heap_cost_pct,
+			 m->heap_budget_pct);
+	return buf;
+}

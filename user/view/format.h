@@ -57,6 +57,11 @@ struct proc_flag_desc {
 
 extern const struct proc_flag_desc proc_flags[PROC_FLAG__COUNT];
 
+/*
+ * How the heap is traced, for headers: "heap exact  cost 0.40%/2%", "heap suspects 3  cost
+ * 0.05%/2% (exact ~7.10%)" (a cost not yet known is "?"); returns buf.
+ */
+const char *fmt__heap_mode(char *buf, size_t len, const struct model *m);
 /* The letters of flags, "HF"; returns buf (len > PROC_FLAG__COUNT). */
 const char *fmt__flag_letters(char *buf, size_t len, unsigned int flags);
 /* " [heap_growth] [fd_growth]"; 0 or -EIO. */

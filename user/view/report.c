@@ -157,6 +157,11 @@ void report__write(FILE *out, const struct model *m, const struct report_opts *o
 		"events %" PRIu64 "  dropped %" PRIu64 "\n",
 		LEAKTOP_VERSION, model__elapsed_s(m), m->interval_s, visible,
 		m->probes_attached, model__events(m), model__dropped(m));
+	if (m->heap_budgeted) {
+		char heap[160];
+
+		fprintf(out, "%s\n", fmt__heap_mode(heap, sizeof(heap), m));
+	}
 	/* Work the interval's budget left for later: said, never silently skipped. */
 	if (m->stacks_pending || m->procs_deferred)
 		fprintf(out, "deferred: %" PRIu32 " stacks not symbolized yet, %" PRIu32

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -196,6 +197,38 @@ static void scan_json(json_t *obj, const struct process *p)
 	json_object_set_new(obj, "leak_graph", graph);
 }
 
+/* A number, or null when unknown (NaN). */
+static json_t *real_or_null(double v)
+{
+	return isnan(v) ? json_null() : json_real(v);
+}
+
+/*
+ * How this image's heap is traced: mode, since when (run time, like elapsed_s; null for a
+ * watched one), and whether the user picked it.
+ */
+static void heap_mode_json(const struct model *m, json_t *heap, const struct process *p)
+{
+	if (!heap)
+		return;
+	json_object_set_new(heap, "mode", json_string(heapmode__proc_name(p->heap_mode)));
+	json_object_set_new(heap, "traced_since_s",
+			    p->heap_mode == PROC_HEAP_WATCH || p->heap_since_ns < m->start_ns ?
+			    json_null() : json_real((p->heap_since_ns - m->start_ns) / 1e9));
+	json_object_set_new(heap, "picked", json_boolean(p->heap_picked));
+}
+
+/* The run's heap tracing under the budget (whole-system mode; null parts elsewhere). */
+static void heap_stats_json(const struct model *m, json_t *stats)
+{
+	json_object_set_new(stats, "heap_mode", json_string(heapmode__name(m->heap_mode)));
+	json_object_set_new(stats, "cost_pct", real_or_null(m->heap_cost_pct));
+	json_object_set_new(stats, "exact_cost_pct", real_or_null(m->heap_exact_cost_pct));
+	json_object_set_new(stats, "budget_pct", real_or_null(m->heap_budget_pct));
+	json_object_set_new(stats, "trap_ns", real_or_null(m->heap_trap_ns));
+	json_object_set_new(stats, "heap_switches", json_integer(m->heap_switches));
+}
+
 static json_t *process_json(const struct model *m, const struct process *p)
 {
 	struct site **sites = model__sites_by_outstanding(p);
@@ -221,6 +254,8 @@ static json_t *process_json(const struct model *m, const struct process *p)
 			"flags", flags,
 			"exited", p->exited,
 			"sites", arr);
+	if (obj)
+		heap_mode_json(m, json_object_get(obj, "heap"), p);
 	if (obj && p->scan)
 		scan_json(obj, p);
 	if (obj && p->start_ticks)
@@ -307,6 +342,7 @@ static json_t *model_json(const struct model *m)
 				    json_integer(m->self_rss_bytes) : json_null());
 		json_object_set_new(stats, "self_cpu_s", m->self_cpu_s > 0 ?
 				    json_real(m->self_cpu_s) : json_null());
+		heap_stats_json(m, stats);
 	}
 	return root;
 }

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * steady_grow.c - a process whose memory grows steadily until told to stop: what makes a
+ * suspect in whole-system mode under the overhead budget.
+ *
+ * Usage: steady_grow DIR BYTES PERIOD_MS
+ * Every PERIOD_MS, grow_leak() leaks BYTES from malloc and writes them (so the anonymous
+ * RSS grows too), until DIR/stop exists; then it only waits (no allocation at all) for
+ * DIR/quit.  DIR/ready is created once it runs.  Deadlines are absolute, so the rate holds
+ * whatever tracing costs.  Every wait ends after 300 s.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static char path[4096];
+
+static int exists(const char *dir, const char *name)
+{
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+NOINLINE static void grow_leak(size_t bytes)
+{
+	char *p = malloc(bytes);
+
+	if (p)
+		memset(p, 0x5a, bytes);
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+
+int main(int argc, char **argv)
+{
+	struct timespec next;
+	size_t bytes;
+	long period_ms;
+	int fd;
+
+	if (argc != 4)
+		return 2;
+	bytes = strtoul(argv[2], NULL, 10);
+	period_ms = strtol(argv[3], NULL, 10);
+	if (!bytes || period_ms <= 0)
+		return 2;
+	snprintf(path, sizeof(path), "%s/ready", argv[1]);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return 1;
+	close(fd);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (long i = 0; i < 300000 / period_ms && !exists(argv[1], "stop"); i++) {
+		grow_leak(bytes);
+		next.tv_nsec += period_ms * 1000000L;
+		next.tv_sec += next.tv_nsec / 1000000000L;
+		next.tv_nsec %= 1000000000L;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+	}
+	for (int i = 0; i < 3000 && !exists(argv[1], "quit"); i++)
+		usleep(100000);
+	return 0;
+}

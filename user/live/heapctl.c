@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * heapctl.c - whole-system heap tracing under an overhead budget.
+ *
+ * The cost of heap tracing over an interval is the probe entries the kernel counted
+ * (stats.heap_calls) times the trap cost calibrated at start-up, plus the programs' own run
+ * time (bpf_stats, counted while leaktop runs).  While exact, that is measured, and so is
+ * what it costs per unit of the machine's work (its busy CPU time); while suspects only, the
+ * cost exact tracing would have is estimated from the machine's busy time now.  core/heapmode
+ * decides; this file attaches (pid-filtered links for suspects) and detaches, and drops the
+ * heap records of processes no longer traced, so a watched process never shows blocks whose
+ * frees went unseen.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/model.h"
+#include "core/sample.h"
+#include "live/calibrate.h"
+#include "live/collector.h"
+#include "live/heapctl.h"
+#include "live/libcs.h"
+#include "live/loader.h"
+#include "live/procfs.h"
+#include "util/escape.h"
+#include "util/msg.h"
+
+struct heapctl {
+	struct heapmode hm;
+	struct heapctl_config cfg;
+	struct loader *ld;
+	struct collector *col;
+	double trap_ns;			/* NaN: the calibration failed */
+	long ncpu;
+	bool have_last;
+	uint64_t last_ns, last_calls, last_run_ns, last_busy_ns;
+	double last_self_cpu_s;
+	double cost_pct, exact_cost_pct;	/* NaN: unknown */
+	uint32_t *picked;		/* the user's picks (TUI), kept in either mode */
+	size_t n_picked;
+	struct heapmode_traced *shown;	/* exact mode: the picks, for the model */
+};
+
+int heapctl__new(struct heapctl **out, struct loader *ld, struct collector *col,
+		 const struct heapctl_config *cfg, uint64_t now_ns, char *msg, size_t msg_len)
+{
+	struct heapmode_config hcfg = { .budget_pct = cfg->budget_pct,
+					.max_suspects = cfg->max_suspects, .exact = cfg->exact,
+					.interval_s = cfg->interval_s };
+	struct heapctl *hc = calloc(1, sizeof(*hc));
+	int err;
+
+	*out = NULL;
+	if (!hc)
+		return -ENOMEM;
+	hc->cfg = *cfg;
+	hc->ld = ld;
+	hc->col = col;
+	hc->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (hc->ncpu < 1)
+		hc->ncpu = 1;
+	hc->cost_pct = hc->exact_cost_pct = NAN;
+	heapmode__init(&hc->hm, &hcfg, now_ns);
+	err = calibrate__trap_ns(ld, &hc->trap_ns, msg, msg_len);
+	if (err) {
+		/* Without it the cost is unknown, and unknown never switches anything. */
+		hc->trap_ns = NAN;
+		if (cfg->verbose)
+			err_line("%s; the overhead budget is not applied", msg);
+	} else if (cfg->verbose) {
+		err_line("a probe hit costs %.0f ns here (trap and return probe)", hc->trap_ns);
+	}
+	err = loader__count_run_time(ld);
+	if (err && cfg->verbose)
+		err_line("cannot count the BPF programs' run time (%s): the cost counts the traps "
+			 "only", strerror(-err));
+	msg[0] = '\0';
+	*out = hc;
+	return 0;
+}
+
+void heapctl__free(struct heapctl *hc)
+{
+	if (!hc)
+		return;
+	heapmode__free(&hc->hm);
+	free(hc->picked);
+	free(hc->shown);
+	free(hc);
+}
+
+bool heapctl__exact(const struct heapctl *hc)
+{
+	return hc->hm.mode == HEAP_MODE_EXACT;
+}
+
+static bool is_picked(const struct heapctl *hc, uint32_t pid)
+{
+	for (size_t i = 0; i < hc->n_picked; i++)
+		if (hc->picked[i] == pid)
+			return true;
+	return false;
+}
+
+/* The interval's cost of heap tracing, and what exact tracing costs (measured or estimated). */
+static void measure(struct heapctl *hc, const struct model *m, uint64_t now_ns)
+{
+	uint64_t calls = m->counters[LT_CNT_HEAP_CALLS], run_ns = 0, run_cnt, busy_ns = 0;
+	bool busy_known = !procfs__cpu_busy_ns(&busy_ns);
+	double dt_ns, cost_ns, other_busy_ns, all_ns;
+
+	loader__heap_run_time(hc->ld, &run_ns, &run_cnt);
+	if (hc->have_last && now_ns > hc->last_ns && calls >= hc->last_calls && !isnan(hc->trap_ns)) {
+		dt_ns = now_ns - hc->last_ns;
+		all_ns = dt_ns * hc->ncpu;
+		cost_ns = (calls - hc->last_calls) * hc->trap_ns +
+			  (run_ns >= hc->last_run_ns ? run_ns - hc->last_run_ns : 0);
+		hc->cost_pct = 100.0 * cost_ns / all_ns;
+		other_busy_ns = busy_known && busy_ns >= hc->last_busy_ns ?
+				(double)(busy_ns - hc->last_busy_ns) -
+				(m->self_cpu_s - hc->last_self_cpu_s) * 1e9 : -1;
+		if (hc->hm.mode == HEAP_MODE_EXACT) {
+			hc->exact_cost_pct = hc->cost_pct;
+			if (other_busy_ns > 0)
+				heapmode__learn(&hc->hm, cost_ns, other_busy_ns);
+		} else {
+			hc->exact_cost_pct = 100.0 * heapmode__estimate_exact_ns(&hc->hm,
+										other_busy_ns) / all_ns;
+		}
+	}
+	hc->have_last = true;
+	hc->last_ns = now_ns;
+	hc->last_calls = calls;
+	hc->last_run_ns = run_ns;
+	hc->last_busy_ns = busy_ns;
+	hc->last_self_cpu_s = m->self_cpu_s;
+}
+
+/* "1234 (name)", the name escaped. */
+static const char *who(const struct model *m, uint32_t pid, char *buf, size_t len)
+{
+	const struct process *p = model__find_pid(m, pid);
+	char comm[64];
+
+	escape__str(comm, sizeof(comm), p && p->comm[0] ? p->comm : "?");
+	snprintf(buf, len, "%" PRIu32 " (%s)", pid, comm);
+	return buf;
+}
+
+/* Pid-filtered heap probes on each libc pid maps; 0 or -errno. */
+static int attach_pid(struct heapctl *hc, uint32_t pid)
+{
+	struct libc_ref refs[4];
+	char msg[512];
+	size_t n;
+	int err = libcs__of_pid(pid, refs, 4, &n);
+
+	if (!err && !n)
+		err = -ENOEXEC;
+	for (size_t i = 0; !err && i < n; i++)
+		err = loader__attach_libc(hc->ld, &refs[i], pid, msg, sizeof(msg));
+	if (err && hc->cfg.verbose)
+		err_line("cannot trace the heap of process %" PRIu32 ": %s", pid,
+			 err == -ENOEXEC ? "it maps no C library leaktop can probe" : strerror(-err));
+	if (err)
+		loader__detach_pid(hc->ld, pid);
+	return err;
+}
+
+/* Stop tracing pids[]: probes off, and their heap records forgotten. */
+static void untrace(struct heapctl *hc, const uint32_t *pids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		loader__detach_pid(hc->ld, pids[i]);
+	if (n)
+		collector__purge_heap(hc->col, pids, n, false);
+}
+
+static void to_suspects(struct heapctl *hc, const struct model *m,
+			void (*say)(void *, const char *), void *say_ctx)
+{
+	char line[256];
+	int err = 0;
+
+	loader__detach_pid(hc->ld, -1);
+	/* The user's picks stay traced (their records too); everyone else's records go. */
+	for (size_t i = 0; i < hc->n_picked; i++) {
+		err = heapmode__pick(&hc->hm, hc->picked[i], m->now_ns);
+		if (!err)
+			attach_pid(hc, hc->picked[i]);
+	}
+	collector__purge_heap(hc->col, hc->picked, hc->n_picked, true);
+	snprintf(line, sizeof(line), "heap tracing: suspects only (exact tracing cost %.2f%% of "
+		 "the CPUs, over the budget of %.2f%%)", hc->exact_cost_pct, hc->cfg.budget_pct);
+	say(say_ctx, line);
+}
+
+enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, uint64_t now_ns,
+				   void (*say)(void *ctx, const char *line), void *say_ctx)
+{
+	struct heapmode_candidate *c;
+	struct heapmode_changes ch;
+	enum heapmode_change change;
+	uint32_t *was = NULL;
+	size_t n = 0, n_was = hc->hm.n_traced;
+	char line[256], name[96];
+
+	measure(hc, m, now_ns);
+	if (n_was) {
+		was = malloc(n_was * sizeof(*was));
+		for (size_t i = 0; was && i < n_was; i++)
+			was[i] = hc->hm.traced[i].pid;
+	}
+	change = heapmode__step(&hc->hm, now_ns, hc->exact_cost_pct);
+	if (change == HEAPMODE_TO_SUSPECTS) {
+		to_suspects(hc, m, say, say_ctx);
+	} else if (change == HEAPMODE_TO_EXACT) {
+		/* The caller attaches the system-wide probes: each process starts afresh. */
+		for (size_t i = 0; was && i < n_was; i++)
+			loader__detach_pid(hc->ld, was[i]);
+		snprintf(line, sizeof(line), "heap tracing: exact again (exact tracing would cost "
+			 "%.2f%% of the CPUs, under half the budget of %.2f%%)",
+			 hc->exact_cost_pct, hc->cfg.budget_pct);
+		say(say_ctx, line);
+	}
+	free(was);
+	if (hc->hm.mode != HEAP_MODE_SUSPECTS)
+		return change;
+
+	c = calloc(m->n_procs ? m->n_procs : 1, sizeof(*c));
+	if (!c)
+		return change;
+	for (size_t i = 0; i < m->n_procs; i++) {
+		const struct process *p = &m->procs[i];
+		const struct heapmode_traced *t = heapmode__traced(&hc->hm, p->pid);
+		double g = p->untraced_growth_per_s;
+
+		if (p->exited || p->pid == (uint32_t)hc->cfg.self_tgid)
+			continue;
+		/* A traced one's heap trend counts too (it keeps a leaking suspect in). */
+		if (t && (p->flags & PROC_HEAP_GROWTH) && p->heap_growth_per_s > g)
+			g = p->heap_growth_per_s;
+		c[n++] = (struct heapmode_candidate){ .pid = p->pid, .growing = g > 0,
+						      .growth_per_s = g,
+						      .picked = is_picked(hc, p->pid) };
+	}
+	if (!heapmode__choose(&hc->hm, now_ns, c, n, &ch)) {
+		untrace(hc, ch.removed, ch.n_removed);
+		for (size_t i = 0; i < ch.n_removed; i++) {
+			snprintf(line, sizeof(line), "heap tracing: released %s (stopped growing)",
+				 who(m, ch.removed[i], name, sizeof(name)));
+			say(say_ctx, line);
+		}
+		for (size_t i = 0; i < ch.n_added; i++) {
+			if (attach_pid(hc, ch.added[i])) {
+				heapmode__drop(&hc->hm, ch.added[i]);
+				continue;
+			}
+			snprintf(line, sizeof(line), "heap tracing: suspect %s (memory grows)",
+				 who(m, ch.added[i], name, sizeof(name)));
+			say(say_ctx, line);
+		}
+		heapmode_changes__free(&ch);
+	}
+	free(c);
+	return change;
+}
+
+static int set_picked(struct heapctl *hc, uint32_t pid, bool on)
+{
+	if (!on) {
+		for (size_t i = 0; i < hc->n_picked; i++)
+			if (hc->picked[i] == pid)
+				hc->picked[i] = hc->picked[--hc->n_picked];
+		return 0;
+	}
+	if (is_picked(hc, pid))
+		return 0;
+	uint32_t *v = realloc(hc->picked, (hc->n_picked + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	v[hc->n_picked++] = pid;
+	hc->picked = v;
+	return 0;
+}
+
+void heapctl__toggle(struct heapctl *hc, const struct model *m, uint32_t pid, uint64_t now_ns,
+		     char *msg, size_t msg_len)
+{
+	char name[96];
+	bool on = !is_picked(hc, pid) && !heapmode__traced(&hc->hm, pid);
+
+	who(m, pid, name, sizeof(name));
+	if (set_picked(hc, pid, on)) {
+		msg__set(msg, msg_len, 0, "out of memory");
+		return;
+	}
+	if (hc->hm.mode == HEAP_MODE_EXACT) {
+		msg__set(msg, msg_len, 0, on ? "%s stays heap-traced if leaktop goes to suspects only"
+				       : "%s no longer kept heap-traced in suspects mode", name);
+		return;
+	}
+	if (!on) {
+		if (heapmode__drop(&hc->hm, pid))
+			untrace(hc, &pid, 1);
+		msg__set(msg, msg_len, 0, "heap tracing of %s stopped", name);
+		return;
+	}
+	if (heapmode__pick(&hc->hm, pid, now_ns) || attach_pid(hc, pid)) {
+		heapmode__drop(&hc->hm, pid);
+		set_picked(hc, pid, false);
+		msg__set(msg, msg_len, 0, "cannot trace the heap of %s (no C library to probe, or "
+			 "gone); run with -v for the cause", name);
+		return;
+	}
+	msg__set(msg, msg_len, 0, "heap tracing of %s started: blocks allocated from now on",
+		 name);
+}
+
+void heapctl__describe(struct heapctl *hc, struct sample_heap *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->budgeted = true;
+	out->mode = hc->hm.mode;
+	out->mode_since_ns = hc->hm.mode_since_ns;
+	out->cost_pct = hc->cost_pct;
+	out->exact_cost_pct = hc->exact_cost_pct;
+	out->budget_pct = hc->cfg.budget_pct;
+	out->trap_ns = hc->trap_ns;
+	out->switches = hc->hm.switches;
+	if (hc->hm.mode == HEAP_MODE_SUSPECTS) {
+		out->traced = hc->hm.traced;
+		out->n_traced = hc->hm.n_traced;
+		return;
+	}
+	/* Exact: every process is traced; the picks are shown as such. */
+	free(hc->shown);
+	hc->shown = calloc(hc->n_picked ? hc->n_picked : 1, sizeof(*hc->shown));
+	for (size_t i = 0; hc->shown && i < hc->n_picked; i++)
+		hc->shown[i] = (struct heapmode_traced){ .pid = hc->picked[i], .picked = true };
+	out->traced = hc->shown;
+	out->n_traced = hc->shown ? hc->n_picked : 0;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * heapctl.h - whole-system heap tracing under an overhead budget: measures what the heap
+ * probes cost, lets core/heapmode.c decide, and carries the decisions out (the loader
+ * attaches and detaches, the collector forgets the heap records of processes no longer
+ * traced).
+ */
+#ifndef LEAKTOP_HEAPCTL_H
+#define LEAKTOP_HEAPCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/heapmode.h"
+
+struct heapctl;
+struct loader;
+struct collector;
+struct model;
+struct sample_heap;
+
+struct heapctl_config {
+	double budget_pct;
+	uint32_t max_suspects;
+	bool exact;
+	double interval_s;
+	int self_tgid;
+	bool verbose;
+};
+
+/* Calibrates the trap cost (about 0.1 s) and starts counting the programs' run time. */
+int heapctl__new(struct heapctl **out, struct loader *ld, struct collector *col,
+		 const struct heapctl_config *cfg, uint64_t now_ns, char *msg, size_t msg_len);
+void heapctl__free(struct heapctl *hc);
+
+/*
+ * After an interval's analysis: measure the cost, decide, attach and detach.  Returns the
+ * change of mode (HEAPMODE_TO_EXACT: the caller attaches the system-wide probes again).
+ * Lines worth telling the user (switches, suspects taken and released) go to say(ctx, line).
+ */
+enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, uint64_t now_ns,
+				   void (*say)(void *ctx, const char *line), void *say_ctx);
+
+/* The user's trace/untrace of pid's heap (the TUI key); one line saying what happened. */
+void heapctl__toggle(struct heapctl *hc, const struct model *m, uint32_t pid, uint64_t now_ns,
+		     char *msg, size_t msg_len);
+
+/* What the model is told of it (the traced list is borrowed until the next call). */
+void heapctl__describe(struct heapctl *hc, struct sample_heap *out);
+
+bool heapctl__exact(const struct heapctl *hc);
+
+#endif
