@@ -103,7 +103,9 @@ struct process {
 	bool fd_census_valid;
 	/* Histories over the analysis window, and what analysis made of them. */
 	struct series hist_heap, hist_fds, hist_rss, hist_vm, hist_fd_count, hist_threads;
+	struct series hist_mmap;	/* mmap_outstanding_bytes */
 	unsigned int flags;		/* enum process_flag */
+	bool mmap_growing;		/* analysis: the mmap total's last verdict */
 	double heap_growth_per_s;
 	struct proc_scan *scan;		/* NULL: never scanned */
 	bool target;			/* named by -p or started by --: shown without sites */
