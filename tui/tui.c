@@ -30,6 +30,7 @@ enum view {
 enum sort_key {
 	SORT_EVIDENCE,
 	SORT_HEAP,
+	SORT_MMAP,
 	SORT_GROWTH,
 	SORT_RSS,
 	SORT_FDS,
@@ -38,7 +39,7 @@ enum sort_key {
 };
 
 static const char *const sort_names[SORT__COUNT] = {
-	"leak", "heap", "growth", "rss", "fds", "pid",
+	"leak", "heap", "mmap", "growth", "rss", "fds", "pid",
 };
 
 struct tui {
@@ -185,6 +186,9 @@ static int cmp_procs(const void *a, const void *b)
 	case SORT_HEAP:
 		dx = x->heap_outstanding_bytes, dy = y->heap_outstanding_bytes;
 		break;
+	case SORT_MMAP:
+		dx = x->mmap_outstanding_bytes, dy = y->mmap_outstanding_bytes;
+		break;
 	case SORT_GROWTH:
 		dx = x->heap_growth_per_s, dy = y->heap_growth_per_s;
 		break;
@@ -257,17 +261,20 @@ static void clamp(struct tui *t, int rows, int height)
  */
 #define CMDLINE_MIN_COLS 16
 
-static void cell_pid(const struct tui *t, const struct process *p, char *buf, size_t len)
+static void cell_pid(const struct tui *t, const struct model *m, const struct process *p,
+			char *buf, size_t len)
 {
 	snprintf(buf, len, "%u", p->pid);
 }
 
-static void cell_comm(const struct tui *t, const struct process *p, char *buf, size_t len)
+static void cell_comm(const struct tui *t, const struct model *m, const struct process *p,
+			char *buf, size_t len)
 {
 	fmt__str_buf(buf, len, p->comm, "?");
 }
 
-static void cell_rss(const struct tui *t, const struct process *p, char *buf, size_t len)
+static void cell_rss(const struct tui *t, const struct model *m, const struct process *p,
+			char *buf, size_t len)
 {
 	if (p->counters.valid)
 		fmt__bytes(buf, len, p->counters.rss_bytes);
@@ -275,12 +282,14 @@ static void cell_rss(const struct tui *t, const struct process *p, char *buf, si
 		snprintf(buf, len, "-");
 }
 
-static void cell_rss_trend(const struct tui *t, const struct process *p, char *buf, size_t len)
+static void cell_rss_trend(const struct tui *t, const struct model *m, const struct process *p,
+			char *buf, size_t len)
 {
 	sparkline(t, &p->hist_rss, 6, buf, len);
 }
 
-static void cell_fds(const struct tui *t, const struct process *p, char *buf, size_t len)
+static void cell_fds(const struct tui *t, const struct model *m, const struct process *p,
+			char *buf, size_t len)
 {
 	if (p->counters.valid)
 		snprintf(buf, len, "%u", p->counters.fd_count);
@@ -288,27 +297,48 @@ static void cell_fds(const struct tui *t, const struct process *p, char *buf, si
 		snprintf(buf, len, "-");
 }
 
-static void cell_fds_trend(const struct tui *t, const struct process *p, char *buf, size_t len)
+static void cell_fds_trend(const struct tui *t, const struct model *m, const struct process *p,
+			char *buf, size_t len)
 {
 	sparkline(t, &p->hist_fd_count, 6, buf, len);
 }
 
-static void cell_heap(const struct tui *t, const struct process *p, char *buf, size_t len)
+static void cell_heap(const struct tui *t, const struct model *m, const struct process *p,
+			char *buf, size_t len)
 {
-	fmt__bytes(buf, len, p->heap_outstanding_bytes);
+	if (m->resources & RES_HEAP)
+		fmt__bytes(buf, len, p->heap_outstanding_bytes);
+	else
+		snprintf(buf, len, "-");
 }
 
-static void cell_heap_rate(const struct tui *t, const struct process *p, char *buf, size_t len)
+static void cell_heap_rate(const struct tui *t, const struct model *m, const struct process *p,
+			char *buf, size_t len)
 {
-	fmt__rate(buf, len, p->heap_growth_per_s, UNIT_BYTES);
+	if (m->resources & RES_HEAP)
+		fmt__rate(buf, len, p->heap_growth_per_s, UNIT_BYTES);
+	else
+		snprintf(buf, len, "-");
 }
 
-static void cell_flags(const struct tui *t, const struct process *p, char *buf, size_t len)
+/* Bytes of anonymous private mappings and brk growth still mapped (-r mmap). */
+static void cell_mmap(const struct tui *t, const struct model *m, const struct process *p,
+			char *buf, size_t len)
+{
+	if (m->resources & RES_MMAP)
+		fmt__bytes(buf, len, p->mmap_outstanding_bytes);
+	else
+		snprintf(buf, len, "-");
+}
+
+static void cell_flags(const struct tui *t, const struct model *m, const struct process *p,
+			char *buf, size_t len)
 {
 	fmt__flag_letters(buf, len, p->flags);
 }
 
-static void cell_cmdline(const struct tui *t, const struct process *p, char *buf, size_t len)
+static void cell_cmdline(const struct tui *t, const struct model *m, const struct process *p,
+			char *buf, size_t len)
 {
 	fmt__str_buf(buf, len, p->cmdline, "");
 }
@@ -317,7 +347,8 @@ static const struct proc_column {
 	const char *title;
 	int width;		/* display columns; negative: left-aligned; 0: the rest */
 	bool trend;		/* a sparkline: dropped when the row is narrow */
-	void (*cell)(const struct tui *t, const struct process *p, char *buf, size_t len);
+	void (*cell)(const struct tui *t, const struct model *m, const struct process *p,
+		     char *buf, size_t len);
 } proc_columns[] = {
 	{ "PID", 7, false, cell_pid },
 	{ "COMMAND", -15, false, cell_comm },
@@ -327,6 +358,7 @@ static const struct proc_column {
 	{ "fds", -6, true, cell_fds_trend },
 	{ "HEAP", 9, false, cell_heap },
 	{ "HEAP/s", 11, false, cell_heap_rate },
+	{ "MMAP", 9, false, cell_mmap },
 	{ "FLAGS", -5, false, cell_flags },
 	{ "CMDLINE", 0, false, cell_cmdline },
 };
@@ -344,8 +376,8 @@ static bool procs_show_trends(int cols)
 }
 
 /* One row of the list into line: titles when p is NULL. */
-static void proc_row(const struct tui *t, const struct process *p, bool trends, char *line,
-		     size_t len)
+static void proc_row(const struct tui *t, const struct model *m, const struct process *p,
+		     bool trends, char *line, size_t len)
 {
 	FILE *f = fmt__line_open(line, len);
 	char cell[1024];
@@ -358,7 +390,7 @@ static void proc_row(const struct tui *t, const struct process *p, bool trends, 
 		if (col->trend && !trends)
 			continue;
 		if (p)
-			col->cell(t, p, cell, sizeof(cell));
+			col->cell(t, m, p, cell, sizeof(cell));
 		else
 			snprintf(cell, sizeof(cell), "%s", col->title);
 		if (col->trend && p)		/* already as wide as its column */
@@ -378,7 +410,7 @@ static void draw_procs(struct tui *t, const struct model *m, int y0, int height)
 	char line[1024];
 	size_t n;
 
-	proc_row(t, NULL, trends, line, sizeof(line));
+	proc_row(t, m, NULL, trends, line, sizeof(line));
 	attron(A_REVERSE);
 	mvaddnstr(y0, 0, line, bytes_for_cols(line, COLS));
 	clrtoeol();
@@ -399,7 +431,7 @@ static void draw_procs(struct tui *t, const struct model *m, int y0, int height)
 			t->pid = p->pid;
 			t->gen = p->gen;
 		}
-		proc_row(t, p, trends, line, sizeof(line));
+		proc_row(t, m, p, trends, line, sizeof(line));
 		put_line(y0 + 1 + r, line, (int)i == t->sel, p->flags != 0, t);
 	}
 	free(rows);

@@ -80,6 +80,15 @@ test_brk_growth_is_charged_to_its_caller() {
 		--argjson pid "$MK_PID"
 }
 
+# brk records the break growth the program asked for, not the pages the kernel mapped.
+test_brk_growth_counts_the_bytes_requested_not_pages() {
+	mk || return 1
+	expect_jq "bytes of the mmap sites with grow_brk_unaligned in their stack" 100 \
+		"$MK/default/alive.json" '[procs($pid) | .sites[] | select(.kind == "mmap" and
+		  any(.stack[]; .symbol == "grow_brk_unaligned")) | .outstanding_bytes] | add' \
+		--argjson pid "$MK_PID"
+}
+
 test_process_mmap_totals_are_the_sum_of_its_mmap_sites() {
 	mk || return 1
 	expect_jq "the process's mmap object against the sum of its mmap sites" true \

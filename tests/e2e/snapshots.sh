@@ -51,7 +51,8 @@ pprof_text() {
 		"$PROTO/profile.proto"
 }
 
-# pprof_values TEXT: each sample's values as "count bytes", sorted.
+# pprof_values TEXT: each sample's values as "count bytes" (then "mmap_count mmap_bytes" when
+# mappings were tracked), sorted.
 pprof_values() {
 	awk '/^sample \{/ {s = 1; v = ""} s && /^  value:/ {v = v (v ? " " : "") $2}
 	     s && /^\}/ {print v; s = 0}' "$1" | sort -k1,1n -k2,2n
@@ -357,8 +358,23 @@ test_pprof_of_real_snapshot_has_leak_site_and_only_the_live_run_has_build_ids() 
 	expect_ok "leaktop report -f pprof" || return 1
 	pprof_text "$T/run1/p.pb.gz" >"$T/run1/p.txt" 2>"$T/protoc.err" ||
 		fail_because "protoc --decode failed: $(cat "$T/protoc.err")" || return 1
-	pprof_values "$T/run1/p.txt" | grep -qx '3 192' ||
-		fail_because "no sample '3 192': $(pprof_values "$T/run1/p.txt" | paste -sd,)" || return 1
+	# A heap site is 0 in the mmap sample types, which a live run has (-r mmap by default).
+	pprof_values "$T/run1/p.txt" | grep -qx '3 192 0 0' ||
+		fail_because "no sample '3 192 0 0': $(pprof_values "$T/run1/p.txt" | paste -sd,)" ||
+		return 1
+	expect_eq "sample types" "inuse_objects inuse_space mmap_objects mmap_space" "$(
+		for i in $(awk '/^sample_type \{/ {s = 1} s && /type:/ {print $2}
+			   s && /^\}/ {s = 0}' "$T/run1/p.txt"); do
+			pprof_string "$T/run1/p.txt" "$i"
+		done | paste -sd' ')" || return 1
+	# The program's anonymous mappings (the loader's, malloc's brk growth) while it lived.
+	lt_cmd "$T/out" "$T/err" report -f pprof -o "$T/run1/alive.pb.gz" "$T/run1/alive.json"
+	expect_ok "leaktop report -f pprof of the live snapshot" || return 1
+	pprof_text "$T/run1/alive.pb.gz" >"$T/run1/alive.txt" 2>"$T/protoc.err" ||
+		fail_because "protoc --decode failed: $(cat "$T/protoc.err")" || return 1
+	pprof_values "$T/run1/alive.txt" | grep -qE '^0 0 [1-9][0-9]* [1-9][0-9]*$' ||
+		fail_because "no mmap sample: $(pprof_values "$T/run1/alive.txt" | paste -sd,)" ||
+		return 1
 	grep -q '^string_table: "leak_simple"$' "$T/run1/p.txt" ||
 		fail_because "no leak_simple function" || return 1
 	bid=$(readelf -n "$PROGS/simple_leak" | sed -n 's/.*Build ID: //p')

@@ -7,6 +7,7 @@
  *   map_then_remap		128 KiB mapped, mremap'd to 256 KiB: 1 mapping, 262144 B
  *   map_file			/proc/self/exe mapped privately: a file mapping, no site
  *   grow_brk			the break grown by 3 pages: 12288 B
+ *   grow_brk_unaligned	the break grown by 100 B (the kernel maps a page): 100 B
  * No stdio, no heap (the heap would grow the break from malloc).
  *
  * Usage: mmap_kinds DIR
@@ -77,6 +78,14 @@ static NOINLINE void grow_brk(void)
 		_exit(2);
 }
 
+static NOINLINE void grow_brk_unaligned(void)
+{
+	long cur = syscall(SYS_brk, 0);
+
+	if (syscall(SYS_brk, cur + 100) != cur + 100)
+		_exit(2);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2)
@@ -86,6 +95,7 @@ int main(int argc, char **argv)
 	map_then_remap();
 	map_file();
 	grow_brk();
+	grow_brk_unaligned();
 	handshake(argv[1], "done", "quit");
 	return 0;
 }

@@ -293,6 +293,64 @@ static void test_process_flags_follow_flagged_sites_hidden_in_bursty_totals(void
 	model__free(&m);
 }
 
+/*
+ * A process whose RSS grows 128 KiB/s, sampled every 0.5 s for 30 s; mapped says how its
+ * anonymous mappings grow beside it: not at all, or as much, each 64 KiB a mapping of its own
+ * call site (a new site each sample, each a one-off step that is never flagged: brk growth
+ * from whichever malloc needed it looks like that).  Returns the process's last flags.
+ */
+static unsigned int rss_flags_with_mappings(bool mapped)
+{
+	const uint32_t window = 40, samples = 60;
+	unsigned int flags = 0;
+	struct process *p;
+	struct model m;
+
+	model__init(&m, 0.5, RES_ALL, window);
+	p = model__process(&m, 100, 1);
+	if (!p)
+		goto out;
+	p->sites = calloc(samples, sizeof(*p->sites));
+	if (!p->sites)
+		goto out;
+	p->cap_sites = samples;
+	for (uint32_t i = 0; i < samples; i++) {
+		uint64_t t = (uint64_t)i * S / 2;
+		struct site *s = mapped ? add_site(p, window, LT_KIND_MMAP) : NULL;
+
+		for (size_t j = 0; j < p->n_sites; j++)
+			series__push(&p->sites[j].hist, t, 65536);
+		if (s)
+			s->outstanding_bytes = 65536;
+		series__push(&p->hist_mmap, t, mapped ? 65536.0 * (i + 1) : 0);
+		series__push(&p->hist_rss, t, (64 << 20) + 65536.0 * i);
+		analysis__run(&m);
+		for (size_t j = 0; j < p->n_sites; j++)
+			if (p->sites[j].flagged)
+				goto out;	/* not the case this is about */
+	}
+	flags = p->flags;
+out:
+	model__free(&m);
+	return flags;
+}
+
+static void test_rss_growth_without_tracked_growth_is_unexplained(void)
+{
+	unsigned int flags = rss_flags_with_mappings(false);
+
+	CHECK(flags & PROC_RSS_GROWTH);
+	CHECK(flags & PROC_RSS_UNEXPLAINED);
+}
+
+static void test_rss_growth_matched_by_mappings_spread_over_sites_is_explained(void)
+{
+	unsigned int flags = rss_flags_with_mappings(true);
+
+	CHECK(flags & PROC_RSS_GROWTH);
+	CHECK(!(flags & PROC_RSS_UNEXPLAINED));
+}
+
 static void test_series_ring_keeps_latest_in_order(void)
 {
 	struct series s;
@@ -465,5 +523,7 @@ int main(void)
 	RUN(test_trend_counter_reset_is_not_a_leak);
 	RUN(test_series_ring_keeps_latest_in_order);
 	RUN(test_process_flags_follow_flagged_sites_hidden_in_bursty_totals);
+	RUN(test_rss_growth_without_tracked_growth_is_unexplained);
+	RUN(test_rss_growth_matched_by_mappings_spread_over_sites_is_explained);
 	CHECK_EXIT();
 }

@@ -4,7 +4,8 @@
  * (tests/data/old.json -> new.json, checked by hand), how processes are matched (pid and
  * start time, exec, restart under another pid, reused pid), how call sites are matched (by
  * symbolized stack, never by stack id or address), the time between snapshots, the order
- * of the results and the "leaktop.diff/1" JSON.  Run from the repository root.
+ * of the results, the per-process mmap totals (null where a side did not track mappings) and
+ * the "leaktop.diff/1" JSON.  Run from the repository root.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -92,6 +93,25 @@ static char *proc(int pid, long ticks, const char *cmd, const char *fn, int line
 		     "\"stack\": [{\"addr\": \"%s\", \"symbol\": \"%s\", \"offset\": 4, \"module\": "
 		     "\"/bin/%s\", \"file\": \"%s.c\", \"line\": %d}]}]}", pid, ticks, cmd, cmd,
 		     bytes, bytes, id, addr, fn, cmd, cmd, line) < 0)
+		abort();
+	return s;
+}
+
+/* A process with `bytes` in `count` anonymous mappings from map_arena (mmap tracked). */
+static char *proc_mmap(int pid, long ticks, const char *cmd, long bytes, long count)
+{
+	char *s;
+
+	if (asprintf(&s, "{\"pid\": %d, \"start_ticks\": %ld, \"comm\": \"%s\", \"cmdline\": "
+		     "\"./%s\", \"heap\": {\"outstanding_bytes\": 0, \"outstanding_count\": 0, "
+		     "\"allocs\": 1, \"frees\": 1}, \"mmap\": {\"outstanding_bytes\": %ld, "
+		     "\"outstanding_count\": %ld, \"maps\": %ld, \"unmaps\": 0}, \"sites\": "
+		     "[{\"kind\": \"mmap\", \"outstanding_bytes\": %ld, \"outstanding_count\": %ld, "
+		     "\"allocs\": %ld, \"frees\": 0, \"growth_per_s\": 0, \"flagged\": false, "
+		     "\"stack_id\": \"0a\", \"stack\": [{\"addr\": \"0x1000\", \"symbol\": "
+		     "\"map_arena\", \"offset\": 4, \"module\": \"/bin/%s\", \"file\": \"%s.c\", "
+		     "\"line\": 3}]}]}", pid, ticks, cmd, cmd, bytes, count, count, bytes, count,
+		     count, cmd, cmd) < 0)
 		abort();
 	return s;
 }
@@ -377,6 +397,110 @@ static void test_unknown_time_between_snapshots_gives_null_rates(void)
 	json_decref(root);
 }
 
+/* ---------------------------------------------------------------- mmap totals */
+
+/* The diff as JSON (parsed; NULL if either output failed) and as text; the pair is freed. */
+static json_t *diff_outputs(struct pair *p, char **text)
+{
+	struct diff_text_opts o = {};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	json_t *root;
+	int err;
+
+	err = diff__write_json(f, &p->d);
+	fclose(f);
+	root = json_loads(buf, 0, NULL);
+	free(buf);
+	f = open_memstream(text, &len);
+	err = err ? err : diff__write_text(f, &p->d, &o);
+	fclose(f);
+	pair_free(p);
+	if (err) {
+		json_decref(root);
+		return NULL;
+	}
+	return root;
+}
+
+static void test_mmap_totals_of_a_process_give_old_new_delta_and_rate(void)
+{
+	json_t *root, *mm;
+	struct pair p;
+	char *text;
+
+	CHECK_EQ_INT(pair_texts(&p,
+		doc("2026-11-21T10:00:00Z", 1, proc_mmap(10, 7, "jit", 1 << 20, 1)),
+		doc("2026-11-21T10:00:05Z", 6, proc_mmap(10, 7, "jit", 3 << 20, 3))), 0);
+	CHECK(p.d.mmap);
+	CHECK_EQ_INT(p.d.procs[0].mmap_bytes.old, 1 << 20);
+	CHECK_EQ_INT(p.d.procs[0].mmap_bytes.new_, 3 << 20);
+	CHECK_EQ_INT(p.d.procs[0].mmap_count.new_ - p.d.procs[0].mmap_count.old, 2);
+	CHECK_EQ_INT(p.d.procs[0].sites[0].kind, LT_KIND_MMAP);
+	root = diff_outputs(&p, &text);
+	CHECK(root);
+	mm = json_object_get(json_array_get(json_object_get(root, "processes"), 0), "mmap");
+	CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(mm, "outstanding_bytes"),
+							"delta")), 2 << 20);
+	CHECK(fabs(json_real_value(json_object_get(json_object_get(mm, "outstanding_bytes"),
+						   "per_s")) - (2 << 20) / 5.0) < 1e-6);
+	CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(mm, "outstanding_count"),
+							"old")), 1);
+	CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(mm, "outstanding_count"),
+							"new")), 3);
+	CHECK(strstr(text, "\n  mmap: 1.0 MiB -> 3.0 MiB (+2.0 MiB, +409.6 KiB/s), mappings "
+		      "1 -> 3 (+2)\n"));
+	CHECK(strstr(text, "    +2.0 MiB, +409.6 KiB/s, +2 mappings  (1.0 MiB -> 3.0 MiB)  grew  "
+		      "map_arena jit.c:3\n"));
+	json_decref(root);
+	free(text);
+}
+
+static void test_mmap_totals_are_null_where_a_side_did_not_track_mappings(void)
+{
+	json_t *root, *mm;
+	struct pair p;
+	char *text;
+
+	/* OLD from a run without -r mmap (or an older leaktop): no "mmap" object. */
+	CHECK_EQ_INT(pair_texts(&p,
+		doc("2026-11-21T10:00:00Z", 1, proc(10, 7, "jit", "f", 1, 100, "0x1000", "01")),
+		doc("2026-11-21T10:00:05Z", 6, proc_mmap(10, 7, "jit", 1 << 20, 1))), 0);
+	CHECK(!p.d.procs[0].mmap_bytes.has_old);
+	CHECK(p.d.procs[0].mmap_bytes.has_new);
+	root = diff_outputs(&p, &text);
+	CHECK(root);
+	mm = json_object_get(json_array_get(json_object_get(root, "processes"), 0), "mmap");
+	CHECK(json_is_null(json_object_get(json_object_get(mm, "outstanding_bytes"), "old")));
+	CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(mm, "outstanding_bytes"),
+							"new")), 1 << 20);
+	CHECK(strstr(text, "\n  mmap: none -> 1.0 MiB (+1.0 MiB, +204.8 KiB/s), mappings none -> "
+		      "1 (+1)\n"));
+	json_decref(root);
+	free(text);
+}
+
+static void test_golden_pair_without_mappings_has_null_mmap_and_no_mmap_line(void)
+{
+	json_t *root;
+	struct pair p;
+	char *text;
+
+	CHECK_EQ_INT(pair_files(&p, "tests/data/old.json", "tests/data/new.json"), 0);
+	CHECK(!p.d.mmap);
+	root = diff_outputs(&p, &text);
+	CHECK(root);
+	for (size_t i = 0; i < json_array_size(json_object_get(root, "processes")); i++) {
+		json_t *proc = json_array_get(json_object_get(root, "processes"), i);
+
+		CHECK(json_is_null(json_object_get(proc, "mmap")));
+	}
+	CHECK(!strstr(text, "mmap:"));
+	json_decref(root);
+	free(text);
+}
+
 int main(void)
 {
 	RUN(test_golden_pair_gives_hand_checked_numbers);
@@ -392,5 +516,8 @@ int main(void)
 	RUN(test_seconds_come_from_elapsed_within_one_run);
 	RUN(test_seconds_come_from_wall_time_across_runs);
 	RUN(test_unknown_time_between_snapshots_gives_null_rates);
+	RUN(test_mmap_totals_of_a_process_give_old_new_delta_and_rate);
+	RUN(test_mmap_totals_are_null_where_a_side_did_not_track_mappings);
+	RUN(test_golden_pair_without_mappings_has_null_mmap_and_no_mmap_line);
 	CHECK_EXIT();
 }

@@ -5,7 +5,8 @@
  * out) and pprof profiles (gzip of a perftools.profiles.Profile whose sample types, values,
  * labels, locations, functions and mappings are what the model holds, every id it refers to
  * defined, build ids of the files the symbolizer loaded, never of a file a module name leads
- * to).  Run as root from the repository root.
+ * to; mmap sites as the sample types mmap_objects and mmap_space when mappings were tracked).
+ * Run as root from the repository root.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -237,6 +238,82 @@ static void test_pprof_samples_hold_count_and_bytes_of_each_heap_site(void)
 	perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
+/* One process with a heap site (2 blocks, 64 B) and an mmap site (3 mappings, 12 KiB). */
+static void heap_and_mmap_model(struct model *m, struct process *p, struct site *sites,
+				struct sym_frame *fr, unsigned int resources)
+{
+	fr[0] = (struct sym_frame){ .addr = 0x10, .symbol = "make_block" };
+	fr[1] = (struct sym_frame){ .addr = 0x20, .symbol = "map_arena" };
+	sites[0] = (struct site){ .kind = LT_KIND_HEAP, .stack_hash = 1, .outstanding_bytes = 64,
+				  .outstanding_count = 2, .allocs = 2, .frames = &fr[0],
+				  .n_frames = 1 };
+	sites[1] = (struct site){ .kind = LT_KIND_MMAP, .stack_hash = 2,
+				  .outstanding_bytes = 12288, .outstanding_count = 3, .allocs = 3,
+				  .frames = &fr[1], .n_frames = 1 };
+	*p = (struct process){ .pid = 7, .heap_allocs = 2, .sites = sites, .n_sites = 2 };
+	*m = (struct model){ .procs = p, .n_procs = 1, .resources = resources };
+}
+
+/* The sample whose leaf function is fn, or NULL. */
+static const Perftools__Profiles__Sample *sample_of(const Profile *p, const char *fn)
+{
+	for (size_t i = 0; i < p->n_sample; i++)
+		if (leaf(p, p->sample[i]) && !strcmp(leaf(p, p->sample[i]), fn))
+			return p->sample[i];
+	return NULL;
+}
+
+static void test_pprof_has_mmap_sites_as_their_own_sample_types_when_tracked(void)
+{
+	const Perftools__Profiles__Sample *heap, *mmap;
+	struct sym_frame fr[2];
+	struct site sites[2];
+	struct process proc;
+	struct model m;
+	Profile *p;
+
+	heap_and_mmap_model(&m, &proc, sites, fr, RES_HEAP | RES_MMAP);
+	p = pprof(&m, NULL);
+	CHECK(p);
+	CHECK_EQ_INT(p->n_sample_type, 4);
+	CHECK_EQ_STR(str(p, p->sample_type[0]->type), "inuse_objects");
+	CHECK_EQ_STR(str(p, p->sample_type[1]->type), "inuse_space");
+	CHECK_EQ_STR(str(p, p->sample_type[2]->type), "mmap_objects");
+	CHECK_EQ_STR(str(p, p->sample_type[2]->unit), "count");
+	CHECK_EQ_STR(str(p, p->sample_type[3]->type), "mmap_space");
+	CHECK_EQ_STR(str(p, p->sample_type[3]->unit), "bytes");
+	/* The heap stays the default view, and its numbers hold no mapped bytes. */
+	CHECK_EQ_STR(str(p, p->default_sample_type), "inuse_space");
+	CHECK_EQ_INT(p->n_sample, 2);
+	heap = sample_of(p, "make_block");
+	mmap = sample_of(p, "map_arena");
+	CHECK(heap && mmap);
+	CHECK_EQ_INT(heap->n_value, 4);
+	CHECK(heap->value[0] == 2 && heap->value[1] == 64 && !heap->value[2] && !heap->value[3]);
+	CHECK_EQ_INT(mmap->n_value, 4);
+	CHECK(!mmap->value[0] && !mmap->value[1] && mmap->value[2] == 3 &&
+	      mmap->value[3] == 12288);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
+static void test_pprof_without_mmap_tracking_has_heap_sample_types_only(void)
+{
+	struct sym_frame fr[2];
+	struct site sites[2];
+	struct process proc;
+	struct model m;
+	Profile *p;
+
+	/* -r heap (or a snapshot without mappings): nothing is known of them, not 0 */
+	heap_and_mmap_model(&m, &proc, sites, fr, RES_HEAP);
+	p = pprof(&m, NULL);
+	CHECK(p);
+	CHECK_EQ_INT(p->n_sample_type, 2);
+	CHECK_EQ_INT(p->n_sample, 1);
+	CHECK(sample_of(p, "make_block") && !sample_of(p, "map_arena"));
+	perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 static void test_pprof_ids_refer_to_defined_locations_functions_and_mappings(void)
 {
 	struct export_opts o = {};
@@ -394,6 +471,8 @@ int main(void)
 	RUN(test_folded_leaves_out_fd_sites_and_sites_with_nothing_outstanding);
 	RUN(test_pprof_is_a_gzipped_profile_of_inuse_objects_and_space);
 	RUN(test_pprof_samples_hold_count_and_bytes_of_each_heap_site);
+	RUN(test_pprof_has_mmap_sites_as_their_own_sample_types_when_tracked);
+	RUN(test_pprof_without_mmap_tracking_has_heap_sample_types_only);
 	RUN(test_pprof_ids_refer_to_defined_locations_functions_and_mappings);
 	RUN(test_pprof_has_one_location_per_frame_and_one_function_per_symbol);
 	RUN(test_pprof_frame_without_symbol_has_address_and_no_line);

@@ -3,7 +3,8 @@
  * test_tui.c - the curses view drawn for real on a pseudo-terminal of 80x24, read back from
  * curses' own screen: a stack frame far longer than its line (finding A2: it overflowed a
  * 512-byte stack buffer), the process list's columns (the whole comm, the command line in
- * the rest of the row, rates with units) and escaped strings from the traced process.
+ * the rest of the row, rates with units, anonymous mappings, unknown shown as such), the
+ * sort keys, mmap sites in the site list, and escaped strings from the traced process.
  */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -21,10 +22,10 @@ struct pty {
 	int saved_in, saved_out;
 };
 
-/* Make stdin and stdout an 80x24 pseudo-terminal; 0 or -1. */
-static int pty_enter(struct pty *p)
+/* Make stdin and stdout a pseudo-terminal of cols x 24; 0 or -1. */
+static int pty_enter(struct pty *p, int cols)
 {
-	struct winsize ws = { .ws_row = 24, .ws_col = 80 };
+	struct winsize ws = { .ws_row = 24, .ws_col = cols };
 	int slave;
 
 	p->master = posix_openpt(O_RDWR | O_NOCTTY);
@@ -129,7 +130,7 @@ static void test_tui_stack_view_cuts_a_frame_longer_than_its_line(void)
 	f.module = module;
 	one_site_model(&m, &p, &s, &f);
 	snprintf(p.comm, sizeof(p.comm), "longname");
-	CHECK_EQ_INT(pty_enter(&pty), 0);
+	CHECK_EQ_INT(pty_enter(&pty, 80), 0);
 	t = tui__start();
 	if (t) {
 		tui__update(t, &m);
@@ -150,17 +151,18 @@ static void test_tui_stack_view_cuts_a_frame_longer_than_its_line(void)
 }
 
 /*
- * Draw m on an 80x24 pseudo-terminal and read screen rows rows[0..n) into out; false when
+ * Draw m on a cols x 24 pseudo-terminal and read screen rows rows[0..n) into out; false when
  * the TUI could not start.
  */
-static bool draw_rows(const struct model *m, const int *rows, char (*out)[256], int n)
+static bool draw_rows_at(const struct model *m, int cols, const int *rows, char (*out)[256],
+			 int n)
 {
 	struct pty pty;
 	struct tui *t;
 
 	for (int i = 0; i < n; i++)
 		out[i][0] = '\0';
-	if (pty_enter(&pty))
+	if (pty_enter(&pty, cols))
 		return false;
 	t = tui__start();
 	if (t) {
@@ -172,6 +174,12 @@ static bool draw_rows(const struct model *m, const int *rows, char (*out)[256], 
 	}
 	pty_leave(&pty);
 	return t != NULL;
+}
+
+/* The same on 80 columns, the usual terminal. */
+static bool draw_rows(const struct model *m, const int *rows, char (*out)[256], int n)
+{
+	return draw_rows_at(m, 80, rows, out, n);
 }
 
 static void test_tui_process_row_shows_whole_comm_and_command_line_rest(void)
@@ -186,12 +194,17 @@ static void test_tui_process_row_shows_whole_comm_and_command_line_rest(void)
 	one_site_model(&m, &p, &s, &f);
 	snprintf(p.comm, sizeof(p.comm), "leak_simple_15c");
 	p.cmdline = "./build/tests/progs/leak_simple_15c --forever";
-	CHECK(draw_rows(&m, rows, got, 2));
+	CHECK(draw_rows_at(&m, 100, rows, got, 2));
 	CHECK(!strncmp(got[0], "    PID COMMAND               RSS   FDS      HEAP", 48));
-	CHECK(strstr(got[0], " HEAP/s FLAGS CMDLINE"));
+	CHECK(strstr(got[0], " HEAP/s      MMAP FLAGS CMDLINE"));
 	/* The whole 15-byte comm, the rate with its unit, the command line to the edge. */
 	CHECK(!strncmp(got[1], "   4242 leak_simple_15c ", 24));
-	CHECK(strstr(got[1], " +12.5 KiB/s H     ./build/test"));
+	CHECK(strstr(got[1], " +12.5 KiB/s         - H     ./build/tests/progs/le"));
+	CHECK_EQ_INT(strlen(got[1]), 100);
+	/* 80 columns: every number still, the command line cut to what is left. */
+	CHECK(draw_rows(&m, rows, got, 2));
+	CHECK(!strncmp(got[1], "   4242 leak_simple_15c ", 24));
+	CHECK(strstr(got[1], " +12.5 KiB/s         - H     ./"));
 	CHECK_EQ_INT(strlen(got[1]), 80);
 }
 
@@ -225,9 +238,148 @@ static void test_tui_escapes_comm_and_command_line(void)
 	one_site_model(&m, &p, &s, &f);
 	snprintf(p.comm, sizeof(p.comm), "\033[2Jx");
 	p.cmdline = "\033]0;X\007";
-	CHECK(draw_rows(&m, rows, row, 1));
+	CHECK(draw_rows_at(&m, 100, rows, row, 1));
 	CHECK(!strncmp(row[0], "   4242 \\x1b[2Jx ", 17));
 	CHECK(strstr(row[0], " \\x1b]0;X\\x07"));
+}
+
+/* A process of one heap site and one mmap site; mmap tracked. */
+static void heap_and_mmap_model(struct model *m, struct process *p, struct site *s,
+				struct sym_frame *f)
+{
+	one_site_model(m, p, &s[0], &f[0]);
+	s[1] = (struct site){ .kind = LT_KIND_MMAP, .stack_hash = 9, .frames = &f[1],
+			      .n_frames = 1, .outstanding_bytes = 3 << 20, .outstanding_count = 3,
+			      .allocs = 4, .frees = 1, .alloc_bytes = 4 << 20 };
+	p->n_sites = 2;
+	p->mmap_outstanding_bytes = 3 << 20;
+	p->mmap_outstanding_count = 3;
+	p->mmap_maps = 4;
+	p->mmap_unmaps = 1;
+	m->resources = RES_HEAP | RES_MMAP;
+}
+
+static void test_tui_process_row_shows_mapped_bytes_in_mmap_column(void)
+{
+	struct sym_frame f[2] = { { .addr = 0x1000, .symbol = "leak_simple" },
+				  { .addr = 0x2000, .symbol = "map_arena" } };
+	const int rows[] = { 1, 2 };
+	char got[2][256];
+	struct process p;
+	struct site s[2];
+	struct model m;
+
+	heap_and_mmap_model(&m, &p, s, f);
+	snprintf(p.comm, sizeof(p.comm), "mapper");
+	CHECK(draw_rows_at(&m, 100, rows, got, 2));
+	CHECK(strstr(got[0], "   HEAP      HEAP/s      MMAP FLAGS CMDLINE"));
+	CHECK(strstr(got[1], "  192 B +12.5 KiB/s   3.0 MiB H"));
+}
+
+static void test_tui_mmap_column_says_unknown_when_mmap_is_not_tracked(void)
+{
+	struct sym_frame f = { .addr = 0x1000, .symbol = "leak_simple" };
+	const int rows[] = { 2 };
+	char got[1][256];
+	struct process p;
+	struct site s;
+	struct model m;
+
+	one_site_model(&m, &p, &s, &f);		/* -r heap: nothing known of mappings */
+	CHECK(draw_rows(&m, rows, got, 1));
+	CHECK(strstr(got[0], " +12.5 KiB/s         - H"));
+}
+
+static void test_tui_heap_columns_say_unknown_when_heap_is_not_tracked(void)
+{
+	struct sym_frame f = { .addr = 0x1000, .symbol = "leak_simple" };
+	const int rows[] = { 2 };
+	char got[1][256];
+	struct process p;
+	struct site s;
+	struct model m;
+
+	one_site_model(&m, &p, &s, &f);
+	p.heap_outstanding_bytes = p.heap_outstanding_count = 0;
+	p.heap_growth_per_s = 0;
+	m.resources = RES_FD | RES_MMAP;
+	CHECK(draw_rows(&m, rows, got, 1));
+	CHECK(strstr(got[0], "         -           -       0 B H"));
+}
+
+static void test_tui_sort_key_mmap_puts_most_mapped_first(void)
+{
+	struct sym_frame f[4] = { { .addr = 0x1000, .symbol = "leak_simple" },
+				  { .addr = 0x2000, .symbol = "map_arena" },
+				  { .addr = 0x1000, .symbol = "leak_simple" },
+				  { .addr = 0x2000, .symbol = "map_arena" } };
+	char heap_row[256], mmap_row[256], header[256];
+	struct process p[2];
+	struct site s[2][2];
+	struct model m, m2;
+	struct pty pty;
+	struct tui *t;
+
+	heap_and_mmap_model(&m, &p[0], s[0], &f[0]);
+	heap_and_mmap_model(&m2, &p[1], s[1], &f[2]);
+	/* pid 4242 has more heap, pid 4343 more mappings. */
+	p[1].pid = 4343;
+	p[1].gen = 2;
+	p[1].heap_outstanding_bytes = 64;
+	p[1].mmap_outstanding_bytes = 64 << 20;
+	m.procs = p;
+	m.n_procs = 2;
+	heap_row[0] = mmap_row[0] = header[0] = '\0';
+	CHECK_EQ_INT(pty_enter(&pty, 80), 0);
+	t = tui__start();
+	if (t) {
+		tui__update(t, &m);
+		press(t, &m, &pty, 's');	/* heap */
+		screen_row(2, heap_row, sizeof(heap_row));
+		press(t, &m, &pty, 's');	/* mmap */
+		screen_row(0, header, sizeof(header));
+		screen_row(2, mmap_row, sizeof(mmap_row));
+		tui__stop(t);
+	}
+	pty_leave(&pty);
+	CHECK(t);
+	CHECK(!strncmp(heap_row, "   4242 ", 8));
+	CHECK(strstr(header, " sort:mmap "));
+	CHECK(!strncmp(mmap_row, "   4343 ", 8));
+}
+
+static void test_tui_site_list_shows_mmap_sites_as_mapped_bytes_and_mappings(void)
+{
+	struct sym_frame f[2] = { { .addr = 0x1000, .symbol = "leak_simple" },
+				  { .addr = 0x2000, .symbol = "map_arena" } };
+	char mmap_row[256], stack_head[256], summary[256];
+	struct process p;
+	struct site s[2];
+	struct model m;
+	struct pty pty;
+	struct tui *t;
+
+	heap_and_mmap_model(&m, &p, s, f);
+	snprintf(p.comm, sizeof(p.comm), "mapper");
+	mmap_row[0] = stack_head[0] = summary[0] = '\0';
+	CHECK_EQ_INT(pty_enter(&pty, 80), 0);
+	t = tui__start();
+	if (t) {
+		tui__update(t, &m);
+		press(t, &m, &pty, '\n');	/* the sites: the flagged heap site, then mmap */
+		screen_row(3, mmap_row, sizeof(mmap_row));
+		press(t, &m, &pty, KEY_DOWN);
+		press(t, &m, &pty, '\n');	/* the mmap site's stack */
+		screen_row(1, stack_head, sizeof(stack_head));
+		screen_row(2, summary, sizeof(summary));
+		tui__stop(t);
+	}
+	pty_leave(&pty);
+	CHECK(t);
+	CHECK(!strncmp(mmap_row, "     mmap    3.0 MiB       3 ", 29));
+	CHECK(strstr(mmap_row, " map_arena"));
+	CHECK_EQ_STR(stack_head, "mmap site of mapper (pid 4242)");
+	CHECK(!strncmp(summary, "mapped 3.0 MiB in 3 mappings  maps 4  unmaps 1", 46));
 }
 
 int main(void)
@@ -236,5 +388,10 @@ int main(void)
 	RUN(test_tui_process_row_shows_whole_comm_and_command_line_rest);
 	RUN(test_tui_escapes_comm_and_command_line);
 	RUN(test_tui_header_says_when_work_was_deferred);
+	RUN(test_tui_process_row_shows_mapped_bytes_in_mmap_column);
+	RUN(test_tui_mmap_column_says_unknown_when_mmap_is_not_tracked);
+	RUN(test_tui_heap_columns_say_unknown_when_heap_is_not_tracked);
+	RUN(test_tui_sort_key_mmap_puts_most_mapped_first);
+	RUN(test_tui_site_list_shows_mmap_sites_as_mapped_bytes_and_mappings);
 	CHECK_EXIT();
 }

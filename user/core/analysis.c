@@ -457,9 +457,9 @@ void analysis__run(struct model *m)
 	for (size_t i = 0; i < m->n_procs; i++) {
 		struct process *p = &m->procs[i];
 		double heap_sites_growth_per_s = 0, heap_explained_per_s = 0;
-		double mmap_sites_growth_per_s = 0;
+		double mmap_sites_growth_per_s = 0, mmap_explained_per_s;
 		bool heap_site_flagged = false, fd_site_flagged = false;
-		struct trend heap, fds, rss, anon;
+		struct trend heap, fds, rss, mmap, anon;
 
 		for (size_t j = 0; j < p->n_sites; j++) {
 			struct site *s = &p->sites[j];
@@ -486,6 +486,12 @@ void analysis__run(struct model *m)
 		series_trend(&p->hist_heap, ts, v, p->flags & PROC_HEAP_GROWTH, &heap);
 		series_trend(&p->hist_fds, ts, v, p->flags & PROC_FD_GROWTH, &fds);
 		series_trend(&p->hist_rss, ts, v, p->flags & PROC_RSS_GROWTH, &rss);
+		series_trend(&p->hist_mmap, ts, v, p->mmap_growing, &mmap);
+		p->mmap_growing = mmap.growing;
+		/* Like the heap: the total, or its flagged sites, whichever says more. */
+		mmap_explained_per_s = mmap_sites_growth_per_s;
+		if (mmap.growing && mmap.slope_per_s > mmap_explained_per_s)
+			mmap_explained_per_s = mmap.slope_per_s;
 		/*
 		 * A process grows when its total does, or when one of its sites does: other
 		 * sites' caches and bursts can hide a steady leak in the total, never in the
@@ -504,17 +510,19 @@ void analysis__run(struct model *m)
 			/*
 			 * The working set grows faster than tracked memory explains: the heap,
 			 * and growing anonymous mappings (brk growth under a heap also counts
-			 * there: generous, never a false alarm).
+			 * there: generous, never a false alarm).  The mappings' total counts
+			 * too: brk growth lands on whichever malloc needed it, so it spreads
+			 * over sites none of which grows steadily.
 			 */
-			if (rss.slope_per_s > 2 * (heap_explained_per_s + mmap_sites_growth_per_s))
+			if (rss.slope_per_s > 2 * (heap_explained_per_s + mmap_explained_per_s))
 				p->flags |= PROC_RSS_UNEXPLAINED;
 		}
 		p->heap_growth_per_s = heap.slope_per_s;
 		/* What picks suspects when heap probes are off: growth no probe is needed for. */
 		series_trend(&p->hist_anon, ts, v, p->untraced_growth_per_s > 0, &anon);
 		p->untraced_growth_per_s = anon.growing && anon.slope_per_s > 0 ? anon.slope_per_s : 0;
-		if (mmap_sites_growth_per_s > p->untraced_growth_per_s)
-			p->untraced_growth_per_s = mmap_sites_growth_per_s;
+		if (mmap_explained_per_s > p->untraced_growth_per_s)
+			p->untraced_growth_per_s = mmap_explained_per_s;
 	}
 out:
 	free(ts);

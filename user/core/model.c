@@ -83,6 +83,7 @@ static void process_free(struct process *p)
 	series__free(&p->hist_fd_count);
 	series__free(&p->hist_threads);
 	series__free(&p->hist_anon);
+	series__free(&p->hist_mmap);
 	for (size_t i = 0; i < p->n_sites; i++)
 		site_free(&p->sites[i]);
 	free(p->sites);
@@ -176,7 +177,8 @@ struct process *model__process(struct model *m, uint32_t pid, uint64_t gen)
 	if (series__init(&p->hist_heap, m->window) || series__init(&p->hist_fds, m->window) ||
 	    series__init(&p->hist_rss, m->window) || series__init(&p->hist_vm, m->window) ||
 	    series__init(&p->hist_fd_count, m->window) ||
-	    series__init(&p->hist_threads, m->window) || series__init(&p->hist_anon, m->window)) {
+	    series__init(&p->hist_threads, m->window) || series__init(&p->hist_mmap, m->window) ||
+	    series__init(&p->hist_anon, m->window)) {
 		process_free(p);
 		memmove(&m->procs[at], &m->procs[at + 1], (m->n_procs - at - 1) * sizeof(*p));
 		m->n_procs--;
@@ -388,6 +390,7 @@ static void push_process_history(struct process *p, uint64_t ts)
 {
 	series__push(&p->hist_heap, ts, p->heap_outstanding_bytes);
 	series__push(&p->hist_fds, ts, p->fd_outstanding);
+	series__push(&p->hist_mmap, ts, p->mmap_outstanding_bytes);
 	if (!p->counters.valid || !p->counters_fresh)
 		return;
 	series__push(&p->hist_rss, ts, p->counters.rss_bytes);
@@ -400,7 +403,7 @@ static void push_process_history(struct process *p, uint64_t ts)
 
 bool model__visible(const struct process *p)
 {
-	return p->heap_allocs > 0 || p->fd_opens > 0 || p->target;
+	return p->heap_allocs > 0 || p->fd_opens > 0 || p->mmap_maps > 0 || p->target;
 }
 
 /* comm and start time are kept once known (a later exec's name belongs to another image);

@@ -104,7 +104,9 @@ struct process {
 	bool fd_census_valid;
 	/* Histories over the analysis window, and what analysis made of them. */
 	struct series hist_heap, hist_fds, hist_rss, hist_vm, hist_fd_count, hist_threads;
+	struct series hist_mmap;	/* mmap_outstanding_bytes */
 	unsigned int flags;		/* enum process_flag */
+	bool mmap_growing;		/* analysis: the mmap total's last verdict */
 	double heap_growth_per_s;
 	/* The strongest growth of memory that needs no heap probe: anonymous RSS, anonymous
 	 * mappings (bytes/s, 0 when not growing); what picks suspects. */
@@ -197,7 +199,7 @@ extern const char *const counter_names[LT_CNT__COUNT];
 int64_t site__outstanding(const struct site *s);
 uint64_t site__frees(const struct site *s);
 
-/* Shown in reports: has heap activity, or is a live target of -p / --. */
+/* Shown in reports: has heap, descriptor or mapping activity, or is a live target of -p / --. */
 bool model__visible(const struct process *p);
 
 /* Display order, shared by every view: the clearest leaks first, then most outstanding

@@ -286,7 +286,9 @@ out:
 	return ret;
 }
 
-static void side_numbers(struct diff_proc *dp, const struct process *p, bool fd, bool is_new)
+/* One side's totals of p; res: what that side tracked (a number it did not track is absent). */
+static void side_numbers(struct diff_proc *dp, const struct process *p, unsigned int res,
+			 bool is_new)
 {
 	struct {
 		struct diff_num *n;
@@ -295,7 +297,9 @@ static void side_numbers(struct diff_proc *dp, const struct process *p, bool fd,
 	} nums[] = {
 		{ &dp->heap_bytes, p->heap_outstanding_bytes, true },
 		{ &dp->heap_count, p->heap_outstanding_count, true },
-		{ &dp->fds, p->fd_outstanding, fd },
+		{ &dp->fds, p->fd_outstanding, res & RES_FD },
+		{ &dp->mmap_bytes, p->mmap_outstanding_bytes, res & RES_MMAP },
+		{ &dp->mmap_count, p->mmap_outstanding_count, res & RES_MMAP },
 	};
 
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
@@ -318,6 +322,8 @@ static int cmp_diff_proc(const void *a, const void *b)
 
 	if (delta(&x->heap_bytes) != delta(&y->heap_bytes))
 		return delta(&x->heap_bytes) > delta(&y->heap_bytes) ? -1 : 1;
+	if (delta(&x->mmap_bytes) != delta(&y->mmap_bytes))
+		return delta(&x->mmap_bytes) > delta(&y->mmap_bytes) ? -1 : 1;
 	if (delta(&x->fds) != delta(&y->fds))
 		return delta(&x->fds) > delta(&y->fds) ? -1 : 1;
 	if (x->status != y->status)
@@ -342,7 +348,7 @@ int diff__compute(const struct diff_side *old, const struct diff_side *new_, str
 {
 	struct process **po = NULL, **pn = NULL;
 	const struct process **pair = NULL;	/* by index into pn: its OLD match */
-	bool fd_old = old->m->resources & RES_FD, fd_new = new_->m->resources & RES_FD;
+	unsigned int res_old = old->m->resources, res_new = new_->m->resources;
 	bool *taken = NULL;
 	size_t no = 0, nn = 0;
 	int ret = -ENOMEM;
@@ -351,7 +357,8 @@ int diff__compute(const struct diff_side *old, const struct diff_side *new_, str
 	d->old = *old;
 	d->new_ = *new_;
 	d->seconds = diff__seconds(old->info, new_->info);
-	d->fd = fd_old || fd_new;
+	d->fd = (res_old | res_new) & RES_FD;
+	d->mmap = (res_old | res_new) & RES_MMAP;
 	po = model__procs_by_outstanding(old->m, &no);
 	pn = model__procs_by_outstanding(new_->m, &nn);
 	pair = calloc(nn + 1, sizeof(*pair));
@@ -392,9 +399,9 @@ int diff__compute(const struct diff_side *old, const struct diff_side *new_, str
 		struct diff_proc *dp = &d->procs[i];
 
 		if (dp->old)
-			side_numbers(dp, dp->old, fd_old, false);
+			side_numbers(dp, dp->old, res_old, false);
 		if (dp->new_)
-			side_numbers(dp, dp->new_, fd_new, true);
+			side_numbers(dp, dp->new_, res_new, true);
 		ret = diff_sites(dp, dp->old, dp->new_);
 		if (ret)
 			goto out;
@@ -512,6 +519,16 @@ static void write_proc(FILE *out, const struct diff *d, const struct diff_proc *
 		side_count(c1, sizeof(c1), dp->heap_count.old, dp->heap_count.has_old),
 		side_count(c2, sizeof(c2), dp->heap_count.new_, dp->heap_count.has_new),
 		delta(&dp->heap_count));
+	if (d->mmap && (dp->mmap_bytes.old || dp->mmap_bytes.new_ || dp->mmap_count.old ||
+			dp->mmap_count.new_))
+		fprintf(out, "  mmap: %s -> %s (%s%s), mappings %s -> %s (%+" PRId64 ")\n",
+			side_bytes(b1, sizeof(b1), dp->mmap_bytes.old, dp->mmap_bytes.has_old),
+			side_bytes(b2, sizeof(b2), dp->mmap_bytes.new_, dp->mmap_bytes.has_new),
+			fmt__signed_bytes(b3, sizeof(b3), delta(&dp->mmap_bytes)),
+			rate(b4, sizeof(b4), d, delta(&dp->mmap_bytes), UNIT_BYTES),
+			side_count(c1, sizeof(c1), dp->mmap_count.old, dp->mmap_count.has_old),
+			side_count(c2, sizeof(c2), dp->mmap_count.new_, dp->mmap_count.has_new),
+			delta(&dp->mmap_count));
 	if (d->fd && (dp->fds.old || dp->fds.new_))
 		fprintf(out, "  fds: %s -> %s (%+" PRId64 "%s)\n",
 			side_count(c1, sizeof(c1), dp->fds.old, dp->fds.has_old),
@@ -610,6 +627,12 @@ static json_t *proc_json(const struct diff *d, const struct diff_proc *dp)
 		      "fd", d->fd ? json_pack("{s:o}", "outstanding_count", num_json(d, &dp->fds))
 				  : json_null(),
 		      "sites", sites ? sites : json_array());
+	if (o)
+		json_object_set_new(o, "mmap", d->mmap ?
+				    json_pack("{s:o, s:o}",
+					      "outstanding_bytes", num_json(d, &dp->mmap_bytes),
+					      "outstanding_count", num_json(d, &dp->mmap_count)) :
+				    json_null());
 	return o;
 }
 

@@ -3,8 +3,8 @@
  * diff.h - what grew between two snapshots (`leaktop diff OLD NEW`): processes matched by
  * pid and start time, or by command when the pids differ between runs; call sites matched by
  * their symbolized stacks (stack ids and addresses differ between runs); per process and
- * per site the outstanding bytes, blocks and descriptors before and after, the change and
- * the change per second, sorted by growth.  As text, or as "leaktop.diff/1" JSON.
+ * per site the outstanding bytes, blocks, mappings and descriptors before and after, the
+ * change and the change per second, sorted by growth.  As text, or as "leaktop.diff/1" JSON.
  */
 #ifndef LEAKTOP_DIFF_H
 #define LEAKTOP_DIFF_H
@@ -27,18 +27,20 @@
  *   "new": { ...the same for NEW... },
  *   "seconds": 10.0 | null,                  // NEW's time minus OLD's; null: unknown (<= 0)
  *   "summary": { "matched": N, "new": N, "vanished": N },
- *   "processes": [ {                         // largest heap growth first
+ *   "processes": [ {                // largest heap growth first, then mmap, then fd
  *     "status": "matched" | "new" | "vanished",
  *     "matched_by": "pid" | "command" | null,  // pid: same pid and start time
  *     "old_pid": N | null, "new_pid": N | null,
  *     "comm": "leaky" | null, "cmdline": "./leaky 4" | null,   // NEW's, else OLD's
  *     "heap": { "outstanding_bytes": CHANGE, "outstanding_count": CHANGE },
  *     "fd": { "outstanding_count": CHANGE } | null,   // null: neither tracked descriptors
- *     "sites": [ {                           // heap first, then largest growth first
- *       "kind": "heap" | "fd",
+ *     "mmap": { "outstanding_bytes": CHANGE,           // anonymous mappings and brk growth
+ *               "outstanding_count": CHANGE } | null,  // null: neither tracked mappings
+ *     "sites": [ {                           // heap, mmap, fd; each largest growth first
+ *       "kind": "heap" | "mmap" | "fd",
  *       "status": "grew" | "shrank" | "same" | "new" | "vanished",
- *       "outstanding_bytes": CHANGE,         // heap sites only
- *       "outstanding_count": CHANGE,         // blocks (heap) or open descriptors (fd)
+ *       "outstanding_bytes": CHANGE,         // heap and mmap sites only
+ *       "outstanding_count": CHANGE,         // blocks, mappings or open descriptors
  *       "stack": [ FRAME... ]                // NEW's (OLD's if vanished), as in snapshots
  *     } ]
  *   } ]
@@ -46,7 +48,8 @@
  *
  * CHANGE is { "old": N | null, "new": N | null, "delta": N, "per_s": X | null }: null "old"
  * or "new" where the process or site is absent on that side (delta counts it as 0), null
- * "per_s" when "seconds" is.
+ * "per_s" when "seconds" is.  A side that did not track a resource (-r, or a snapshot from
+ * before it was tracked) is absent for it: "old" or "new" null.
  */
 #define DIFF_SCHEMA "leaktop.diff/1"
 
@@ -83,8 +86,8 @@ struct diff_proc {
 	enum diff_status status;	/* DIFF_SAME (matched), DIFF_NEW or DIFF_VANISHED */
 	enum diff_match how;
 	const struct process *old, *new_;
-	struct diff_num heap_bytes, heap_count, fds;
-	struct diff_site *sites;	/* sorted: heap first, then by growth */
+	struct diff_num heap_bytes, heap_count, fds, mmap_bytes, mmap_count;
+	struct diff_site *sites;	/* sorted: heap, mmap, fd, each by growth */
 	size_t n_sites;
 };
 
@@ -99,6 +102,7 @@ struct diff {
 	struct diff_side old, new_;
 	double seconds;			/* from OLD to NEW; 0: unknown */
 	bool fd;			/* either side tracked descriptors */
+	bool mmap;			/* either side tracked anonymous mappings */
 	struct diff_proc *procs;	/* sorted by growth */
 	size_t n_procs;
 	size_t matched, added, vanished;

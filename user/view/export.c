@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * export.c - writes the model's heap call sites for other tools: pprof profiles and folded
- * stacks.  It owns both formats' mapping from the model; the pprof wire encoding is
+ * export.c - writes the model's heap and mmap call sites for other tools: pprof profiles and
+ * folded stacks.  It owns both formats' mapping from the model; the pprof wire encoding is
  * protobuf-c's, from C generated out of proto/profile.proto at build time, gzipped with zlib.
  *
  * pprof: strings, functions, locations and mappings are interned (each distinct one once),
@@ -9,7 +9,11 @@
  * address, with the function and line leaktop resolved, never guessed); a mapping is one
  * module file, with its GNU build id when the file can be read, and with its address range
  * unknown (0), as snapshots do not record where modules were loaded.  Only processes a report
- * would show are exported, and only heap sites (fd sites have no bytes).
+ * would show are exported, heap sites and, when mappings were tracked, mmap sites (fd sites
+ * have no bytes).  An mmap site's values are sample types of their own (mmap_objects,
+ * mmap_space), 0 in the heap's and the heap's 0 in them, as Go's heap profiles keep alloc_*
+ * and inuse_* apart: adding brk growth to the heap blocks inside it would count those bytes
+ * twice.  Folded stacks have one number per line: the heap's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -185,9 +189,27 @@ struct ploc {
 	Perftools__Profiles__Line *linep;
 };
 
+/* The sample types, in the profile's order: values[] of a sample are indexed by them. */
+enum ptype {
+	PT_INUSE_OBJECTS,
+	PT_INUSE_SPACE,
+	PT_MMAP_OBJECTS,	/* only when mappings were tracked */
+	PT_MMAP_SPACE,
+	PT__COUNT,
+};
+
+static const struct {
+	const char *type, *unit;
+} ptypes[PT__COUNT] = {
+	[PT_INUSE_OBJECTS] = { "inuse_objects", "count" },
+	[PT_INUSE_SPACE] = { "inuse_space", "bytes" },
+	[PT_MMAP_OBJECTS] = { "mmap_objects", "count" },
+	[PT_MMAP_SPACE] = { "mmap_space", "bytes" },
+};
+
 struct psample {
 	Perftools__Profiles__Sample msg;
-	int64_t values[2];
+	int64_t values[PT__COUNT];
 	Perftools__Profiles__Label labels[2];
 	Perftools__Profiles__Label *labelp[2];
 };
@@ -323,8 +345,13 @@ static int add_sample(struct pprof *pp, const struct process *p, const struct si
 			return -ENOMEM;
 		sm->msg.n_location_id++;
 	}
-	sm->values[0] = s->outstanding_count;
-	sm->values[1] = s->outstanding_bytes;
+	if (s->kind == LT_KIND_MMAP) {
+		sm->values[PT_MMAP_OBJECTS] = s->outstanding_count;
+		sm->values[PT_MMAP_SPACE] = s->outstanding_bytes;
+	} else {
+		sm->values[PT_INUSE_OBJECTS] = s->outstanding_count;
+		sm->values[PT_INUSE_SPACE] = s->outstanding_bytes;
+	}
 	sm->labels[0] = sm->labels[1] = label_init;
 	sm->labels[0].key = str_index(pp, "pid");
 	sm->labels[0].num = p->pid;
@@ -384,15 +411,17 @@ int export__pprof_pack(const struct model *m, const struct export_opts *o, uint8
 		       size_t *len)
 {
 	Perftools__Profiles__Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-	Perftools__Profiles__ValueType types[2], period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-	Perftools__Profiles__ValueType *typep[2] = { &types[0], &types[1] };
+	Perftools__Profiles__ValueType types[PT__COUNT], *typep[PT__COUNT];
+	Perftools__Profiles__ValueType period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	bool mmap = m->resources & RES_MMAP;
+	size_t n_types = mmap ? PT__COUNT : PT_MMAP_OBJECTS;
 	Perftools__Profiles__Function **fnp = NULL;
 	Perftools__Profiles__Location **locp = NULL;
 	Perftools__Profiles__Mapping **mapp = NULL;
 	Perftools__Profiles__Sample **smpp = NULL;
 	struct export_opts none = {};
 	struct pprof pp = { .o = o ? o : &none };
-	int64_t comment[1];
+	int64_t comment[2];
 	uint8_t *packed = NULL;
 	size_t n;
 	int ret = -ENOMEM;
@@ -400,16 +429,20 @@ int export__pprof_pack(const struct model *m, const struct export_opts *o, uint8
 	*buf = NULL;
 	*len = 0;
 	str_index(&pp, "");
-	for (int i = 0; i < 2; i++)
+	for (size_t i = 0; i < n_types; i++) {
 		types[i] = period;
-	types[0].type = str_index(&pp, "inuse_objects");
-	types[0].unit = str_index(&pp, "count");
-	types[1].type = str_index(&pp, "inuse_space");
-	types[1].unit = str_index(&pp, "bytes");
+		types[i].type = str_index(&pp, ptypes[i].type);
+		types[i].unit = str_index(&pp, ptypes[i].unit);
+		typep[i] = &types[i];
+	}
 	period.type = str_index(&pp, "space");
 	period.unit = str_index(&pp, "bytes");
 	comment[0] = str_index(&pp, "leaktop " LEAKTOP_VERSION ": heap bytes and blocks "
 			       "allocated while tracing and still live, per call site");
+	if (mmap)
+		comment[1] = str_index(&pp, "mmap_objects, mmap_space: anonymous private mappings "
+				       "and brk growth made while tracing and still mapped, per "
+				       "call site");
 	for (size_t i = 0; i < m->n_procs; i++) {
 		const struct process *p = &m->procs[i];
 
@@ -418,7 +451,7 @@ int export__pprof_pack(const struct model *m, const struct export_opts *o, uint8
 		for (size_t j = 0; j < p->n_sites; j++) {
 			const struct site *s = &p->sites[j];
 
-			if (s->kind != LT_KIND_HEAP ||
+			if ((s->kind != LT_KIND_HEAP && !(s->kind == LT_KIND_MMAP && mmap)) ||
 			    (s->outstanding_bytes <= 0 && s->outstanding_count <= 0))
 				continue;
 			if (add_sample(&pp, p, s))
@@ -447,7 +480,7 @@ int export__pprof_pack(const struct model *m, const struct export_opts *o, uint8
 	for (size_t i = 0; i < pp.n_smp; i++) {
 		struct psample *sm = &pp.smp[i];
 
-		sm->msg.n_value = 2;
+		sm->msg.n_value = n_types;
 		sm->msg.value = sm->values;
 		sm->labelp[0] = &sm->labels[0];
 		sm->labelp[1] = &sm->labels[1];
@@ -455,7 +488,7 @@ int export__pprof_pack(const struct model *m, const struct export_opts *o, uint8
 		sm->msg.label = sm->labelp;
 		smpp[i] = &sm->msg;
 	}
-	prof.n_sample_type = 2;
+	prof.n_sample_type = n_types;
 	prof.sample_type = typep;
 	prof.n_sample = pp.n_smp;
 	prof.sample = smpp;
@@ -471,9 +504,9 @@ int export__pprof_pack(const struct model *m, const struct export_opts *o, uint8
 	prof.duration_nanos = pp.o->duration_s > 0 ? (int64_t)(pp.o->duration_s * 1e9) : 0;
 	prof.period_type = &period;
 	prof.period = 1;	/* every allocation is counted, none sampled */
-	prof.n_comment = 1;
+	prof.n_comment = mmap ? 2 : 1;
 	prof.comment = comment;
-	prof.default_sample_type = types[1].type;
+	prof.default_sample_type = types[PT_INUSE_SPACE].type;
 
 	n = perftools__profiles__profile__get_packed_size(&prof);
 	packed = malloc(n ? n : 1);

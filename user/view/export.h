@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * export.h - the model's heap call sites in formats other tools read: a gzipped pprof
- * profile (--pprof) and folded stacks for flame graphs (--folded).  Both work on a live
- * model and on one read back from a snapshot.
+ * export.h - the model's heap (and mmap) call sites in formats other tools read: a gzipped
+ * pprof profile (--pprof) and folded stacks for flame graphs (--folded).  Both work on a
+ * live model and on one read back from a snapshot.
  */
 #ifndef LEAKTOP_EXPORT_H
 #define LEAKTOP_EXPORT_H
@@ -35,8 +35,10 @@ int export__folded(FILE *out, const struct model *m);
 
 /*
  * The pprof profile (perftools.profiles.Profile, proto/profile.proto), gzipped, in *buf
- * (malloc'd, *len bytes).  Sample types inuse_objects/count and inuse_space/bytes, one sample
- * per heap site with something outstanding, labelled with pid and comm.  0 or -errno.
+ * (malloc'd, *len bytes).  Sample types inuse_objects/count and inuse_space/bytes (the
+ * default), and when the model tracked mappings mmap_objects/count and mmap_space/bytes; one
+ * sample per heap or mmap site with something outstanding, its values in its own kind's
+ * types (0 in the other's), labelled with pid and comm.  0 or -errno.
  */
 int export__pprof_pack(const struct model *m, const struct export_opts *o, uint8_t **buf,
 		       size_t *len);
