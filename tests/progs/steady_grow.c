@@ -6,7 +6,8 @@
  * Usage: steady_grow DIR BYTES PERIOD_MS
  * Every PERIOD_MS, grow_leak() leaks BYTES from malloc and writes them (so the anonymous
  * RSS grows too), until DIR/stop exists; then it only waits (no allocation at all) for
- * DIR/quit.  DIR/ready is created once it runs.  Deadlines are absolute, so the rate holds
+ * DIR/quit.  BYTES 0 makes a quiet process instead: every PERIOD_MS it opens and closes
+ * /dev/null (so a tracer sees it), its memory never grows.  DIR/ready is created once it runs.  Deadlines are absolute, so the rate holds
  * whatever tracing costs.  Every wait ends after 300 s.
  */
 #include <fcntl.h>
@@ -46,7 +47,7 @@ int main(int argc, char **argv)
 		return 2;
 	bytes = strtoul(argv[2], NULL, 10);
 	period_ms = strtol(argv[3], NULL, 10);
-	if (!bytes || period_ms <= 0)
+	if (period_ms <= 0)
 		return 2;
 	snprintf(path, sizeof(path), "%s/ready", argv[1]);
 	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
@@ -55,7 +56,15 @@ int main(int argc, char **argv)
 	close(fd);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (long i = 0; i < 300000 / period_ms && !exists(argv[1], "stop"); i++) {
-		grow_leak(bytes);
+		if (bytes) {
+			grow_leak(bytes);
+		} else if (exists(argv[1], "quit")) {
+			break;
+		} else {
+			fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			if (fd >= 0)
+				close(fd);
+		}
 		next.tv_nsec += period_ms * 1000000L;
 		next.tv_sec += next.tv_nsec / 1000000000L;
 		next.tv_nsec %= 1000000000L;

@@ -256,8 +256,36 @@ static void test_switch_to_exact_forgets_the_suspects(void)
 	heapmode__free(&h);
 }
 
+static void test_estimate_follows_the_machines_work_at_the_learned_share(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	uint64_t t = 0;
+
+	CHECK(isnan(heapmode__estimate_exact_ns(&h, 1e9)));
+	/* Exact: traps took 300 ms of 1 s of busy CPU time, then 100 of 1000 twice. */
+	heapmode__learn(&h, 300e6, 1e9);
+	CHECK(fabs(h.cost_per_work - 0.3) < 1e-9);
+	heapmode__learn(&h, 100e6, 1e9);
+	heapmode__learn(&h, 100e6, 1e9);
+	CHECK(h.cost_per_work > 0.1 && h.cost_per_work < 0.3);
+	/* A trap-bound interval teaches "all of it", never more. */
+	heapmode__learn(&h, 2e9, 1e9);
+	CHECK(h.cost_per_work <= 1);
+	/* An idle interval teaches nothing. */
+	double before = h.cost_per_work;
+	heapmode__learn(&h, 0, 0);
+	CHECK(h.cost_per_work == before);
+	/* Suspects only: nothing is learned, the busy time now is scaled. */
+	steps(&h, &t, 9, 5);
+	heapmode__learn(&h, 0, 1e9);
+	CHECK(h.cost_per_work == before);
+	CHECK(fabs(heapmode__estimate_exact_ns(&h, 1e8) - before * 1e8) < 1e-3);
+	heapmode__free(&h);
+}
+
 int main(void)
 {
+	RUN(test_estimate_follows_the_machines_work_at_the_learned_share);
 	RUN(test_over_budget_for_a_few_seconds_switches_to_suspects);
 	RUN(test_exact_flag_never_switches);
 	RUN(test_unknown_cost_changes_nothing);

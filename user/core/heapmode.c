@@ -237,12 +237,17 @@ out:
 
 void heapmode__learn(struct heapmode *h, double cost_ns, double busy_ns)
 {
-	double work = busy_ns - cost_ns, r;
+	double r;
 
 	/* An idle interval says nothing about the cost of work. */
-	if (h->mode != HEAP_MODE_EXACT || cost_ns < 0 || work <= 0)
+	if (h->mode != HEAP_MODE_EXACT || cost_ns < 0 || busy_ns <= 0)
 		return;
-	r = cost_ns / work;
+	/*
+	 * The traps are paid inside the busy time (as system time of the traced processes),
+	 * so the share is at most 1 whatever rounding says: a trap-bound workload teaches
+	 * "all of the work", not a multiple of it.
+	 */
+	r = cost_ns < busy_ns ? cost_ns / busy_ns : 1;
 	h->cost_per_work = isnan(h->cost_per_work) ? r : 0.7 * h->cost_per_work + 0.3 * r;
 }
 

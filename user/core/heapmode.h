@@ -75,8 +75,8 @@ struct heapmode {
 	uint64_t under_since_ns;	/* well under budget since (0: not under) */
 	double return_hold_s;		/* under budget this long before exact returns */
 	uint32_t switches;		/* mode changes so far */
-	double cost_per_work;		/* exact tracing's cost per ns of the machine's other busy
-					 * CPU time, learned while exact; NaN until then */
+	double cost_per_work;		/* exact tracing's share of the machine's other busy CPU
+					 * time (0 to 1), learned while exact; NaN until then */
 	struct heapmode_traced *traced;	/* suspects mode: who is traced, by pid */
 	size_t n_traced, cap_traced;
 };
@@ -98,9 +98,11 @@ void heapmode__free(struct heapmode *h);
 enum heapmode_change heapmode__step(struct heapmode *h, uint64_t now_ns, double exact_cost_pct);
 
 /*
- * While exact: learn what exact tracing costs per unit of the machine's work, from one
+ * While exact: learn what share of the machine's busy time exact tracing takes, from one
  * interval's cost_ns (probe hits x trap cost + the programs' run time) and busy_ns (all
- * CPUs' busy time, leaktop's own taken out; it includes cost_ns).
+ * CPUs' busy time, leaktop's own taken out; it includes cost_ns).  Suspects mode estimates
+ * exact tracing's cost as that share of the busy time then: a machine that went quiet is
+ * cheap to trace again, one still as busy is not.
  */
 void heapmode__learn(struct heapmode *h, double cost_ns, double busy_ns);
 /* While suspects only: what exact tracing would cost over busy_ns of work (NaN: unknown). */

@@ -121,9 +121,12 @@ static void measure(struct heapctl *hc, const struct model *m, uint64_t now_ns)
 		cost_ns = (calls - hc->last_calls) * hc->trap_ns +
 			  (run_ns >= hc->last_run_ns ? run_ns - hc->last_run_ns : 0);
 		hc->cost_pct = 100.0 * cost_ns / all_ns;
+		/* /proc/stat counts in ticks, leaktop's own time is exact: never below 0. */
 		other_busy_ns = busy_known && busy_ns >= hc->last_busy_ns ?
 				(double)(busy_ns - hc->last_busy_ns) -
 				(m->self_cpu_s - hc->last_self_cpu_s) * 1e9 : -1;
+		if (busy_known && other_busy_ns < 0)
+			other_busy_ns = 0;
 		if (hc->hm.mode == HEAP_MODE_EXACT) {
 			hc->exact_cost_pct = hc->cost_pct;
 			if (other_busy_ns > 0)

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+#
+# budget.sh - whole-system mode under the overhead budget (--budget, --max-suspects, --exact).
+#
+# A budget far below what any allocator activity costs (--budget 0.00001) makes leaktop
+# leave exact tracing after a few intervals: the system-wide heap probes come off, and only
+# suspects (processes whose anonymous memory or mappings grow) get pid-filtered ones.  A
+# steady grower (tests/progs/steady_grow.c, 64 KiB every 50 ms, written so its RSS grows)
+# must become a suspect and its leak site be flagged with its function; a quiet process
+# (the same program opening and closing /dev/null, memory flat) stays watched; the grower is
+# released once it stops growing.  --exact keeps exact tracing whatever it costs.
+
+. "$(dirname "$0")/lib.sh"
+require_root
+require_built steady_grow busy_leak
+
+BU=$E2E_TMP/budget
+GROWER="" QUIET=""
+
+# proc_of FILE PID FILTER: jq FILTER on process PID of snapshot FILE.
+proc_of() { jqc "$1" ".processes[] | select(.pid == $2) | $3" -r; }
+grower_mode_is() { [ "$(proc_of "$BU/snap.json" "$GROWER" .heap.mode 2>/dev/null)" = "$1" ]; }
+grower_site_flagged() {
+	proc_of "$BU/snap.json" "$GROWER" \
+		'[.sites[] | select(.kind == "heap" and .flagged and .stack[0].symbol == "grow_leak")] | length > 0' \
+		2>/dev/null | grep -qx true
+}
+
+run_budget() {
+	mkdir -p "$BU/grow" "$BU/quiet"
+	"$PROGS/steady_grow" "$BU/quiet" 0 200 &
+	QUIET=$!
+	BG_PIDS+=("$QUIET")
+	wait_file "$BU/quiet/ready" || return 1
+	lt_bg "$BU/out" "$BU/err" -b -i 0.25 --budget 0.00001 -j "$BU/snap.json"
+	wait_snapshot_file "$BU/snap.json" "$BU/err" || return 1
+	"$PROGS/steady_grow" "$BU/grow" 65536 50 &
+	GROWER=$!
+	BG_PIDS+=("$GROWER")
+	wait_file "$BU/grow/ready" || return 1
+	wait_until "the grower to become a suspect" grower_mode_is suspect || return 1
+	wait_until "the grower's leak site to be flagged" grower_site_flagged || return 1
+	cp "$BU/snap.json" "$BU/suspect.json"
+	touch "$BU/grow/stop"
+	wait_until "the grower to be released" grower_mode_is watch || return 1
+	cp "$BU/snap.json" "$BU/released.json"
+	signal INT "$LT_PID"
+	wait_exit "$LT_PID" || return 1
+	touch "$BU/grow/quit" "$BU/quiet/quit"
+	wait_exit "$GROWER"
+	wait_exit "$QUIET"
+	[ "$WAIT_STATUS" = 0 ] || fail_because "the quiet process ended with $WAIT_STATUS"
+}
+
+test_tiny_budget_leaves_exact_tracing_once_with_one_line() {
+	scenario run_budget || return 1
+	expect_jq "stats.heap_mode" '"suspects"'  "$BU/suspect.json" .stats.heap_mode || return 1
+	expect_jq "stats.heap_switches" 1 "$BU/suspect.json" .stats.heap_switches || return 1
+	expect_jq "stats.cost_pct is a number" '"number"'  "$BU/suspect.json" '.stats.cost_pct | type' ||
+		return 1
+	expect_jq "a calibrated trap cost" true "$BU/suspect.json" '.stats.trap_ns > 0' || return 1
+	expect_eq "switch lines on stderr" 1 "$(grep -c '^leaktop: heap tracing: suspects only' "$BU/err")"
+}
+
+test_growing_process_becomes_suspect_and_its_leak_site_is_flagged() {
+	scenario run_budget || return 1
+	expect_eq "grower's heap.mode" suspect "$(proc_of "$BU/suspect.json" "$GROWER" .heap.mode)" ||
+		return 1
+	expect_eq "grower traced since a known time" number \
+		"$(proc_of "$BU/suspect.json" "$GROWER" '.heap.traced_since_s | type')" || return 1
+	# Blocks allocated since it was attached, each 64 KiB, all at grow_leak.
+	expect_eq "grow_leak's bytes in 64 KiB blocks" true \
+		"$(proc_of "$BU/suspect.json" "$GROWER" '[.sites[] | select(.kind == "heap" and .stack[0].symbol == "grow_leak")][0] | .outstanding_bytes == .outstanding_count * 65536 and .outstanding_count > 0')" ||
+		return 1
+	grep -q "^leaktop: heap tracing: suspect $GROWER (steady_grow)" "$BU/err" ||
+		fail_because "no line named the grower as a suspect: $(cat "$BU/err")"
+}
+
+test_quiet_process_is_watched_not_traced() {
+	scenario run_budget || return 1
+	expect_eq "quiet process's heap.mode" watch \
+		"$(proc_of "$BU/suspect.json" "$QUIET" .heap.mode)" || return 1
+	expect_eq "quiet process's heap blocks" 0 \
+		"$(proc_of "$BU/suspect.json" "$QUIET" .heap.outstanding_count)" || return 1
+	expect_eq "quiet process's traced_since_s" null \
+		"$(proc_of "$BU/suspect.json" "$QUIET" .heap.traced_since_s)"
+}
+
+test_suspect_released_when_its_growth_stops() {
+	scenario run_budget || return 1
+	expect_eq "grower's heap.mode after it stopped" watch \
+		"$(proc_of "$BU/released.json" "$GROWER" .heap.mode)" || return 1
+	# Released: its heap records are gone with its probes (no frees would be seen).
+	expect_eq "released grower's heap sites" 0 \
+		"$(proc_of "$BU/released.json" "$GROWER" '[.sites[] | select(.kind == "heap")] | length')" ||
+		return 1
+	grep -q "^leaktop: heap tracing: released $GROWER (steady_grow)" "$BU/err" ||
+		fail_because "no line said the grower was released: $(cat "$BU/err")"
+}
+
+heap_mode_is() { [ "$(jqc "$BU/back.json" .stats.heap_mode -r 2>/dev/null)" = "$1" ]; }
+
+# Two threads inside malloc and free all the time cost far over 20% of the CPUs when every
+# call traps; once they stop, the machine is quiet and exact tracing comes back after the
+# hold (30 intervals).
+run_back_to_exact() {
+	mkdir -p "$BU/churn"
+	"$PROGS/busy_leak" "$BU/churn" 2 &
+	local b=$!
+	BG_PIDS+=("$b")
+	wait_file "$BU/churn/ready" || return 1
+	lt_bg "$BU/back.out" "$BU/back.err" -b -i 0.25 --budget 20 -j "$BU/back.json"
+	wait_snapshot_file "$BU/back.json" "$BU/back.err" || return 1
+	wait_until "suspects mode under the churn" heap_mode_is suspects || return 1
+	touch "$BU/churn/go"
+	wait_file "$BU/churn/done" || return 1
+	wait_until "exact mode once the churn ended" heap_mode_is exact || return 1
+	cp "$BU/back.json" "$BU/back_exact.json"
+	signal INT "$LT_PID"
+	wait_exit "$LT_PID" || return 1
+	touch "$BU/churn/quit"
+	wait_exit "$b"
+}
+
+test_exact_tracing_returns_when_the_cost_stays_well_under_budget() {
+	scenario run_back_to_exact || return 1
+	expect_jq "stats.heap_switches" 2 "$BU/back_exact.json" .stats.heap_switches || return 1
+	expect_eq "lines on stderr" "1 1" \
+		"$(grep -c '^leaktop: heap tracing: suspects only' "$BU/back.err") $(grep -c '^leaktop: heap tracing: exact again' "$BU/back.err")"
+}
+
+run_exact() {
+	mkdir -p "$BU/exact"
+	"$PROGS/steady_grow" "$BU/exact" 4096 50 &
+	local g=$!
+	BG_PIDS+=("$g")
+	wait_file "$BU/exact/ready" || return 1
+	lt_fg "$BU/exact.out" "$BU/exact.err" -b -i 0.25 -d 4 --exact --budget 0.00001 \
+		-j "$BU/exact.json"
+	touch "$BU/exact/stop" "$BU/exact/quit"
+	wait_exit "$g"
+	[ "$LT_STATUS" = 0 ] || fail_because "leaktop --exact ended with $LT_STATUS: $(cat "$BU/exact.err")"
+}
+
+test_exact_flag_keeps_exact_tracing_over_budget() {
+	scenario run_exact || return 1
+	expect_jq "stats.heap_mode" '"exact"'  "$BU/exact.json" .stats.heap_mode || return 1
+	expect_jq "stats.heap_switches" 0 "$BU/exact.json" .stats.heap_switches || return 1
+	expect_jq "over the budget all along" true "$BU/exact.json" '.stats.cost_pct > 0.00001' ||
+		return 1
+	expect_jq "every process exact" '[]' "$BU/exact.json" \
+		'[.processes[] | select(.heap.mode != "exact") | .pid]'
+}
+
+test_budget_options_refused_outside_whole_system_mode() {
+	"$LEAKTOP" --budget 5 -p 1 >/dev/null 2>"$BU.err1"
+	expect_eq "exit status of --budget with -p" 2 $? || return 1
+	expect_eq "one line" 1 "$(wc -l <"$BU.err1")" || return 1
+	"$LEAKTOP" --budget 0 >/dev/null 2>"$BU.err2"
+	expect_eq "exit status of --budget 0" 2 $? || return 1
+	"$LEAKTOP" --max-suspects 65 >/dev/null 2>"$BU.err3"
+	expect_eq "exit status of --max-suspects 65" 2 $?
+}
+
+mkdir -p "$BU"
+run_tests
