@@ -10,7 +10,7 @@
 source "$(dirname "$0")/lib.sh"
 
 require_root
-require_built growth_mix
+require_built growth_mix steady_grow
 command -v tmux >/dev/null || { echo "FAIL tui.sh: tmux is not installed"; exit 1; }
 
 SOCK=$E2E_TMP/tmux.sock
@@ -159,6 +159,38 @@ test_tui_shows_whole_comm_and_escaped_command_line() {
 	tm resize-window -t lt -x 200 -y 30
 	wait_screen "growth_mix_long 120 \\\\x1b\[2J$" || return 1
 	keys q
+}
+
+# Whole system over a tiny budget: suspects only.  The quiet process is watched; `t` traces
+# its heap on the user's word (picked), `t` again stops it.
+sys_mode_of() {
+	[ "$(jq -r ".processes[] | select(.pid == $1) | \"\(.heap.mode) \(.heap.picked)\"" \
+		"$TUI/sys.json" 2>/dev/null)" = "$2" ]
+}
+
+test_tui_t_key_traces_and_untraces_the_selected_process_heap() {
+	local q
+	mkdir -p "$TUI/quiet"
+	"$PROGS/steady_grow" "$TUI/quiet" 0 200 &
+	q=$!
+	BG_PIDS+=("$q")
+	wait_file "$TUI/quiet/ready" || return 1
+	fresh_server || return 1
+	tm new-session -d -s lt -x 120 -y 24 \
+		"cd '$TUI' && '$LEAKTOP' -i 0.25 --budget 0.00001 -j sys.json; sleep 120"
+	wait_screen "^leaktop .* heap suspects" || return 1
+	keys / $(echo "$q" | sed 's/./& /g') Enter
+	wait_screen "^ +$q steady_grow" || return 1
+	wait_until "the quiet process watched" sys_mode_of "$q" "watch false" || return 1
+	keys t
+	wait_screen "^heap tracing of $q \(steady_grow\) started" || return 1
+	wait_until "the quiet process traced, picked" sys_mode_of "$q" "suspect true" || return 1
+	keys t
+	wait_screen "^heap tracing of $q \(steady_grow\) stopped" || return 1
+	wait_until "the quiet process watched again" sys_mode_of "$q" "watch false" || return 1
+	keys q
+	touch "$TUI/quiet/quit"
+	wait_exit "$q"
 }
 
 test_tui_cleanup() {
