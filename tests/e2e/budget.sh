@@ -16,7 +16,7 @@ require_root
 require_built steady_grow busy_leak
 
 BU=$E2E_TMP/budget
-GROWER="" QUIET=""
+GROWER="" QUIET="" ONCE=""
 
 # proc_of FILE PID FILTER: jq FILTER on process PID of snapshot FILE.
 proc_of() { jqc "$1" ".processes[] | select(.pid == $2) | $3" -r; }
@@ -151,6 +151,42 @@ test_exact_flag_keeps_exact_tracing_over_budget() {
 		return 1
 	expect_jq "every process exact" '[]' "$BU/exact.json" \
 		'[.processes[] | select(.heap.mode != "exact") | .pid]'
+}
+
+# The default budget on a quiet machine: nothing here polls with jq (a jq run on a
+# whole-system snapshot makes tens of thousands of allocator calls, far over the budget)
+# until leaktop has ended.  A process started after leaktop leaks 1000 x 64 B once.
+snapshot_inode() { stat -c %i "$1" 2>/dev/null; }
+new_snapshot_since() { [ "$(snapshot_inode "$BU/quiet.json")" != "$1" ]; }
+
+run_quiet_default() {
+	local i ino
+	mkdir -p "$BU/once"
+	lt_bg "$BU/quiet.out" "$BU/quiet.err" -b -i 0.5 -j "$BU/quiet.json"
+	wait_snapshot_file "$BU/quiet.json" "$BU/quiet.err" || return 1
+	"$PROGS/steady_grow" "$BU/once" 64 1 1000 &
+	ONCE=$!
+	BG_PIDS+=("$ONCE")
+	wait_file "$BU/once/done" || return 1
+	# Three more snapshots (each written to a new file renamed into place: a new inode).
+	for i in 1 2 3; do
+		ino=$(snapshot_inode "$BU/quiet.json")
+		wait_until "snapshot $i after the leak" new_snapshot_since "$ino" || return 1
+	done
+	signal INT "$LT_PID"
+	wait_exit "$LT_PID" || return 1
+	touch "$BU/once/quit"
+	wait_exit "$ONCE"
+}
+
+test_default_budget_stays_exact_on_a_quiet_machine_and_counts_a_late_process_exactly() {
+	scenario run_quiet_default || return 1
+	expect_jq "[heap_mode, heap_switches]" '["exact",0]' "$BU/quiet.json" \
+		'[.stats.heap_mode, .stats.heap_switches]' || return 1
+	expect_eq "the process's heap mode" exact "$(proc_of "$BU/quiet.json" "$ONCE" .heap.mode)" ||
+		return 1
+	expect_eq "grow_leak's [blocks, bytes]" "[1000,64000]" \
+		"$(proc_of "$BU/quiet.json" "$ONCE" '[.sites[] | select(.kind == "heap" and .stack[0].symbol == "grow_leak")][0] | [.outstanding_count, .outstanding_bytes]' | tr -d ' \n')"
 }
 
 test_budget_options_refused_outside_whole_system_mode() {

@@ -95,7 +95,7 @@ container_run() {
 
 container_trace() {
 	local dir=$1 fifo=$2 fd
-	lt_bg "$dir/out" "$dir/err" -b -i "$INTERVAL" -j "$dir/snap.json"
+	lt_bg "$dir/out" "$dir/err" -b -i "$INTERVAL" --exact -j "$dir/snap.json"
 	wait_until "leaktop's first snapshot in $dir/snap.json" \
 		snapshot_or_fifo_wait "$dir/snap.json" || return 1
 	if lt_waits_on_fifo; then
@@ -236,7 +236,7 @@ deleted_run() {
 }
 
 deleted_trace() {
-	local dir=$1 n=$2 mode=$3 i args=(-v)
+	local dir=$1 n=$2 mode=$3 i args=(-v --exact)
 	deleted_waiters "$dir" "$n" || return 1
 	[ "$mode" = system ] || args=(-p "$(IFS=,; echo "${DW_PIDS[*]}")")
 	lt_bg "$dir/out" "$dir/err" -b -i "$INTERVAL" -j "$dir/snap.json" "${args[@]}"

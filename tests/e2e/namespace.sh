@@ -27,7 +27,7 @@ run_namespace() {
 	NS_PID=$(pid_in "$NS/dir/ready")
 	[ "$(stat -L -c %i "/proc/$NS_PID/root$real")" != "$(stat -L -c %i "$real")" ] ||
 		fail_because "the namespace's libc is not another file" || return 1
-	lt_bg "$NS/out" "$NS/err" -b -i "$INTERVAL" -j "$NS/snap.json"
+	lt_bg "$NS/out" "$NS/err" -b -i "$INTERVAL" --exact -j "$NS/snap.json"
 	wait_snapshot_file "$NS/snap.json" "$NS/err" || return 1
 	touch "$NS/dir/go"
 	wait_file "$NS/dir/done" || return 1

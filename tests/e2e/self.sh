@@ -48,7 +48,7 @@ busy_run() {
 	BG_PIDS+=("$bz")
 	echo "$bz" >"$dir/busy_pid"
 	wait_file "$dir/busy/ready" || return 1
-	LEAKTOP=$bin lt_bg "$dir/out" "$dir/err" -b -i "$INTERVAL" -j "$dir/snap.json" \
+	LEAKTOP=$bin lt_bg "$dir/out" "$dir/err" -b -i "$INTERVAL" --exact -j "$dir/snap.json" \
 		--pprof "$dir/profile.pb.gz" --folded "$dir/folded.txt"
 	echo "$LT_PID" >"$dir/lt_pid"
 	wait_snapshot_file "$dir/snap.json" "$dir/err" || return 1
@@ -103,7 +103,7 @@ run_self() { busy_run self "$LEAKTOP"; }
 run_control() {
 	local dir=$SF/control
 	mkdir -p "$dir"
-	LEAKTOP=$CONTROL lt_bg "$dir/out" "$dir/err" -b -i "$INTERVAL" -d 1 -j "$dir/snap.json" \
+	LEAKTOP=$CONTROL lt_bg "$dir/out" "$dir/err" -b -i "$INTERVAL" -d 1 --exact -j "$dir/snap.json" \
 		--pprof "$dir/profile.pb.gz" --folded "$dir/folded.txt"
 	echo "$LT_PID" >"$dir/lt_pid"
 	EXIT_WAIT_S=600 wait_exit "$LT_PID" || return 1

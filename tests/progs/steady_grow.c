@@ -3,10 +3,11 @@
  * steady_grow.c - a process whose memory grows steadily until told to stop: what makes a
  * suspect in whole-system mode under the overhead budget.
  *
- * Usage: steady_grow DIR BYTES PERIOD_MS
+ * Usage: steady_grow DIR BYTES PERIOD_MS [COUNT]
  * Every PERIOD_MS, grow_leak() leaks BYTES from malloc and writes them (so the anonymous
  * RSS grows too), until DIR/stop exists; then it only waits (no allocation at all) for
- * DIR/quit.  BYTES 0 makes a quiet process instead: every PERIOD_MS it opens and closes
+ * DIR/quit; with COUNT it stops after COUNT leaks, and creates DIR/done once it stopped
+ * growing either way.  BYTES 0 makes a quiet process instead: every PERIOD_MS it opens and closes
  * /dev/null (so a tracer sees it), its memory never grows.  DIR/ready is created once it runs.  Deadlines are absolute, so the rate holds
  * whatever tracing costs.  Every wait ends after 300 s.
  */
@@ -40,11 +41,13 @@ int main(int argc, char **argv)
 {
 	struct timespec next;
 	size_t bytes;
-	long period_ms;
+	long period_ms, count = -1;
 	int fd;
 
-	if (argc != 4)
+	if (argc != 4 && argc != 5)
 		return 2;
+	if (argc == 5)
+		count = strtol(argv[4], NULL, 10);
 	bytes = strtoul(argv[2], NULL, 10);
 	period_ms = strtol(argv[3], NULL, 10);
 	if (period_ms <= 0)
@@ -55,7 +58,7 @@ int main(int argc, char **argv)
 		return 1;
 	close(fd);
 	clock_gettime(CLOCK_MONOTONIC, &next);
-	for (long i = 0; i < 300000 / period_ms && !exists(argv[1], "stop"); i++) {
+	for (long i = 0; i < 300000 / period_ms && i != count && !exists(argv[1], "stop"); i++) {
 		if (bytes) {
 			grow_leak(bytes);
 		} else if (exists(argv[1], "quit")) {
@@ -70,6 +73,10 @@ int main(int argc, char **argv)
 		next.tv_nsec %= 1000000000L;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 	}
+	snprintf(path, sizeof(path), "%s/done", argv[1]);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
 	for (int i = 0; i < 3000 && !exists(argv[1], "quit"); i++)
 		usleep(100000);
 	return 0;
