@@ -370,8 +370,23 @@ static void test_libc_of_pid_reaches_deleted_libc(void)
 	close(lfd);
 }
 
+static void test_cpu_busy_ticks_leave_out_idle_and_iowait(void)
+{
+	uint64_t busy = 0;
+
+	CHECK(!procfs__parse_cpu_busy_ticks("cpu  100 20 30 5000 70 1 2 3 0 0\ncpu0 1 2 3\n",
+					    &busy));
+	CHECK(busy == 100 + 20 + 30 + 1 + 2 + 3);
+	/* An old kernel without steal still parses; a per-CPU line first does not. */
+	CHECK(!procfs__parse_cpu_busy_ticks("cpu 1 2 3 4 5 6 7\n", &busy));
+	CHECK(busy == 1 + 2 + 3 + 6 + 7);
+	CHECK(procfs__parse_cpu_busy_ticks("cpu0 1 2 3 4 5 6 7\n", &busy) == -EINVAL);
+	CHECK(procfs__parse_cpu_busy_ticks("cpu 1 2\n", &busy) == -EINVAL);
+}
+
 int main(void)
 {
+	RUN(test_cpu_busy_ticks_leave_out_idle_and_iowait);
 	RUN(test_statm_gives_bytes_from_pages);
 	RUN(test_status_threads_found_after_other_fields);
 	RUN(test_status_rss_split_read_in_bytes);

@@ -209,29 +209,24 @@ enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, ui
 	struct heapmode_candidate *c;
 	struct heapmode_changes ch;
 	enum heapmode_change change;
-	uint32_t *was = NULL;
-	size_t n = 0, n_was = hc->hm.n_traced;
+	size_t n = 0;
 	char line[256], name[96];
 
 	measure(hc, m, now_ns);
-	if (n_was) {
-		was = malloc(n_was * sizeof(*was));
-		for (size_t i = 0; was && i < n_was; i++)
-			was[i] = hc->hm.traced[i].pid;
-	}
 	change = heapmode__step(&hc->hm, now_ns, hc->exact_cost_pct);
 	if (change == HEAPMODE_TO_SUSPECTS) {
 		to_suspects(hc, m, say, say_ctx);
 	} else if (change == HEAPMODE_TO_EXACT) {
-		/* The caller attaches the system-wide probes: each process starts afresh. */
-		for (size_t i = 0; was && i < n_was; i++)
-			loader__detach_pid(hc->ld, was[i]);
+		/*
+		 * The suspects' probes off first (both at once would run the programs twice per
+		 * call); the caller attaches the system-wide ones.  The suspects' records stay.
+		 */
+		loader__detach_pid_filtered(hc->ld);
 		snprintf(line, sizeof(line), "heap tracing: exact again (exact tracing would cost "
 			 "%.2f%% of the CPUs, under half the budget of %.2f%%)",
 			 hc->exact_cost_pct, hc->cfg.budget_pct);
 		say(say_ctx, line);
 	}
-	free(was);
 	if (hc->hm.mode != HEAP_MODE_SUSPECTS)
 		return change;
 
@@ -276,6 +271,8 @@ enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, ui
 
 static int set_picked(struct heapctl *hc, uint32_t pid, bool on)
 {
+	uint32_t *v;
+
 	if (!on) {
 		for (size_t i = 0; i < hc->n_picked; i++)
 			if (hc->picked[i] == pid)
@@ -284,7 +281,7 @@ static int set_picked(struct heapctl *hc, uint32_t pid, bool on)
 	}
 	if (is_picked(hc, pid))
 		return 0;
-	uint32_t *v = realloc(hc->picked, (hc->n_picked + 1) * sizeof(*v));
+	v = realloc(hc->picked, (hc->n_picked + 1) * sizeof(*v));
 
 	if (!v)
 		return -ENOMEM;

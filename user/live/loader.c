@@ -398,6 +398,17 @@ void loader__detach_pid(struct loader *ld, int pid)
 	detach_libcs(ld, libc_of_pid, pid);
 }
 
+static bool libc_of_one_pid(const struct attached_libc *a, int pid)
+{
+	(void)pid;
+	return a->pid != -1;
+}
+
+void loader__detach_pid_filtered(struct loader *ld)
+{
+	detach_libcs(ld, libc_of_one_pid, 0);
+}
+
 void loader__destroy(struct loader *ld)
 {
 	if (!ld)

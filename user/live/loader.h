@@ -73,6 +73,8 @@ bool loader__probes_follow_thread_group(const struct loader *ld);
 
 /* Detach every allocator probe attached for pid (-1: the system-wide ones). */
 void loader__detach_pid(struct loader *ld, int pid);
+/* Detach every allocator probe attached for one process (all but the system-wide ones). */
+void loader__detach_pid_filtered(struct loader *ld);
 
 /* The allocator probes' hits in tgid (0: none) are the calibration's: counted, not traced. */
 void loader__set_calibration_tgid(struct loader *ld, int tgid);
