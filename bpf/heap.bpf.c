@@ -198,6 +198,7 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size
 		bystander_hit();
 		return 0;
 	}
+	__sync_fetch_and_add(&p->heap_calls, 1);
 	if (!p->alloc_text_end)
 		learn_alloc_text(p, ip);
 	cur = thread_state();
@@ -386,8 +387,14 @@ static __always_inline bool realloc_own_free(__u64 ptr)
 static __always_inline int free_entry(__u64 ptr)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct lt_proc *p;
 
-	if (heap_skip(tgid, true) || !ptr)
+	if (heap_skip(tgid, true))
+		return 0;
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (p)
+		__sync_fetch_and_add(&p->heap_calls, 1);
+	if (!ptr)
 		return 0;
 	if (release(tgid, ptr))
 		bump(&counters, LT_CNT_EVENTS);

@@ -101,6 +101,8 @@ struct lt_proc {
 	 * addresses in it without a vma lookup.  An image never unmaps its libc. */
 	__u64 alloc_text_start;
 	__u64 alloc_text_end;
+	__u64 heap_calls;		/* allocator probe entries hit in this image (the budget's
+					 * per-process cost) */
 };
 
 enum lt_site_kind {
@@ -278,7 +280,7 @@ enum lt_filter {
 };
 
 #define LT_ASSERT_SIZE(type, size) _Static_assert(sizeof(type) == (size), #type " layout changed")
-LT_ASSERT_SIZE(struct lt_proc, 32);
+LT_ASSERT_SIZE(struct lt_proc, 40);
 LT_ASSERT_SIZE(struct lt_site_key, 24);
 LT_ASSERT_SIZE(struct lt_site_val, 56);
 LT_ASSERT_SIZE(struct lt_alloc_key, 16);

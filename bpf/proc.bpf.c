@@ -68,6 +68,7 @@ int lt_exec(struct bpf_raw_tracepoint_args *ctx)
 	p->start_ns = bpf_ktime_get_ns();
 	p->alloc_text_start = 0;	/* the new image maps its own libc */
 	p->alloc_text_end = 0;
+	p->heap_calls = 0;
 	ev = event_begin(LT_EV_EXEC, tgid, 0, old_gen, p->gen);
 	if (!ev)
 		return 0;

@@ -678,6 +678,24 @@ static void apply_heap_mode(struct model *m, struct process *q, const struct sam
 	}
 }
 
+/* Each image's allocator call rate: its probe entries since the last sample. */
+static void apply_calls(struct model *m, const struct sample *s)
+{
+	for (size_t i = 0; i < m->n_procs; i++)
+		m->procs[i].heap_calls_per_s = 0;
+	for (size_t i = 0; i < s->n_calls; i++) {
+		struct process *p = find_mut(m, s->calls[i].pid, s->calls[i].gen);
+		uint64_t calls = s->calls[i].heap_calls;
+
+		if (!p)
+			continue;
+		if (p->heap_calls_ns && s->ts_ns > p->heap_calls_ns && calls >= p->heap_calls)
+			p->heap_calls_per_s = (calls - p->heap_calls) / ((s->ts_ns - p->heap_calls_ns) / 1e9);
+		p->heap_calls = calls;
+		p->heap_calls_ns = s->ts_ns;
+	}
+}
+
 void model__apply_heap(struct model *m, const struct sample_heap *h)
 {
 	apply_heap_mode_summary(m, h);
@@ -725,6 +743,7 @@ int model__apply(struct model *m, const struct sample *s)
 		if (err)
 			return err;
 	}
+	apply_calls(m, s);
 	for (size_t i = 0; i < m->n_procs; i++) {
 		struct process *q = &m->procs[i];
 		const struct sample_proc *r;

@@ -113,6 +113,8 @@ struct process {
 	double untraced_growth_per_s;
 	struct series hist_anon;	/* rss_anon_bytes */
 	/* Heap tracing of this image: how, since when (run clock), picked in the TUI. */
+	uint64_t heap_calls, heap_calls_ns;	/* probe entries so far, as of (0: none seen) */
+	double heap_calls_per_s;	/* over the last interval */
 	enum proc_heap_mode heap_mode;
 	uint64_t heap_since_ns;
 	bool heap_picked;

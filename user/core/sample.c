@@ -121,5 +121,6 @@ void sample__free(struct sample *s)
 	free(s->procs);
 	free(s->frames);
 	free(s->scans);
+	free(s->calls);
 	memset(s, 0, sizeof(*s));
 }

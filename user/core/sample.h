@@ -164,6 +164,13 @@ struct sample_heap {
 	size_t n_traced;
 };
 
+/* An image's allocator probe entries so far (the kernel's procs map). */
+struct sample_calls {
+	uint32_t pid;
+	uint64_t gen;
+	uint64_t heap_calls;
+};
+
 /* How long each producer took this interval. */
 struct sample_timing {
 	double read_ms;				/* the BPF maps */
@@ -200,6 +207,8 @@ struct sample {
 	double self_cpu_s;
 	struct sample_scan *scans;
 	size_t n_scans, cap_scans;
+	struct sample_calls *calls;		/* images with probe entries */
+	size_t n_calls;
 
 	struct sample_timing timing;
 };

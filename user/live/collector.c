@@ -304,6 +304,40 @@ static uint64_t recursion_misses(struct collector *c)
 	return sum;
 }
 
+struct raw_proc {
+	__u32 key;
+	struct lt_proc val;
+};
+
+/* Each image's allocator probe entries, for its cost. */
+static int read_calls(struct collector *c, struct sample *s)
+{
+	struct raw_proc *raw;
+	size_t n;
+	void *v;
+	int err;
+
+	free(s->calls);
+	s->calls = NULL;
+	s->n_calls = 0;
+	err = read_all(c->fds.procs, sizeof(__u32), sizeof(struct lt_proc), &v, &n);
+	if (err)
+		return err;
+	raw = v;
+	s->calls = malloc((n + 1) * sizeof(*s->calls));
+	if (!s->calls) {
+		free(raw);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (raw[i].val.heap_calls)
+			s->calls[s->n_calls++] = (struct sample_calls){
+				.pid = raw[i].key, .gen = raw[i].val.gen,
+				.heap_calls = raw[i].val.heap_calls };
+	free(raw);
+	return 0;
+}
+
 int collector__read(struct collector *c, struct sample *s)
 {
 	uint64_t t0 = monotonic_ns();
@@ -313,6 +347,9 @@ int collector__read(struct collector *c, struct sample *s)
 	if (err)
 		return err;
 	err = read_fds(c, s);
+	if (err)
+		return err;
+	err = read_calls(c, s);
 	if (err)
 		return err;
 	err = sum_percpu(c, c->fds.drops, LT_DROP__COUNT, s->drops);

@@ -216,6 +216,9 @@ static void heap_mode_json(const struct model *m, json_t *heap, const struct pro
 			    p->heap_mode == PROC_HEAP_WATCH || p->heap_since_ns < m->start_ns ?
 			    json_null() : json_real((p->heap_since_ns - m->start_ns) / 1e9));
 	json_object_set_new(heap, "picked", json_boolean(p->heap_picked));
+	/* Allocator calls per second that trapped: unknown while not traced. */
+	json_object_set_new(heap, "calls_per_s", p->heap_mode == PROC_HEAP_WATCH || !p->heap_calls_ns ?
+			    json_null() : json_real(p->heap_calls_per_s));
 }
 
 /* The run's heap tracing under the budget (whole-system mode; null parts elsewhere). */
