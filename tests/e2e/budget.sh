@@ -16,7 +16,7 @@ require_root
 require_built steady_grow busy_leak
 
 BU=$E2E_TMP/budget
-GROWER="" QUIET="" ONCE=""
+GROWER="" QUIET="" ONCE="" EXACT_G=""
 
 # proc_of FILE PID FILTER: jq FILTER on process PID of snapshot FILE.
 proc_of() { jqc "$1" ".processes[] | select(.pid == $2) | $3" -r; }
@@ -134,6 +134,7 @@ run_exact() {
 	mkdir -p "$BU/exact"
 	"$PROGS/steady_grow" "$BU/exact" 4096 50 &
 	local g=$!
+	EXACT_G=$g
 	BG_PIDS+=("$g")
 	wait_file "$BU/exact/ready" || return 1
 	lt_fg "$BU/exact.out" "$BU/exact.err" -b -i 0.25 -d 4 --exact --budget 0.00001 \
@@ -187,6 +188,13 @@ test_default_budget_stays_exact_on_a_quiet_machine_and_counts_a_late_process_exa
 		return 1
 	expect_eq "grow_leak's [blocks, bytes]" "[1000,64000]" \
 		"$(proc_of "$BU/quiet.json" "$ONCE" '[.sites[] | select(.kind == "heap" and .stack[0].symbol == "grow_leak")][0] | [.outstanding_count, .outstanding_bytes]' | tr -d ' \n')"
+}
+
+# 4096 B every 50 ms: 20 mallocs a second, each a probe entry the kernel counts.
+test_kernel_counts_each_process_allocator_calls_per_second() {
+	scenario run_exact || return 1
+	expect_eq "the grower's calls_per_s near 20" true \
+		"$(proc_of "$BU/exact.json" "$EXACT_G" '.heap.calls_per_s > 15 and .heap.calls_per_s < 25')"
 }
 
 test_budget_options_refused_outside_whole_system_mode() {

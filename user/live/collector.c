@@ -304,15 +304,12 @@ static uint64_t recursion_misses(struct collector *c)
 	return sum;
 }
 
-struct raw_proc {
-	__u32 key;
-	struct lt_proc val;
-};
-
 /* Each image's allocator probe entries, for its cost. */
 static int read_calls(struct collector *c, struct sample *s)
 {
-	struct raw_proc *raw;
+	/* read_all packs key and value: a 4-byte key puts the value off its alignment. */
+	const size_t rec = sizeof(__u32) + sizeof(struct lt_proc);
+	char *raw;
 	size_t n;
 	void *v;
 	int err;
@@ -329,11 +326,16 @@ static int read_calls(struct collector *c, struct sample *s)
 		free(raw);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (raw[i].val.heap_calls)
+	for (size_t i = 0; i < n; i++) {
+		struct lt_proc p;
+		__u32 tgid;
+
+		memcpy(&tgid, raw + i * rec, sizeof(tgid));
+		memcpy(&p, raw + i * rec + sizeof(tgid), sizeof(p));
+		if (p.heap_calls)
 			s->calls[s->n_calls++] = (struct sample_calls){
-				.pid = raw[i].key, .gen = raw[i].val.gen,
-				.heap_calls = raw[i].val.heap_calls };
+				.pid = tgid, .gen = p.gen, .heap_calls = p.heap_calls };
+	}
 	free(raw);
 	return 0;
 }
