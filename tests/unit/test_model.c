@@ -5,6 +5,7 @@
  * and scans attached and carried from one interval to the next.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,47 @@ static struct sample_proc *reading(struct sample *s, uint32_t pid, uint64_t gen,
 	p->alive = alive;
 	p->read = alive;
 	return p;
+}
+
+/* Suspects mode: 500 is traced since second 2 (picked), 501 only watched. */
+static void test_heap_mode_marks_suspects_and_drops_the_heap_records_of_watched_ones(void)
+{
+	struct sample_site sites[] = {
+		heap_site(500, 1, 0xa, 100, 1, 1, 0),
+		heap_site(501, 2, 0xa, 300, 3, 3, 0),
+		{ .pid = 501, .kind = LT_KIND_MMAP, .gen = 2, .stack_hash = 0xb,
+		  .outstanding_bytes = 4096, .outstanding_count = 1, .allocs = 1 },
+	};
+	struct heapmode_traced traced = { .pid = 500, .since_ns = 2 * NS, .picked = true };
+	struct sample_heap h = { .budgeted = true, .mode = HEAP_MODE_SUSPECTS, .cost_pct = 0.5,
+				 .exact_cost_pct = 7, .budget_pct = 2, .trap_ns = 6000,
+				 .switches = 1, .traced = &traced, .n_traced = 1 };
+	const struct process *a, *b;
+	struct model m;
+	struct sample s;
+
+	model_new(&m);
+	sample_at(&s, 3, sites, 3);
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	model__apply_heap(&m, &h);
+	a = model__find(&m, 500, 1);
+	b = model__find(&m, 501, 2);
+	CHECK(a && b);
+	CHECK(m.heap_budgeted && m.heap_mode == HEAP_MODE_SUSPECTS && m.heap_switches == 1);
+	CHECK(a->heap_mode == PROC_HEAP_SUSPECT && a->heap_picked && a->heap_since_ns == 2 * NS);
+	CHECK_EQ_INT(a->heap_outstanding_bytes, 100);
+	/* Watched: no heap record is shown whose frees nobody sees; its mappings stay. */
+	CHECK(b->heap_mode == PROC_HEAP_WATCH && !b->heap_picked);
+	CHECK_EQ_INT(b->heap_outstanding_bytes, 0);
+	CHECK_EQ_INT(b->n_sites, 1);
+	CHECK_EQ_INT(b->mmap_outstanding_bytes, 4096);
+	/* -p and --: every image exact, nothing budgeted, costs unknown. */
+	h = (struct sample_heap){ .budgeted = false };
+	model__apply_heap(&m, &h);
+	CHECK(!m.heap_budgeted && isnan(m.heap_cost_pct));
+	CHECK(model__find(&m, 500, 1)->heap_mode == PROC_HEAP_EXACT);
+	model__free(&m);
 }
 
 static void test_fold_exited_process_stays_for_one_report_then_is_reaped(void)
@@ -551,6 +593,7 @@ static void test_census_keeps_reopened_fd(void)
 
 int main(void)
 {
+	RUN(test_heap_mode_marks_suspects_and_drops_the_heap_records_of_watched_ones);
 	RUN(test_fold_exited_process_stays_for_one_report_then_is_reaped);
 	RUN(test_fold_mmap_sites_sum_into_the_process_mmap_totals_not_its_heap);
 	RUN(test_fold_exec_starts_a_new_image_generation);

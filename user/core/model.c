@@ -649,6 +649,24 @@ static void apply_heap_mode_summary(struct model *m, const struct sample_heap *h
 	m->heap_switches = h->switches;
 }
 
+/* A watched image has no heap records: the run loop has just purged the kernel's. */
+static void drop_heap_sites(struct process *q)
+{
+	size_t keep = 0;
+
+	for (size_t j = 0; j < q->n_sites; j++) {
+		if (q->sites[j].kind == LT_KIND_HEAP) {
+			site_free(&q->sites[j]);
+			continue;
+		}
+		q->sites[keep++] = q->sites[j];
+	}
+	if (keep == q->n_sites)
+		return;
+	q->n_sites = keep;
+	sum_sites(q);
+}
+
 /*
  * How q's heap is traced: exact since it was first seen or exact mode began, as a suspect
  * since it was attached, or watched (not traced).
@@ -676,6 +694,8 @@ static void apply_heap_mode(struct model *m, struct process *q, const struct sam
 		q->heap_since_ns = h->traced[i].since_ns;
 		q->heap_picked = h->traced[i].picked;
 	}
+	if (q->heap_mode == PROC_HEAP_WATCH)
+		drop_heap_sites(q);
 }
 
 /* Each image's allocator call rate: its probe entries since the last sample. */
