@@ -87,6 +87,18 @@ test_quiet_process_is_watched_not_traced() {
 		"$(proc_of "$BU/suspect.json" "$QUIET" .heap.traced_since_s)"
 }
 
+test_text_report_says_how_each_heap_is_traced() {
+	scenario run_budget || return 1
+	grep -q "^leaktop .*$" "$BU/out" || fail_because "no text report" || return 1
+	grep -q "^heap suspects [0-9]*  cost " "$BU/out" ||
+		fail_because "no heap mode line in the report" || return 1
+	grep -A3 "^PID $GROWER steady_grow" "$BU/out" |
+		grep -q "^  heap traced as a suspect since [0-9.]*s: counts blocks allocated since then" ||
+		fail_because "the grower's report says not since when it is traced" || return 1
+	grep -A3 "^PID $QUIET steady_grow" "$BU/out" | grep -q "^  heap: watched, not traced" ||
+		fail_because "the quiet process's report does not say it is watched"
+}
+
 test_suspect_released_when_its_growth_stops() {
 	scenario run_budget || return 1
 	expect_eq "grower's heap.mode after it stopped" watch \

@@ -55,6 +55,15 @@ static void test_over_budget_for_a_few_seconds_switches_to_suspects(void)
 	heapmode__free(&h);
 }
 
+static void test_cost_ten_times_the_budget_switches_after_one_interval(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	uint64_t t = 0;
+
+	CHECK(steps(&h, &t, 50, 1) == HEAPMODE_TO_SUSPECTS);
+	heapmode__free(&h);
+}
+
 static void test_exact_flag_never_switches(void)
 {
 	struct heapmode h = hm(2, 8, true);
@@ -287,6 +296,7 @@ int main(void)
 {
 	RUN(test_estimate_follows_the_machines_work_at_the_learned_share);
 	RUN(test_over_budget_for_a_few_seconds_switches_to_suspects);
+	RUN(test_cost_ten_times_the_budget_switches_after_one_interval);
 	RUN(test_exact_flag_never_switches);
 	RUN(test_unknown_cost_changes_nothing);
 	RUN(test_exact_returns_only_after_staying_well_under_budget);

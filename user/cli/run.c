@@ -853,7 +853,7 @@ int run__main(const struct options *o)
 			.verbose = o->verbose,
 		};
 
-		err = heapctl__new(&r.hc, r.ld, r.col, &hcfg, monotonic_ns(), msg, sizeof(msg));
+		err = heapctl__new(&r.hc, r.ld, r.col, r.tr, &hcfg, monotonic_ns(), msg, sizeof(msg));
 		if (err) {
 			err_line("out of memory");
 			goto out;

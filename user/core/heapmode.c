@@ -51,10 +51,17 @@ enum heapmode_change heapmode__step(struct heapmode *h, uint64_t now_ns, double 
 			h->over_since_ns = 0;
 			return HEAPMODE_SAME;
 		}
+		/*
+		 * The interval that measured it was over already: a cost many times the budget
+		 * (every allocator call of a build trapping) is not waited out for seconds.
+		 */
 		if (!h->over_since_ns)
-			h->over_since_ns = now_ns;
-		if (now_ns - h->over_since_ns < hold_ns(HEAPMODE_OVER_INTERVALS,
-							 HEAPMODE_OVER_MIN_S, h->cfg.interval_s))
+			h->over_since_ns = now_ns - (uint64_t)(h->cfg.interval_s * 1e9);
+		if (exact_cost_pct > HEAPMODE_FAR_OVER_FACTOR * budget ?
+		    now_ns - h->over_since_ns < hold_ns(1, HEAPMODE_FAR_OVER_MIN_S,
+							h->cfg.interval_s) :
+		    now_ns - h->over_since_ns < hold_ns(HEAPMODE_OVER_INTERVALS,
+							HEAPMODE_OVER_MIN_S, h->cfg.interval_s))
 			return HEAPMODE_SAME;
 		/* Back in exact mode too soon after the last return: wait longer next time. */
 		if (h->switches && now_ns - h->mode_since_ns < 2 * h->return_hold_s * 1e9) {

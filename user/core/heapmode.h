@@ -36,6 +36,8 @@ enum proc_heap_mode {
 /* The hysteresis, in intervals (and at least the seconds beside them). */
 #define HEAPMODE_OVER_INTERVALS		3	/* over budget this long: suspects only */
 #define HEAPMODE_OVER_MIN_S		2.0
+#define HEAPMODE_FAR_OVER_FACTOR	10.0	/* this far over: one interval is enough ... */
+#define HEAPMODE_FAR_OVER_MIN_S		0.5	/* ... of at least this long */
 #define HEAPMODE_RETURN_INTERVALS	30	/* well under budget this long: exact again */
 #define HEAPMODE_RETURN_MIN_S		5.0
 #define HEAPMODE_RETURN_MAX_S		600.0	/* the longest that hold grows to */

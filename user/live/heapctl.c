@@ -27,6 +27,7 @@
 #include "live/libcs.h"
 #include "live/loader.h"
 #include "live/procfs.h"
+#include "live/tracker.h"
 #include "util/escape.h"
 #include "util/msg.h"
 
@@ -35,6 +36,7 @@ struct heapctl {
 	struct heapctl_config cfg;
 	struct loader *ld;
 	struct collector *col;
+	struct tracker *tr;
 	double trap_ns;			/* NaN: the calibration failed */
 	long ncpu;
 	bool have_last;
@@ -47,12 +49,14 @@ struct heapctl {
 };
 
 int heapctl__new(struct heapctl **out, struct loader *ld, struct collector *col,
-		 const struct heapctl_config *cfg, uint64_t now_ns, char *msg, size_t msg_len)
+		 struct tracker *tr, const struct heapctl_config *cfg, uint64_t now_ns, char *msg,
+		 size_t msg_len)
 {
 	struct heapmode_config hcfg = { .budget_pct = cfg->budget_pct,
 					.max_suspects = cfg->max_suspects, .exact = cfg->exact,
 					.interval_s = cfg->interval_s };
 	struct heapctl *hc = calloc(1, sizeof(*hc));
+	uint64_t run_cnt;
 	int err;
 
 	*out = NULL;
@@ -61,6 +65,7 @@ int heapctl__new(struct heapctl **out, struct loader *ld, struct collector *col,
 	hc->cfg = *cfg;
 	hc->ld = ld;
 	hc->col = col;
+	hc->tr = tr;
 	hc->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	if (hc->ncpu < 1)
 		hc->ncpu = 1;
@@ -79,6 +84,10 @@ int heapctl__new(struct heapctl **out, struct loader *ld, struct collector *col,
 	if (err && cfg->verbose)
 		err_line("cannot count the BPF programs' run time (%s): the cost counts the traps "
 			 "only", strerror(-err));
+	/* The first interval is measured from here (the system-wide probes come next). */
+	hc->have_last = !procfs__cpu_busy_ns(&hc->last_busy_ns);
+	hc->last_ns = now_ns;
+	loader__heap_run_time(ld, &hc->last_run_ns, &run_cnt);
 	msg[0] = '\0';
 	*out = hc;
 	return 0;
@@ -178,8 +187,10 @@ static int attach_pid(struct heapctl *hc, uint32_t pid)
 /* Stop tracing pids[]: probes off, and their heap records forgotten. */
 static void untrace(struct heapctl *hc, const uint32_t *pids, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		loader__detach_pid(hc->ld, pids[i]);
+		tracker__resend_frames(hc->tr, pids[i]);
+	}
 	if (n)
 		collector__purge_heap(hc->col, pids, n, false);
 }
@@ -198,6 +209,7 @@ static void to_suspects(struct heapctl *hc, const struct model *m,
 			attach_pid(hc, hc->picked[i]);
 	}
 	collector__purge_heap(hc->col, hc->picked, hc->n_picked, true);
+	tracker__resend_frames(hc->tr, -1);
 	snprintf(line, sizeof(line), "heap tracing: suspects only (exact tracing cost %.2f%% of "
 		 "the CPUs, over the budget of %.2f%%)", hc->exact_cost_pct, hc->cfg.budget_pct);
 	say(say_ctx, line);

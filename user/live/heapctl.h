@@ -17,6 +17,7 @@
 struct heapctl;
 struct loader;
 struct collector;
+struct tracker;
 struct model;
 struct sample_heap;
 
@@ -31,7 +32,8 @@ struct heapctl_config {
 
 /* Calibrates the trap cost (about 0.1 s) and starts counting the programs' run time. */
 int heapctl__new(struct heapctl **out, struct loader *ld, struct collector *col,
-		 const struct heapctl_config *cfg, uint64_t now_ns, char *msg, size_t msg_len);
+		 struct tracker *tr, const struct heapctl_config *cfg, uint64_t now_ns, char *msg,
+		 size_t msg_len);
 void heapctl__free(struct heapctl *hc);
 
 /*

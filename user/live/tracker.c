@@ -626,3 +626,10 @@ void tracker__forget(struct tracker *t, const struct dead_image *dead, size_t n)
 	}
 	t->n_images = keep;
 }
+
+void tracker__resend_frames(struct tracker *t, int pid)
+{
+	for (size_t i = 0; i < t->n_images; i++)
+		if (pid < 0 || t->images[i].pid == (uint32_t)pid)
+			t->images[i].n_stacks = 0;
+}

@@ -62,5 +62,10 @@ void tracker__set_backlog(struct tracker *t, bool backlog);
 
 /* Images the model reaped: forget them. */
 void tracker__forget(struct tracker *t, const struct dead_image *dead, size_t n);
+/*
+ * The heap records of pid's images (-1: every image's) were dropped while they live: the
+ * frames of their stacks go to the model again when sites show them (it dropped the sites).
+ */
+void tracker__resend_frames(struct tracker *t, int pid);
 
 #endif

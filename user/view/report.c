@@ -34,10 +34,17 @@ static void write_process(FILE *out, const struct model *m, const struct process
 			fmt__bytes(b1, sizeof(b1), p->counters.rss_bytes),
 			fmt__bytes(b2, sizeof(b2), p->counters.vm_bytes), p->counters.fd_count,
 			p->counters.threads);
-	fprintf(out, "  heap: %s outstanding in %" PRId64 " blocks (allocs %" PRIu64
-		", frees %" PRIu64 ")\n",
-		fmt__bytes(b3, sizeof(b3), p->heap_outstanding_bytes),
-		p->heap_outstanding_count, p->heap_allocs, p->heap_frees);
+	if (m->heap_budgeted && p->heap_mode == PROC_HEAP_WATCH)
+		fputs("  heap: watched, not traced (suspects only: see the header)\n", out);
+	else
+		fprintf(out, "  heap: %s outstanding in %" PRId64 " blocks (allocs %" PRIu64
+			", frees %" PRIu64 ")\n",
+			fmt__bytes(b3, sizeof(b3), p->heap_outstanding_bytes),
+			p->heap_outstanding_count, p->heap_allocs, p->heap_frees);
+	if (m->heap_budgeted && p->heap_mode == PROC_HEAP_SUSPECT)
+		fprintf(out, "  heap traced as a %s since %.1fs: counts blocks allocated since then\n",
+			p->heap_picked ? "pick" : "suspect",
+			p->heap_since_ns > m->start_ns ? (p->heap_since_ns - m->start_ns) / 1e9 : 0);
 	if (m->resources & RES_FD) {
 		fprintf(out, "  fds: %" PRId64 " outstanding (opens %" PRIu64 ", closes %" PRIu64,
 			p->fd_outstanding, p->fd_opens, p->fd_closes);
