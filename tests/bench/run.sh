@@ -881,8 +881,8 @@ echo
 echo "8. overhead budget: section 6's build workload, $BUDGET_BUILDS builds in a row (about 30 s"
 echo "   untraced), untraced, under whole-system leaktop -i 1 (default: --budget 2) and under"
 echo "   leaktop --exact.  During the default run growth_mix leaks 256 B every 20 ms from"
-echo "   leak_heap(): when leaktop left exact tracing, when leak_heap was first flagged (s after"
-echo "   growth_mix started) and its measured rate (12800 B/s is exact)."
+echo "   leak_heap_alloc(): when leaktop left exact tracing, when that site was first flagged"
+echo "   (s after growth_mix started) and its measured rate (12800 B/s is exact)."
 busy_tree
 b_un=$(builds "$BUDGET_BUILDS")
 "$LEAKTOP_SRC" -i 1 -j - >"$TMP/budget.jsonl" 2>"$TMP/budget.err" &
@@ -899,7 +899,7 @@ b_def=$(builds "$BUDGET_BUILDS")
 for _ in $(seq 30); do
 	[ -n "$gm" ] || break
 	tail -n 1 "$TMP/budget.jsonl" | jq -e --argjson p "$gm" '.processes[] | select(.pid == $p) |
-		.sites[] | select(.flagged and .stack[0].symbol == "leak_heap")' >/dev/null 2>&1 && break
+		.sites[] | select(.flagged and .stack[0].symbol == "leak_heap_alloc")' >/dev/null 2>&1 && break
 	sleep 1
 done
 kill -INT "$BLT"
@@ -908,10 +908,10 @@ wait "$BLT"
 read -r switched flagged rate mode < <(jq -rs --argjson p "${gm:-0}" --argjson at "${gm_at:-0}" '
 	([.[] | select(.stats.heap_mode == "suspects")][0].elapsed_s) as $sw |
 	([.[] | select(any(.processes[] | select(.pid == $p) | .sites[];
-			   .flagged and .stack[0].symbol == "leak_heap"))][0]) as $fl |
+			   .flagged and .stack[0].symbol == "leak_heap_alloc"))][0]) as $fl |
 	"\($sw // "never") \(if $fl then ($fl.elapsed_s - $at | . * 10 | round / 10) else "never" end)" +
 	" \([.[-1].processes[] | select(.pid == $p) | .sites[] |
-	    select(.stack[0].symbol == "leak_heap") | .growth_per_s | round][0] // "?")" +
+	    select(.stack[0].symbol == "leak_heap_alloc") | .growth_per_s | round][0] // "?")" +
 	" \(.[-1].stats.heap_mode)"' "$TMP/budget.jsonl" 2>/dev/null)
 "$LEAKTOP_SRC" -i 1 --exact -j "$TMP/exact.json" >/dev/null 2>"$TMP/exact.err" &
 BLT=$!
@@ -925,8 +925,8 @@ printf '   %-40s %10s %8s\n' "leaktop (default budget)" "$(printf '%.1f s' "$b_d
 	"$(ratio "$b_def" "$b_un")"
 printf '   %-40s %10s %8s\n' "leaktop --exact" "$(printf '%.1f s' "$b_ex")" "$(ratio "$b_ex" "$b_un")"
 printf '   %-40s %10s\n' "suspects only from (run time)" "${switched:-?} s"
-printf '   %-40s %10s\n' "leak_heap flagged after" "${flagged:-?} s"
-printf '   %-40s %10s\n' "leak_heap rate (12800 exact)" "${rate:-?} B/s"
+printf '   %-40s %10s\n' "leak_heap_alloc flagged after" "${flagged:-?} s"
+printf '   %-40s %10s\n' "leak_heap_alloc rate (12800 exact)" "${rate:-?} B/s"
 printf '   %-40s %10s\n' "heap mode at the end" "${mode:-?}"
 echo "   goals (issue 13): default <= 1.10x untraced; the leak flagged at its rate within 30 s"
 grep -h "heap tracing" "$TMP/budget.err" | head -4 | sed 's/^/   /'
