@@ -2,13 +2,16 @@
 /*
  * loader.c - owns the BPF skeleton: load with the run's settings, attach, detach.
  *
- * The only file that includes the skeleton.  Uprobes are attached as two uprobe_multi links
- * per libc (kernel 6.6 and later: one for every function's entry, the attach cookie naming
- * the function, one for the returns), else through the kernel's uprobe PMU
- * (perf_event_open), one perf event per probe; never through tracefs.  Either way every probe
- * belongs to a file descriptor of this process and disappears with it, whatever way leaktop
- * ends.  Raw tracepoints are attached by name, which needs no tracefs either.  libbpf's messages are
- * shown only with -v; failures come back as one line naming the cause and the fix.
+ * The only file that includes the skeleton.  Uprobes for the whole system or one process
+ * (-p) are attached as two uprobe_multi links per libc (kernel 6.6 and later: one for every
+ * function's entry, the attach cookie naming the function, one for the returns), else
+ * through the kernel's uprobe PMU (perf_event_open), one perf event per probe.  Uprobes for a
+ * process and everything it forks (--) are tracefs-defined events opened as inherited perf
+ * events on it (live/tracefs.c): neither of the others runs BPF in forked children.  Every
+ * probe belongs to a file descriptor of this process and stops with it, whatever way
+ * leaktop ends (a tracefs definition left by SIGKILL is inert).  Raw tracepoints are
+ * attached by name, which needs no tracefs.  libbpf's messages are shown only with -v;
+ * failures come back as one line naming the cause and the fix.
  */
 #include <errno.h>
 #include <limits.h>
@@ -19,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -27,6 +32,8 @@
 #include "live/libcs.h"
 #include "live/loader.h"
 #include "live/probes.h"
+#include "live/procfs.h"
+#include "live/tracefs.h"
 #include "leaktop.skel.h"
 #include "util/clock.h"
 #include "util/msg.h"
@@ -36,8 +43,20 @@
 
 struct attached_libc {
 	uint64_t dev, ino;
-	int pid;
+	int pid;		/* -1: every process */
+	bool tree;		/* pid and the processes it forked since */
 };
+
+/* Probes of one libc defined in tracefs: the perf events of every tree open these ids. */
+struct tree_libc {
+	uint64_t dev, ino;
+	int ids[1 + LT_FN__COUNT];	/* the returns, then each entry */
+	uint32_t n_ids;
+	uint32_t n_probes;		/* the probes those events hold */
+};
+
+/* How far up the parents a process is looked for under a tree's root. */
+#define TREE_MAX_DEPTH 64
 
 /* The kernel's link type for uprobe_multi links (UAPI enum bpf_attach_type, Linux 6.6). */
 #define LT_TRACE_UPROBE_MULTI		48
@@ -61,6 +80,16 @@ struct loader {
 	uint64_t next_user_gen;
 	size_t n_tracepoints;		/* links that are tracepoints, not uprobes */
 	size_t libcs_refused;		/* libcs not probed: not the file their process maps */
+	struct tracefs *tfs;		/* NULL until a tree is attached */
+	bool tfs_failed;		/* tracefs cannot be had: trees attach system-wide */
+	bool tree_fell_back;		/* a tree was attached system-wide (said once with -v) */
+	struct tree_libc *trees;
+	size_t n_trees, cap_trees;
+	unsigned int n_tree_defs;	/* definition sets made (each name is new) */
+	size_t n_carriers;		/* links that only carry a tree's programs (no probe) */
+	int *tree_fds;			/* the trees' inherited perf events (one per probe) */
+	size_t n_tree_fds, cap_tree_fds;
+	size_t n_tree_probes;		/* the probes those perf events put on processes */
 	uint64_t poll_deadline_ns;	/* this poll delivers no event after it */
 	const volatile sig_atomic_t *stop;	/* set: deliver no more events */
 	bool poll_cut;			/* the last poll stopped with events left */
@@ -318,7 +347,9 @@ fail:
 
 struct detach_share {
 	struct bpf_link **links;
-	size_t n_links, stride, first;
+	size_t n_links;
+	const int *fds;
+	size_t n_fds, stride, first;
 };
 
 static void *detach_some(void *arg)
@@ -327,24 +358,27 @@ static void *detach_some(void *arg)
 
 	for (size_t i = d->first; i < d->n_links; i += d->stride)
 		bpf_link__destroy(d->links[i]);
+	for (size_t i = d->first; i < d->n_fds; i += d->stride)
+		close(d->fds[i]);
 	return NULL;
 }
 
 /*
- * Detach every link.  Closing a uprobe's perf event waits for an RCU grace period (about
- * 70 ms here), one after another that made Ctrl-C take over a second with 17 probes: the
- * links are closed from several threads at once, so the waits overlap.  Where a thread
- * cannot be started, its share is closed here.
+ * Detach every link and close every perf event without one.  Closing a uprobe's perf event
+ * waits for an RCU grace period (about 70 ms here), one after another that made Ctrl-C take
+ * over a second with 17 probes: they are closed from several threads at once, so the waits
+ * overlap.  Where a thread cannot be started, its share is closed here.
  */
-static void detach_all(struct bpf_link **links, size_t n_links)
+static void detach_all(struct bpf_link **links, size_t n_links, const int *fds, size_t n_fds)
 {
 	struct detach_share share[DETACH_THREADS];
 	pthread_t tid[DETACH_THREADS];
 	bool started[DETACH_THREADS] = { false };
-	size_t n = n_links < DETACH_THREADS ? n_links : DETACH_THREADS;
+	size_t most = n_links > n_fds ? n_links : n_fds;
+	size_t n = most < DETACH_THREADS ? most : DETACH_THREADS;
 
 	for (size_t k = 0; k < n; k++) {
-		share[k] = (struct detach_share){ links, n_links, n, k };
+		share[k] = (struct detach_share){ links, n_links, fds, n_fds, n, k };
 		started[k] = k > 0 && !pthread_create(&tid[k], NULL, detach_some, &share[k]);
 	}
 	for (size_t k = 0; k < n; k++)
@@ -363,11 +397,27 @@ void loader__destroy(struct loader *ld)
 	for (size_t i = 0; i < ld->n_multi; i++)
 		close(ld->multi_fds[i]);
 	free(ld->multi_fds);
-	detach_all(ld->links, ld->n_links);
+	detach_all(ld->links, ld->n_links, ld->tree_fds, ld->n_tree_fds);
 	free(ld->links);
+	free(ld->tree_fds);
+	/* Their perf events are closed: the definitions can go. */
+	tracefs__close(ld->tfs);
+	free(ld->trees);
 	free(ld->libcs);
 	leaktop_bpf__destroy(ld->skel);
 	free(ld);
+}
+
+/* Is pid root or a process root forked (its parents lead to root)? */
+static bool in_tree(int pid, int root)
+{
+	for (int depth = 0; depth < TREE_MAX_DEPTH && pid > 1; depth++) {
+		if (pid == root)
+			return true;
+		if (procfs__ppid(pid, &pid))
+			return false;
+	}
+	return false;
 }
 
 bool loader__has_libc(struct loader *ld, uint64_t dev, uint64_t ino, int pid)
@@ -375,7 +425,9 @@ bool loader__has_libc(struct loader *ld, uint64_t dev, uint64_t ino, int pid)
 	for (size_t i = 0; i < ld->n_libcs; i++) {
 		const struct attached_libc *a = &ld->libcs[i];
 
-		if (a->dev == dev && a->ino == ino && (a->pid == -1 || a->pid == pid))
+		if (a->dev != dev || a->ino != ino)
+			continue;
+		if (a->pid == -1 || a->pid == pid || (a->tree && pid > 0 && in_tree(pid, a->pid)))
 			return true;
 	}
 	return false;
@@ -523,19 +575,187 @@ static int attach_each(struct loader *ld, const struct probe_set *ps, const stru
 	return 0;
 }
 
-int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, char *msg,
-			size_t msg_len)
+static int push_tree_fd(struct loader *ld, int fd)
+{
+	if (ld->n_tree_fds == ld->cap_tree_fds) {
+		size_t cap = ld->cap_tree_fds ? ld->cap_tree_fds * 2 : 32;
+		int *v = realloc(ld->tree_fds, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ld->tree_fds = v;
+		ld->cap_tree_fds = cap;
+	}
+	ld->tree_fds[ld->n_tree_fds++] = fd;
+	return 0;
+}
+
+static struct tree_libc *find_tree(struct loader *ld, uint64_t dev, uint64_t ino)
+{
+	for (size_t i = 0; i < ld->n_trees; i++)
+		if (ld->trees[i].dev == dev && ld->trees[i].ino == ino)
+			return &ld->trees[i];
+	return NULL;
+}
+
+/* tracefs, reached once; a leaktop killed before us may have left definitions: removed. */
+static int tree_tracefs(struct loader *ld)
+{
+	int err, removed;
+
+	if (ld->tfs)
+		return 0;
+	if (ld->tfs_failed)
+		return -ENOENT;
+	err = tracefs__open(&ld->tfs);
+	if (err) {
+		ld->tfs_failed = true;
+		return err;
+	}
+	removed = tracefs__remove_stale(ld->tfs);
+	if (removed && ld->cfg.verbose)
+		fprintf(stderr, "leaktop: removed %d uprobe event group(s) a killed leaktop left "
+			"in tracefs\n", removed);
+	return 0;
+}
+
+/*
+ * Define the libc's probes in tracefs, with the programs attach_each() uses: the returns as
+ * one event of several probes (they share a program, and the kernel waits for one grace
+ * period per event when the last perf event on it closes: exit stays fast), attached first,
+ * then one event per entry.  tl gets the event ids, progs the program of each.
+ */
+static int define_tree(struct loader *ld, const struct probe_set *ps, const struct probe_plan *plan,
+		       const char *path, struct tree_libc *tl, struct bpf_program **progs)
+{
+	unsigned int set = ld->n_tree_defs++;
+	char ev[64];
+	int err;
+
+	tl->n_ids = 0;
+	tl->n_probes = ps->n_return + ps->n_entry;
+	snprintf(ev, sizeof(ev), "r%u", set);
+	for (uint32_t i = 0; i < ps->n_return; i++) {
+		err = tracefs__define(ld->tfs, ev, true, path, ps->return_at[i], &tl->ids[0]);
+		if (err)
+			return err;
+	}
+	if (ps->n_return)
+		progs[tl->n_ids++] = ld->cfg.probes == PROBES_ACCOUNTING ?
+				     ld->skel->progs.alloc_return : ld->skel->progs.floor_return;
+	for (uint32_t i = 0; i < ps->n_entry; i++) {
+		int fn = ps->entry_of[i];
+
+		snprintf(ev, sizeof(ev), "e%u_%s", set, plan->fn[fn].name);
+		err = tracefs__define(ld->tfs, ev, false, path, ps->entry_at[i], &tl->ids[tl->n_ids]);
+		if (err)
+			return err;
+		progs[tl->n_ids++] = entry_prog(ld, fn);
+	}
+	return 0;
+}
+
+/*
+ * The libc's probes on pid and every process it forks from now on: one inherited perf
+ * event per probe, with no program.  The kernel runs the programs attached to an event for
+ * hits through any perf event opened on it, so they are attached once per libc, through a
+ * perf event of their own that is not inherited: a forked task's copy of an event that
+ * carries a program takes that program off the event when the task exits (and with it the
+ * only copy: nothing would run any more).  The first tree of a libc defines its events and
+ * opens those carriers on its root; a further tree (a descendant that exec'd into this libc
+ * elsewhere) only opens its inherited events, so nothing runs twice.  0 or -errno; on
+ * failure the caller closes what this call opened (links and fds past its marks).
+ */
+static int attach_tree(struct loader *ld, const struct libc_ref *ref, const struct probe_set *ps,
+		       const struct probe_plan *plan, int pid, const char *path)
+{
+	struct bpf_program *progs[1 + LT_FN__COUNT];
+	struct tree_libc *tl = find_tree(ld, ref->dev, ref->ino), fresh = { .dev = ref->dev };
+	const struct tree_libc *use = tl ? tl : &fresh;
+	int err;
+
+	err = tree_tracefs(ld);
+	if (err)
+		return err;
+	if (!tl) {
+		fresh.ino = ref->ino;
+		err = define_tree(ld, ps, plan, path, &fresh, progs);
+		if (err)
+			return err;
+	}
+	for (uint32_t i = 0; i < use->n_ids; i++) {
+		struct bpf_link *l;
+		int pfd;
+
+		if (!tl) {
+			pfd = tracefs__open_event(use->ids[i], pid, false);
+			if (pfd < 0)
+				return pfd;
+			/* SET_BPF and ENABLE; the link owns pfd from here. */
+			l = bpf_program__attach_perf_event(progs[i], pfd);
+			if (!l) {
+				err = -errno;
+				close(pfd);
+				return err;
+			}
+			err = push_link(ld, l);
+			if (err) {
+				bpf_link__destroy(l);
+				return err;
+			}
+			ld->n_carriers++;
+		}
+		pfd = tracefs__open_event(use->ids[i], pid, true);
+		if (pfd < 0)
+			return pfd;
+		err = ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0) ? -errno : push_tree_fd(ld, pfd);
+		if (err) {
+			close(pfd);
+			return err;
+		}
+	}
+	if (!tl) {
+		if (ld->n_trees == ld->cap_trees) {
+			size_t cap = ld->cap_trees ? ld->cap_trees * 2 : 4;
+			struct tree_libc *v = realloc(ld->trees, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			ld->trees = v;
+			ld->cap_trees = cap;
+		}
+		ld->trees[ld->n_trees++] = fresh;
+	}
+	ld->n_tree_probes += use->n_probes;
+	return 0;
+}
+
+static int attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, bool tree,
+		       char *msg, size_t msg_len)
 {
 	char name[PATH_MAX + 16], path[32];
 	struct probe_plan plan;
 	struct probe_set ps = { .n_entry = 0 };
 	size_t first_link = ld->n_links, first_multi = ld->n_multi;
-	size_t multi_probes = ld->n_multi_probes;
+	size_t first_tree_fd = ld->n_tree_fds, multi_probes = ld->n_multi_probes;
+	size_t carriers = ld->n_carriers;
 	int err, fd = -1;
 
 	if (loader__has_libc(ld, ref->dev, ref->ino, pid))
 		return 0;
 	libcs__name(ref, name, sizeof(name));
+	/* Room for the record first: nothing to undo once the probes are on. */
+	if (ld->n_libcs == ld->cap_libcs) {
+		size_t cap = ld->cap_libcs ? ld->cap_libcs * 2 : 8;
+		struct attached_libc *v = realloc(ld->libcs, cap * sizeof(*v));
+
+		if (!v) {
+			msg__set(msg, msg_len, 0, "out of memory attaching to %s", name);
+			return -ENOMEM;
+		}
+		ld->libcs = v;
+		ld->cap_libcs = cap;
+	}
 	/*
 	 * One descriptor of the very file the process maps: decoded, and attached by the
 	 * kernel resolving /proc/self/fd/N to that inode (the uprobes then hold it).
@@ -572,6 +792,31 @@ int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, 
 		if (fn != LT_FN_FREE)
 			ps.return_at[ps.n_return++] = p->entry_offset;
 	}
+	if (tree) {
+		err = attach_tree(ld, ref, &ps, &plan, pid, path);
+		if (!err)
+			goto attached;
+		while (ld->n_links > first_link)
+			bpf_link__destroy(ld->links[--ld->n_links]);
+		while (ld->n_tree_fds > first_tree_fd)
+			close(ld->tree_fds[--ld->n_tree_fds]);
+		ld->n_carriers = carriers;
+		if (err == -ENOMEM) {
+			msg__set(msg, msg_len, 0, "out of memory attaching to %s", name);
+			goto out;
+		}
+		if (ld->cfg.verbose && !ld->tree_fell_back)
+			fprintf(stderr, "leaktop: cannot attach the probes to the command's "
+				"processes only (tracefs uprobe events: %s): attaching them to "
+				"every process that maps %s\n", strerror(-err), name);
+		ld->tree_fell_back = true;
+		tree = false;
+		pid = -1;
+		if (loader__has_libc(ld, ref->dev, ref->ino, -1)) {
+			err = 0;
+			goto out;
+		}
+	}
 	err = -EOPNOTSUPP;
 	if (ld->multi) {
 		err = attach_multi(ld, &ps, pid, path);
@@ -588,30 +833,48 @@ int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, 
 		err = attach_each(ld, &ps, &plan, pid, path, name, msg, msg_len);
 	if (err)
 		goto out;
-	if (ld->n_libcs == ld->cap_libcs) {
-		size_t cap = ld->cap_libcs ? ld->cap_libcs * 2 : 8;
-		struct attached_libc *v = realloc(ld->libcs, cap * sizeof(*v));
-
-		if (!v) {
-			err = -ENOMEM;
-			msg__set(msg, msg_len, 0, "out of memory attaching to %s", name);
-			goto out;
-		}
-		ld->libcs = v;
-		ld->cap_libcs = cap;
-	}
+attached:
 	ld->libcs[ld->n_libcs++] = (struct attached_libc){
-		.dev = ref->dev, .ino = ref->ino, .pid = pid };
+		.dev = ref->dev, .ino = ref->ino, .pid = pid, .tree = tree };
 out:
 	while (err && ld->n_links > first_link)
 		bpf_link__destroy(ld->links[--ld->n_links]);
+	while (err && ld->n_tree_fds > first_tree_fd)
+		close(ld->tree_fds[--ld->n_tree_fds]);
 	while (err && ld->n_multi > first_multi)
 		close(ld->multi_fds[--ld->n_multi]);
-	if (err)
+	if (err) {
 		ld->n_multi_probes = multi_probes;
+		ld->n_carriers = carriers;
+	}
 	if (fd >= 0)
 		close(fd);
 	return err;
+}
+
+int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, char *msg,
+			size_t msg_len)
+{
+	return attach_libc(ld, ref, pid, false, msg, msg_len);
+}
+
+int loader__attach_libc_tree(struct loader *ld, const struct libc_ref *ref, int pid, char *msg,
+			     size_t msg_len)
+{
+	return attach_libc(ld, ref, pid, true, msg, msg_len);
+}
+
+const char *loader__heap_attach(const struct loader *ld)
+{
+	bool pid = false, tree = false;
+
+	for (size_t i = 0; i < ld->n_libcs; i++) {
+		if (ld->libcs[i].pid == -1)
+			return "system";
+		tree |= ld->libcs[i].tree;
+		pid |= !ld->libcs[i].tree;
+	}
+	return tree ? "tree" : pid ? "pid" : NULL;
 }
 
 size_t loader__libcs_refused(const struct loader *ld)
@@ -621,7 +884,8 @@ size_t loader__libcs_refused(const struct loader *ld)
 
 size_t loader__probe_count(const struct loader *ld)
 {
-	return ld->n_links - ld->n_tracepoints + ld->n_multi_probes;
+	return ld->n_links - ld->n_tracepoints - ld->n_carriers + ld->n_multi_probes +
+	       ld->n_tree_probes;
 }
 
 bool loader__probes_follow_thread_group(const struct loader *ld)
