@@ -53,10 +53,16 @@ run_pid_mode() {
 	w=$!
 	BG_PIDS+=("$w")
 	wait_file "$BY/w/ready" || return 1
-	lt_bg "$BY/pid.out" "$BY/pid.err" -v -b -i 0.5 -d 2 -j "$BY/pid.json" -p "$w"
+	# No -d: leaktop must still run when the bytes are read (python3 may take a second).
+	lt_bg "$BY/pid.out" "$BY/pid.err" -v -b -i 0.5 -j "$BY/pid.json" -p "$w"
 	wait_snapshot_file "$BY/pid.json" "$BY/pid.err" || return 1
 	BY_PID_BYSTANDER=$(at_malloc "$BY/pid.err" "$BY_BUSY")
 	BY_PID_TRACED=$(at_malloc "$BY/pid.err" "$w")
+	# The bystander's loop beside leaktop for a while more.
+	nap 1
+	kill -0 "$LT_PID" 2>/dev/null ||
+		fail_because "leaktop -p ended early: $(cat "$BY/pid.err")" || return 1
+	signal INT "$LT_PID"
 	wait_exit "$LT_PID" || return 1
 	LT_STATUS=$WAIT_STATUS
 	touch "$BY/w/quit"
@@ -132,6 +138,25 @@ test_command_mode_counts_the_forked_program_exactly() {
 	expect_jq "the waiter's blocks [leak_before_go, leak_after_go]" '[[1],[5]]' \
 		"$BY/cmd.json" '[.processes[].sites[]] as $s | ["leak_before_go", "leak_after_go"] |
 		map(. as $f | [$s[] | select(.stack[0].symbol == $f) | .outstanding_count])'
+}
+
+# Where tracefs cannot be had, -- falls back to probes on every process that maps the libc
+# (LEAKTOP_NO_TRACEFS=1 forces it): said with -v, told by stats.heap_attach, and costly.
+run_command_fallback() {
+	start_bystander command_fallback || return 1
+	LEAKTOP_NO_TRACEFS=1 lt_fg "$BY/fb.out" "$BY/fb.err" -v -b -i 0.5 -j "$BY/fb.json" \
+		-- sleep 1.5
+	stop_bystander || return 1
+	[ "$LT_STATUS" = 0 ] || fail_because "leaktop -- ended with $LT_STATUS: $(cat "$BY/fb.err")"
+}
+
+test_command_mode_without_tracefs_probes_every_process_and_says_so() {
+	scenario run_command_fallback || return 1
+	expect_jq "stats.heap_attach" '"system"' "$BY/fb.json" '.stats.heap_attach' || return 1
+	expect_eq "-v lines naming the fallback" 1 \
+		"$(grep -c "attaching them to every process that maps" "$BY/fb.err")" || return 1
+	# 1.5 s of a malloc/free loop: far more than a thousand traps.
+	expect_jq "stats.bystander_hits > 1000" true "$BY/fb.json" '.stats.bystander_hits > 1000'
 }
 
 run_tests

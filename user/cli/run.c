@@ -734,6 +734,8 @@ int run__main(const struct options *o)
 		.track_fd = o->resources & RES_FD,
 		/* Forces the older attach path (one perf event per probe), to compare or test it. */
 		.no_uprobe_multi = env_flag("LEAKTOP_NO_UPROBE_MULTI"),
+		/* Forces -- onto its fallback (probes on every process), to test it. */
+		.no_tracefs = env_flag("LEAKTOP_NO_TRACEFS"),
 		.track_mmap = o->resources & RES_MMAP,
 		.probes = o->probe_floor == 1 ? PROBES_FLOOR_ENTRY :
 			  o->probe_floor == 2 ? PROBES_FLOOR_PLANNED : PROBES_ACCOUNTING,

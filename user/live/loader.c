@@ -605,7 +605,7 @@ static int tree_tracefs(struct loader *ld)
 
 	if (ld->tfs)
 		return 0;
-	if (ld->tfs_failed)
+	if (ld->tfs_failed || ld->cfg.no_tracefs)
 		return -ENOENT;
 	err = tracefs__open(&ld->tfs);
 	if (err) {
@@ -803,6 +803,11 @@ static int attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, b
 		ld->n_carriers = carriers;
 		if (err == -ENOMEM) {
 			msg__set(msg, msg_len, 0, "out of memory attaching to %s", name);
+			goto out;
+		}
+		/* A process gone before its probes went on needs none, least of all everyone's. */
+		if (err == -ESRCH) {
+			msg__set(msg, msg_len, 0, "process %d ended before its probes went on", pid);
 			goto out;
 		}
 		if (ld->cfg.verbose && !ld->tree_fell_back)

@@ -32,6 +32,7 @@ struct loader_config {
 	bool track_fd;		/* attach the syscall tracepoints for descriptors */
 	bool track_mmap;	/* ... and for memory mappings */
 	bool no_uprobe_multi;	/* one perf event per probe even where uprobe_multi works */
+	bool no_tracefs;	/* trees attach system-wide, as where tracefs cannot be had */
 	enum probe_kind probes;
 };
 
