@@ -11,7 +11,8 @@
  *                 first (inherited perf events on tracefs uprobe events: other processes
  *                 never trap), so its first allocation, and each child's, is seen.
  * Signals only set a flag; teardown always runs, and the probes are file descriptors that
- * the kernel removes if leaktop dies anyway.
+ * the kernel removes if leaktop dies anyway (under --, their tracefs definitions stay
+ * behind, inert, until the next leaktop that traces a command removes them).
  */
 #include <errno.h>
 #include <signal.h>
