@@ -19,6 +19,12 @@
 #    leak among a bounded cache and malloc/free and open/close churn) under
 #    leaktop -i 0.5 -d 20 -- : seconds until each leak is first flagged, sites flagged that
 #    are not leaks, the measured growth rates.  Skipped when growth_mix is not built.
+# 5. The reachability scan's stop of a process with 100 MiB of heap.
+# 6. A build on a busy machine, untraced and under whole-system leaktop.
+# 7. What -- and -p cost a process they do not trace: an unrelated malloc+free loop (bench
+#    -n pairs) timed untraced, while leaktop -- sleep runs and while leaktop -p runs on a
+#    sleeping process; interleaved like 1, ratios to untraced (expected about 1.00: the
+#    probes are on the traced processes only).
 #
 # Uprobes that another tracer puts on libc for every process (leaktop in whole-system or
 # `--` mode, say) slow every malloc on the machine and would spoil the comparison: before and
@@ -852,6 +858,88 @@ echo "   goals (issue 11): collect_ms < 250, CPU < 10%, RSS < 150 MiB, exit ~1 s
 grep -h "leaktop:" "$TMP/busy.err" | grep -v "skipping" | head -3
 echo "   ($((SECONDS - t_start)) s)"
 
+fi
+# --- 7. bystanders -------------------------------------------------------------------------
+
+# bystander_once MODE: NS (ns per pair, median loop) of a fresh untraced workload process
+# while MODE runs: "untraced" (nothing), "command" (leaktop -- sleep) or "pid" (leaktop -p
+# on a sleeping process); HA gets that leaktop's stats.heap_attach.  Returns 2 when the
+# machine was not quiet after it.
+bystander_once() {
+	local mode=$1 json=$TMP/by.json other="" q
+
+	NS="" HA=""
+	rm -f "$json"
+	case $mode in
+	command)
+		"$LEAKTOP" -b -i 1 -j "$json" -- sleep 600 >/dev/null 2>"$TMP/by.err" &
+		LPID=$!
+		;;
+	pid)
+		sleep 600 &
+		other=$!
+		"$LEAKTOP" -b -i 1 -j "$json" -p "$other" >/dev/null 2>"$TMP/by.err" &
+		LPID=$!
+		;;
+	esac
+	if [ -n "$LPID" ] && ! wait_for 20 test -s "$json"; then
+		fail "leaktop ($mode) wrote no snapshot: $(tail -3 "$TMP/by.err")"
+		stop_leaktop
+		[ -z "$other" ] || { kill "$other"; wait "$other"; } 2>/dev/null
+		return 1
+	fi
+	NS=$("$BENCH" -n pairs "$PAIRS" "$INNER" 2>/dev/null | awk '/^median_ns_per_pair/ { print $2 }')
+	[ -z "$LPID" ] || HA=$(jq -r '.stats.heap_attach' "$json" 2>/dev/null)
+	quiet
+	q=$?
+	stop_leaktop || return 1
+	[ -z "$other" ] || { kill "$other"; wait "$other"; } 2>/dev/null
+	[ -n "$NS" ] || { fail "bench pairs beside leaktop ($mode) printed no result"; return 1; }
+	[ "$q" -eq 0 ] || return 2
+	return 0
+}
+
+if want_section 7; then
+echo
+echo "7. an unrelated process's malloc(64)+free pairs (bench -n pairs $PAIRS $INNER, median loop)"
+echo "   untraced, while leaktop -- sleep runs and while leaktop -p runs on another process;"
+echo "   $ROUNDS rounds, interleaved; medians over rounds, ratio to untraced (expected ~1.00)."
+t_start=$SECONDS
+declare -A BY_NS BY_HA
+BY_MODES=(untraced command pid)
+for ((r = 0; r < ROUNDS; r++)); do
+	for ((k = 0; k < 3; k++)); do
+		mode=${BY_MODES[$(((k + r) % 3))]}
+		for ((try = 1; try <= ATTEMPTS; try++)); do
+			wait_quiet
+			pre=$?
+			bystander_once "$mode"
+			rc=$?
+			[ "$rc" -eq 1 ] && break
+			[ "$rc" -ne 0 ] || [ "$pre" -ne 0 ] || break
+			[ "$try" -lt "$ATTEMPTS" ] && [ "$WAITED" -lt "$QUIET_BUDGET" ] || {
+				UNQUIET=$((UNQUIET + 1))
+				break
+			}
+			DISCARDED=$((DISCARDED + 1))
+		done
+		[ "$rc" -eq 1 ] && continue
+		BY_NS[$mode]+="$NS "
+		BY_HA[$mode]=$HA
+	done
+done
+by_base=$(tr ' ' '\n' <<<"${BY_NS[untraced]:-}" | grep . | median)
+for mode in "${BY_MODES[@]}"; do
+	m=$(tr ' ' '\n' <<<"${BY_NS[$mode]:-}" | grep . | median)
+	case $mode in
+	untraced) label="untraced" ;;
+	command) label="beside leaktop -- sleep (${BY_HA[command]:-?})" ;;
+	pid) label="beside leaktop -p (${BY_HA[pid]:-?})" ;;
+	esac
+	printf '   %-40s %8s ns/pair  %s\n' "$label" "$m" \
+		"$(awk -v m="$m" -v b="$by_base" 'BEGIN { if (b > 0 && m == m + 0) printf "%.2fx", m / b }')"
+done
+echo "   ($((SECONDS - t_start)) s)"
 fi
 
 # --- 8. the overhead budget on the build workload -------------------------------------------

@@ -399,6 +399,41 @@ expect_no_drops() {
 	fi
 }
 
+# ---------------------------------------------------------------- breakpoints
+#
+# Whether a process traps on a probe does not have to be taken from leaktop's counters: a
+# uprobe is a breakpoint instruction (int3, 0xcc) the kernel writes into the probed text of
+# each process it applies to.  The tests read it there (reading /proc/PID/mem; nothing is
+# written).
+
+# probed_at ERR FN: "PATH OFFSET" of the first library where leaktop -v (stderr in ERR)
+# said it probes FN ("leaktop: PATH: FN at +0xOFFSET ..."); empty if it said nothing.
+probed_at() {
+	sed -n "s/^leaktop: \(.*\): $2 at +0x\([0-9a-f]*\) .*/\1 \2/p" "$1" | head -n 1
+}
+
+# text_byte PID PATH OFFSET: the byte (two hex digits) at file offset OFFSET (hex) of PATH
+# in the memory of PID, "cc" where a breakpoint is; "none" if PID does not map PATH there.
+text_byte() {
+	python3 - "$@" <<'PY' 2>/dev/null || echo "unreadable"
+import sys
+pid, path, off = sys.argv[1], sys.argv[2], int(sys.argv[3], 16)
+for line in open(f"/proc/{pid}/maps"):
+    f = line.split(None, 5)
+    if len(f) < 6 or f[5].rstrip("\n") != path:
+        continue
+    lo, hi = (int(x, 16) for x in f[0].split("-"))
+    start = int(f[2], 16)
+    if start <= off < start + hi - lo:
+        with open(f"/proc/{pid}/mem", "rb") as mem:
+            mem.seek(lo + off - start)
+            print("%02x" % mem.read(1)[0])
+        break
+else:
+    print("none")
+PY
+}
+
 # stderr_lines FILE: number of lines leaktop wrote to stderr.
 stderr_lines() { wc -l <"$1"; }
 

@@ -3,7 +3,9 @@
 #
 # teardown.sh - leaktop's probes are file descriptors of its own process (uprobe_multi BPF
 # links, or uprobe PMU perf events where those are missing or LEAKTOP_NO_UPROBE_MULTI is
-# set), never tracefs entries, so even SIGKILL leaves nothing attached.
+# set; under --, perf events on tracefs uprobe events), so even SIGKILL leaves nothing
+# attached.  What SIGKILL leaves under -- is the tracefs definitions, inert: the next
+# leaktop removes them.
 #
 # While leaktop runs (-p on a waiting program), the test records what belongs to it: the
 # probes its uprobe_multi links hold (their fdinfo), the uprobes `bpftool perf` lists for its
@@ -162,6 +164,86 @@ test_sigkill_releases_bpf_links_programs_and_maps() {
 test_traced_program_unaffected_by_sigkill_of_leaktop() {
 	scenario run_sigkill || return 1
 	expect_eq "exit status of the program leaktop traced" 0 "$KL_W_STATUS"
+}
+
+# ------------------------------------------------------------ -- and SIGKILL
+#
+# Under --, the probes are tracefs uprobe events of the group leaktop_<pid>.  SIGKILL closes
+# the perf events (the command's breakpoints go) and leaves the definitions behind; the
+# next leaktop removes the groups of pids that no longer run.  The test reads tracefs
+# through a mount in a mount namespace of its own (the system's mounts stay as they are).
+
+TK=$E2E_TMP/tree_sigkill
+TK_LT="" TK_W="" TK_STATUS=""
+TK_BYTE_RUNNING="" TK_BYTE_KILLED="" TK_GROUPS_RUNNING="" TK_GROUPS_KILLED="" TK_GROUPS_NEXT=""
+
+# uprobe_groups: the leaktop_<pid> groups defined in tracefs, one a line.
+uprobe_groups() {
+	mkdir -p "$TK/tracefs"
+	unshare -m sh -c 'mount -t tracefs none "$1" && cat "$1/uprobe_events"' sh "$TK/tracefs" |
+		grep -o 'leaktop_[0-9]*' | sort -u
+}
+
+run_tree_sigkill() {
+	local where
+	mkdir -p "$TK/dir"
+	lt_bg "$TK/out" "$TK/err" -v -b -i "$INTERVAL" -j "$TK/snap.json" -- \
+		"$PROGS/waiter" "$TK/dir" go
+	TK_LT=$LT_PID
+	wait_file "$TK/dir/ready" || return 1
+	TK_W=$(pid_in "$TK/dir/ready")
+	wait_snapshot_file "$TK/snap.json" "$TK/err" || return 1
+	where=$(probed_at "$TK/err" malloc)
+	[ -n "$where" ] || fail_because "leaktop -v named no malloc offset: $(cat "$TK/err")" ||
+		return 1
+	TK_BYTE_RUNNING=$(text_byte "$TK_W" $where)
+	TK_GROUPS_RUNNING=$(uprobe_groups)
+	{
+		signal KILL "$TK_LT"
+		wait_exit "$TK_LT"
+	} 2>/dev/null || return 1
+	TK_STATUS=$WAIT_STATUS
+	TK_BYTE_KILLED=$(text_byte "$TK_W" $where)
+	TK_GROUPS_KILLED=$(uprobe_groups)
+	# The command goes on normally, on its own.
+	touch "$TK/dir/go"
+	wait_file "$TK/dir/done" || return 1
+	touch "$TK/dir/quit"
+	wait_until "the orphaned command $TK_W to end" not_running "$TK_W" || return 1
+	# The next leaktop (any mode that attaches a tree) removes the leftover.
+	lt_fg "$TK/next.out" "$TK/next.err" -b -i "$INTERVAL" -- true
+	[ "$LT_STATUS" = 0 ] || fail_because "the next leaktop ended with $LT_STATUS:" \
+		"$(cat "$TK/next.err")" || return 1
+	TK_GROUPS_NEXT=$(uprobe_groups)
+}
+
+test_sigkill_of_command_mode_leaves_no_breakpoint_in_the_command() {
+	scenario run_tree_sigkill || return 1
+	expect_eq "leaktop's exit status" 137 "$TK_STATUS" || return 1
+	expect_eq "the byte at malloc in the command while leaktop ran" cc "$TK_BYTE_RUNNING" ||
+		return 1
+	[ "$TK_BYTE_KILLED" != cc ] && [ "$TK_BYTE_KILLED" != none ] &&
+		[ "$TK_BYTE_KILLED" != unreadable ] ||
+		fail_because "the byte at malloc in the command after SIGKILL: got" \
+			"'$TK_BYTE_KILLED', expected the instruction, not a breakpoint"
+}
+
+test_next_leaktop_removes_the_definitions_a_killed_one_left() {
+	scenario run_tree_sigkill || return 1
+	grep -qx "leaktop_$TK_LT" <<<"$TK_GROUPS_RUNNING" ||
+		fail_because "no group leaktop_$TK_LT in tracefs while it ran" || return 1
+	grep -qx "leaktop_$TK_LT" <<<"$TK_GROUPS_KILLED" ||
+		fail_because "group leaktop_$TK_LT gone right after SIGKILL: the test shows" \
+			"nothing" || return 1
+	! grep -qx "leaktop_$TK_LT" <<<"$TK_GROUPS_NEXT" ||
+		fail_because "group leaktop_$TK_LT still defined after the next leaktop ran"
+}
+
+test_clean_exit_of_command_mode_removes_its_definitions() {
+	scenario run_tree_sigkill || return 1
+	# Groups after the next leaktop ended that were not there before it: its own.
+	expect_eq "groups the next leaktop left" "" \
+		"$(comm -13 <(echo "$TK_GROUPS_KILLED") <(echo "$TK_GROUPS_NEXT") | paste -sd' ')"
 }
 
 # ------------------------------------------------------------ every run

@@ -68,6 +68,17 @@ static void test_stat_starttime_survives_parentheses_in_comm(void)
 	CHECK_EQ_INT(procfs__parse_stat_starttime("42 no paren", &ticks), -EINVAL);
 }
 
+static void test_stat_ppid_survives_parentheses_in_comm(void)
+{
+	int ppid = 0;
+
+	CHECK_EQ_INT(procfs__parse_stat_ppid("42 (a) S 7 (b)) R 1234 42 42 0", &ppid), 0);
+	CHECK_EQ_INT(ppid, 1234);
+	CHECK_EQ_INT(procfs__parse_stat_ppid("42 no parenthesis", &ppid), -EINVAL);
+	CHECK_EQ_INT(procfs__ppid(getpid(), &ppid), 0);
+	CHECK_EQ_INT(ppid, getppid());
+}
+
 static void test_counters_of_self_match_fd_directory(void)
 {
 	struct proc_counters c;
@@ -391,6 +402,7 @@ int main(void)
 	RUN(test_status_threads_found_after_other_fields);
 	RUN(test_status_rss_split_read_in_bytes);
 	RUN(test_stat_starttime_survives_parentheses_in_comm);
+	RUN(test_stat_ppid_survives_parentheses_in_comm);
 	RUN(test_counters_of_self_match_fd_directory);
 	RUN(test_counters_of_missing_process_is_esrch);
 	RUN(test_libc_names_recognised);

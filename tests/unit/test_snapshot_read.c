@@ -106,6 +106,7 @@ static void test_golden_file_fills_header_and_process_fields(void)
 	CHECK_EQ_INT(m.drops[LT_DROP_RINGBUF_FULL], 2);
 	CHECK_EQ_INT(m.probes_attached, 17);
 	CHECK_EQ_INT(m.libcs_refused, 2);
+	CHECK_EQ_STR(m.heap_attach, "tree");
 	CHECK(m.resources & RES_FD);
 	CHECK_EQ_STR(info.time, "2026-11-21T10:00:00Z");
 	CHECK(info.time_s == 1795255200.0);

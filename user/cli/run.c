@@ -7,10 +7,12 @@
  *   whole system  probes on every distinct libc, no pid filter; BPF traces every process but
  *                 leaktop itself; libcs are rescanned now and then for new containers.
  *   -p PID        pid-filtered probes on each process's own libc: other processes never trap.
- *   -- CMD        CMD is held before exec; probes (filtered in BPF by the traced set, which
- *                 children join at fork) go in first, so its first allocation is seen.
+ *   -- CMD        CMD is held before exec; probes on CMD and every process it forks go in
+ *                 first (inherited perf events on tracefs uprobe events: other processes
+ *                 never trap), so its first allocation, and each child's, is seen.
  * Signals only set a flag; teardown always runs, and the probes are file descriptors that
- * the kernel removes if leaktop dies anyway.
+ * the kernel removes if leaktop dies anyway (under --, their tracefs definitions stay
+ * behind, inert, until the next leaktop that traces a command removes them).
  */
 #include <errno.h>
 #include <signal.h>
@@ -130,8 +132,11 @@ static void on_event(void *ctx, const struct lt_event *ev)
 	tracker__on_event(r->tr, ev);
 }
 
-/* Attach to every libc this process maps that is not probed yet. */
-static int attach_libcs_of(struct run *r, int pid, int filter_pid, bool quiet)
+/*
+ * Attach to every libc process pid maps that is not probed yet: for filter_pid (-1: every
+ * process), or with tree for filter_pid and every process it forks from then on.
+ */
+static int attach_libcs_of(struct run *r, int pid, int filter_pid, bool tree, bool quiet)
 {
 	struct libc_ref refs[4];
 	char msg[512];
@@ -146,7 +151,10 @@ static int attach_libcs_of(struct run *r, int pid, int filter_pid, bool quiet)
 	if (!n)
 		return -ENOEXEC;
 	for (size_t i = 0; i < n; i++) {
-		err = loader__attach_libc(r->ld, &refs[i], filter_pid, msg, sizeof(msg));
+		if (tree)
+			err = loader__attach_libc_tree(r->ld, &refs[i], filter_pid, msg, sizeof(msg));
+		else
+			err = loader__attach_libc(r->ld, &refs[i], filter_pid, msg, sizeof(msg));
 		if (err && !quiet) {
 			err_line("%s", msg);
 			return err;
@@ -214,7 +222,7 @@ static int setup_pids(struct run *r)
 			continue;
 		seen[n_seen++] = pid;
 
-		err = attach_libcs_of(r, pid, pid, false);
+		err = attach_libcs_of(r, pid, pid, false, false);
 		if (err == -ESRCH) {
 			err_line("PID %d not found; check it with 'ps -p %d'", pid, pid);
 			return err;
@@ -252,8 +260,9 @@ static int setup_command(struct run *r)
 	uint64_t gen;
 	int err;
 
-	/* CMD runs in our mount namespace, so it loads the libc we map. */
-	err = attach_libcs_of(r, getpid(), -1, false);
+	/* CMD (forked from us, held before exec) runs in our mount namespace: it loads the libc
+	 * we map. */
+	err = attach_libcs_of(r, getpid(), r->child.pid, true, false);
 	if (err) {
 		if (err == -ENOEXEC)
 			err_line("leaktop itself maps no C library to probe; rebuild it dynamically "
@@ -280,14 +289,17 @@ static int setup_command(struct run *r)
 	return 0;
 }
 
-/* In -- mode, a traced program that execs may load a libc no probe covers yet. */
+/*
+ * In -- mode, a traced program that execs may load a libc no probe covers yet: its probes
+ * go on that process and what it forks from then on.
+ */
 static void follow_new_libcs(struct run *r)
 {
 	for (size_t i = 0; i < r->model.n_procs; i++) {
 		struct process *p = &r->model.procs[i];
 
 		if (p->target && !p->exited)
-			attach_libcs_of(r, p->pid, -1, true);
+			attach_libcs_of(r, p->pid, p->pid, true, true);
 	}
 }
 
@@ -311,7 +323,7 @@ static void follow_exited_threads(struct run *r)
 		if (r->o->verbose)
 			err_line("thread %d of process %d exited: probes attached again with thread %d",
 				 r->followed[i].tid, pid, tid);
-		if (!attach_libcs_of(r, tid, tid, true))
+		if (!attach_libcs_of(r, tid, tid, false, true))
 			r->followed[i].tid = tid;
 	}
 }
@@ -467,6 +479,7 @@ static int collect(struct run *r, bool scan_due, bool final)
 	}
 	s->probes_attached = loader__probe_count(r->ld);
 	s->libcs_refused = loader__libcs_refused(r->ld);
+	s->heap_attach = loader__heap_attach(r->ld);
 	measure_self(s);
 	tracker__set_backlog(r->tr, loader__events_pending(r->ld));
 	err = tracker__fill(r->tr, r->col, s, &budget);
@@ -768,6 +781,8 @@ int run__main(const struct options *o)
 		.track_fd = o->resources & RES_FD,
 		/* Forces the older attach path (one perf event per probe), to compare or test it. */
 		.no_uprobe_multi = env_flag("LEAKTOP_NO_UPROBE_MULTI"),
+		/* Forces -- onto its fallback (probes on every process), to test it. */
+		.no_tracefs = env_flag("LEAKTOP_NO_TRACEFS"),
 		.track_mmap = o->resources & RES_MMAP,
 		.probes = o->probe_floor == 1 ? PROBES_FLOOR_ENTRY :
 			  o->probe_floor == 2 ? PROBES_FLOOR_PLANNED : PROBES_ACCOUNTING,

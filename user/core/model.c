@@ -732,6 +732,7 @@ int model__apply(struct model *m, const struct sample *s)
 	memcpy(m->counters, s->counters, sizeof(m->counters));
 	m->probes_attached = s->probes_attached;
 	m->libcs_refused = s->libcs_refused;
+	snprintf(m->heap_attach, sizeof(m->heap_attach), "%s", s->heap_attach ? s->heap_attach : "");
 	m->stacks_pending = s->stacks_pending;
 	m->procs_deferred = s->procs_deferred;
 	m->reconciled_exited += s->reconciled_exited;

@@ -135,6 +135,7 @@ struct model {
 	uint64_t counters[LT_CNT__COUNT];
 	size_t probes_attached;
 	size_t libcs_refused;		/* libcs not probed: not the file their process maps */
+	char heap_attach[8];		/* "system", "tree", "pid"; "": unknown */
 	double collect_ms;		/* last interval: the producers (maps, /proc, symbols, fd census,
 					 * scans) */
 	uint32_t stacks_pending;	/* stacks whose frames are still to come */

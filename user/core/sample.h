@@ -189,6 +189,7 @@ struct sample {
 	uint64_t counters[LT_CNT__COUNT];
 	size_t probes_attached;
 	size_t libcs_refused;		/* libcs not probed: not the file their process maps */
+	const char *heap_attach;	/* "system", "tree", "pid"; NULL: no allocator probe */
 
 	struct sample_event *events;		/* in order */
 	size_t n_events, cap_events;

@@ -2,13 +2,16 @@
 /*
  * loader.c - owns the BPF skeleton: load with the run's settings, attach, detach.
  *
- * The only file that includes the skeleton.  Uprobes are attached as two uprobe_multi links
- * per libc (kernel 6.6 and later: one for every function's entry, the attach cookie naming
- * the function, one for the returns), else through the kernel's uprobe PMU
- * (perf_event_open), one perf event per probe; never through tracefs.  Either way every probe
- * belongs to a file descriptor of this process and disappears with it, whatever way leaktop
- * ends.  Raw tracepoints are attached by name, which needs no tracefs either.  libbpf's messages are
- * shown only with -v; failures come back as one line naming the cause and the fix.
+ * The only file that includes the skeleton.  Uprobes for the whole system or one process
+ * (-p) are attached as two uprobe_multi links per libc (kernel 6.6 and later: one for every
+ * function's entry, the attach cookie naming the function, one for the returns), else
+ * through the kernel's uprobe PMU (perf_event_open), one perf event per probe.  Uprobes for a
+ * process and everything it forks (--) are tracefs-defined events opened as inherited perf
+ * events on it (live/tracefs.c): neither of the others runs BPF in forked children.  Every
+ * probe belongs to a file descriptor of this process and stops with it, whatever way
+ * leaktop ends (a tracefs definition left by SIGKILL is inert).  Raw tracepoints are
+ * attached by name, which needs no tracefs.  libbpf's messages are shown only with -v;
+ * failures come back as one line naming the cause and the fix.
  */
 #include <errno.h>
 #include <limits.h>
@@ -19,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -27,6 +32,8 @@
 #include "live/libcs.h"
 #include "live/loader.h"
 #include "live/probes.h"
+#include "live/procfs.h"
+#include "live/tracefs.h"
 #include "leaktop.skel.h"
 #include "util/clock.h"
 #include "util/msg.h"
@@ -37,12 +44,26 @@
 /* The allocator probes on one libc, for one process or (pid -1) every process. */
 struct attached_libc {
 	uint64_t dev, ino;
-	int pid;
+	int pid;			/* -1: every process */
+	bool tree;			/* pid and the processes it forked since */
 	int multi_fd[2];		/* uprobe_multi links (entries, returns); -1: none */
-	struct bpf_link **links;	/* or one perf event per probe */
+	struct bpf_link **links;	/* one perf event per probe, or a tree's program carriers */
 	size_t n_links;
+	int *tree_fds;			/* a tree's inherited perf events (no program) */
+	size_t n_tree_fds;
 	size_t n_probes;
 };
+
+/* Probes of one libc defined in tracefs: the perf events of every tree open these ids. */
+struct tree_libc {
+	uint64_t dev, ino;
+	int ids[1 + LT_FN__COUNT];	/* the returns, then each entry */
+	uint32_t n_ids;
+	uint32_t n_probes;		/* the probes those events hold */
+};
+
+/* How far up the parents a process is looked for under a tree's root. */
+#define TREE_MAX_DEPTH 64
 
 /* The kernel's link type for uprobe_multi links (UAPI enum bpf_attach_type, Linux 6.6). */
 #define LT_TRACE_UPROBE_MULTI		48
@@ -64,6 +85,12 @@ struct loader {
 	void *event_ctx;
 	uint64_t next_user_gen;
 	size_t libcs_refused;		/* libcs not probed: not the file their process maps */
+	struct tracefs *tfs;		/* NULL until a tree is attached */
+	bool tfs_failed;		/* tracefs cannot be had: trees attach system-wide */
+	bool tree_fell_back;		/* a tree was attached system-wide (said once with -v) */
+	struct tree_libc *trees;
+	size_t n_trees, cap_trees;
+	unsigned int n_tree_defs;	/* definition sets made (each name is new) */
 	uint64_t poll_deadline_ns;	/* this poll delivers no event after it */
 	const volatile sig_atomic_t *stop;	/* set: deliver no more events */
 	bool poll_cut;			/* the last poll stopped with events left */
@@ -313,7 +340,9 @@ fail:
 
 struct detach_share {
 	struct bpf_link **links;
-	size_t n_links, stride, first;
+	size_t n_links;
+	const int *fds;
+	size_t n_fds, stride, first;
 };
 
 static void *detach_some(void *arg)
@@ -322,24 +351,27 @@ static void *detach_some(void *arg)
 
 	for (size_t i = d->first; i < d->n_links; i += d->stride)
 		bpf_link__destroy(d->links[i]);
+	for (size_t i = d->first; i < d->n_fds; i += d->stride)
+		close(d->fds[i]);
 	return NULL;
 }
 
 /*
- * Detach every link.  Closing a uprobe's perf event waits for an RCU grace period (about
- * 70 ms here), one after another that made Ctrl-C take over a second with 17 probes: the
- * links are closed from several threads at once, so the waits overlap.  Where a thread
- * cannot be started, its share is closed here.
+ * Detach every link and close every perf event without one.  Closing a uprobe's perf event
+ * waits for an RCU grace period (about 70 ms here), one after another that made Ctrl-C take
+ * over a second with 17 probes: they are closed from several threads at once, so the waits
+ * overlap.  Where a thread cannot be started, its share is closed here.
  */
-static void detach_all(struct bpf_link **links, size_t n_links)
+static void detach_all(struct bpf_link **links, size_t n_links, const int *fds, size_t n_fds)
 {
 	struct detach_share share[DETACH_THREADS];
 	pthread_t tid[DETACH_THREADS];
 	bool started[DETACH_THREADS] = { false };
-	size_t n = n_links < DETACH_THREADS ? n_links : DETACH_THREADS;
+	size_t most = n_links > n_fds ? n_links : n_fds;
+	size_t n = most < DETACH_THREADS ? most : DETACH_THREADS;
 
 	for (size_t k = 0; k < n; k++) {
-		share[k] = (struct detach_share){ links, n_links, n, k };
+		share[k] = (struct detach_share){ links, n_links, fds, n_fds, n, k };
 		started[k] = k > 0 && !pthread_create(&tid[k], NULL, detach_some, &share[k]);
 	}
 	for (size_t k = 0; k < n; k++)
@@ -350,16 +382,40 @@ static void detach_all(struct bpf_link **links, size_t n_links)
 			pthread_join(tid[k], NULL);
 }
 
+/* Close an attachment's links and descriptors (their waits overlap); free them. */
+static void detach_one(struct attached_libc *a)
+{
+	for (int k = 0; k < 2; k++)
+		if (a->multi_fd[k] >= 0)
+			close(a->multi_fd[k]);
+	a->multi_fd[0] = a->multi_fd[1] = -1;
+	detach_all(a->links, a->n_links, a->tree_fds, a->n_tree_fds);
+	free(a->links);
+	free(a->tree_fds);
+	a->links = NULL;
+	a->tree_fds = NULL;
+	a->n_links = a->n_tree_fds = 0;
+}
+
 /*
- * Detach the attachments of libcs[] that `which` picks (with `pid`), all at once, and drop
- * them from the array.  Perf-event probes of all of them are closed together (detach_all).
+ * Detach the attachments of libcs[] that `which` picks (with `pid`) and drop them from the
+ * array.  Their perf events are closed all together (detach_all: the kernel's waits
+ * overlap), or, without memory to gather them, one attachment after another.
  */
 static void detach_libcs(struct loader *ld, bool (*which)(const struct attached_libc *, int),
 			 int pid)
 {
-	struct bpf_link **links = NULL;
-	size_t n_links = 0, kept = 0;
+	struct attached_libc all = { .multi_fd = { -1, -1 } };
+	size_t kept = 0, n_links = 0, n_fds = 0;
 
+	for (size_t i = 0; i < ld->n_libcs; i++) {
+		if (which(&ld->libcs[i], pid)) {
+			n_links += ld->libcs[i].n_links;
+			n_fds += ld->libcs[i].n_tree_fds;
+		}
+	}
+	all.links = malloc((n_links + 1) * sizeof(*all.links));
+	all.tree_fds = malloc((n_fds + 1) * sizeof(*all.tree_fds));
 	for (size_t i = 0; i < ld->n_libcs; i++) {
 		struct attached_libc *a = &ld->libcs[i];
 
@@ -367,18 +423,23 @@ static void detach_libcs(struct loader *ld, bool (*which)(const struct attached_
 			ld->libcs[kept++] = *a;
 			continue;
 		}
+		if (!all.links || !all.tree_fds) {
+			detach_one(a);
+			continue;
+		}
 		for (int k = 0; k < 2; k++)
 			if (a->multi_fd[k] >= 0)
 				close(a->multi_fd[k]);
-		/* Out of memory gathering them: this one's are closed on their own. */
-		for (size_t k = 0; k < a->n_links; k++)
-			if (push_link_to(&links, &n_links, a->links[k]))
-				bpf_link__destroy(a->links[k]);
+		memcpy(all.links + all.n_links, a->links, a->n_links * sizeof(*a->links));
+		all.n_links += a->n_links;
+		memcpy(all.tree_fds + all.n_tree_fds, a->tree_fds,
+		       a->n_tree_fds * sizeof(*a->tree_fds));
+		all.n_tree_fds += a->n_tree_fds;
 		free(a->links);
+		free(a->tree_fds);
 	}
 	ld->n_libcs = kept;
-	detach_all(links, n_links);
-	free(links);
+	detach_one(&all);
 }
 
 static bool any_libc(const struct attached_libc *a, int pid)
@@ -415,8 +476,11 @@ void loader__destroy(struct loader *ld)
 		return;
 	ring_buffer__free(ld->rb);
 	detach_libcs(ld, any_libc, 0);
-	detach_all(ld->links, ld->n_links);
+	detach_all(ld->links, ld->n_links, NULL, 0);
 	free(ld->links);
+	/* Their perf events are closed: the definitions can go. */
+	tracefs__close(ld->tfs);
+	free(ld->trees);
 	free(ld->libcs);
 	if (ld->stats_fd >= 0)
 		close(ld->stats_fd);
@@ -424,12 +488,26 @@ void loader__destroy(struct loader *ld)
 	free(ld);
 }
 
+/* Is pid root or a process root forked (its parents lead to root)? */
+static bool in_tree(int pid, int root)
+{
+	for (int depth = 0; depth < TREE_MAX_DEPTH && pid > 1; depth++) {
+		if (pid == root)
+			return true;
+		if (procfs__ppid(pid, &pid))
+			return false;
+	}
+	return false;
+}
+
 bool loader__has_libc(struct loader *ld, uint64_t dev, uint64_t ino, int pid)
 {
 	for (size_t i = 0; i < ld->n_libcs; i++) {
 		const struct attached_libc *a = &ld->libcs[i];
 
-		if (a->dev == dev && a->ino == ino && (a->pid == -1 || a->pid == pid))
+		if (a->dev != dev || a->ino != ino)
+			continue;
+		if (a->pid == -1 || a->pid == pid || (a->tree && pid > 0 && in_tree(pid, a->pid)))
 			return true;
 	}
 	return false;
@@ -568,19 +646,187 @@ static int attach_each(struct loader *ld, struct attached_libc *a, const struct 
 	return 0;
 }
 
-int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, char *msg,
-			size_t msg_len)
+/* Append fd to a's tree descriptors (grown by doubling from 8); 0 or -ENOMEM. */
+static int push_tree_fd(struct attached_libc *a, int fd)
+{
+	size_t n = a->n_tree_fds;
+
+	if (!n || (n >= 8 && !(n & (n - 1)))) {
+		int *v = realloc(a->tree_fds, (n ? n * 2 : 8) * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		a->tree_fds = v;
+	}
+	a->tree_fds[a->n_tree_fds++] = fd;
+	return 0;
+}
+
+static struct tree_libc *find_tree(struct loader *ld, uint64_t dev, uint64_t ino)
+{
+	for (size_t i = 0; i < ld->n_trees; i++)
+		if (ld->trees[i].dev == dev && ld->trees[i].ino == ino)
+			return &ld->trees[i];
+	return NULL;
+}
+
+/* tracefs, reached once; a leaktop killed before us may have left definitions: removed. */
+static int tree_tracefs(struct loader *ld)
+{
+	int err, removed;
+
+	if (ld->tfs)
+		return 0;
+	if (ld->tfs_failed || ld->cfg.no_tracefs)
+		return -ENOENT;
+	err = tracefs__open(&ld->tfs);
+	if (err) {
+		ld->tfs_failed = true;
+		return err;
+	}
+	removed = tracefs__remove_stale(ld->tfs);
+	if (removed && ld->cfg.verbose)
+		fprintf(stderr, "leaktop: removed %d uprobe event group(s) a killed leaktop left "
+			"in tracefs\n", removed);
+	return 0;
+}
+
+/*
+ * Define the libc's probes in tracefs, with the programs attach_each() uses: the returns as
+ * one event of several probes (they share a program, and the kernel waits for one grace
+ * period per event when the last perf event on it closes: exit stays fast), attached first,
+ * then one event per entry.  tl gets the event ids, progs the program of each.
+ */
+static int define_tree(struct loader *ld, const struct probe_set *ps, const struct probe_plan *plan,
+		       const char *path, struct tree_libc *tl, struct bpf_program **progs)
+{
+	unsigned int set = ld->n_tree_defs++;
+	char ev[64];
+	int err;
+
+	tl->n_ids = 0;
+	tl->n_probes = ps->n_return + ps->n_entry;
+	snprintf(ev, sizeof(ev), "r%u", set);
+	for (uint32_t i = 0; i < ps->n_return; i++) {
+		err = tracefs__define(ld->tfs, ev, true, path, ps->return_at[i], &tl->ids[0]);
+		if (err)
+			return err;
+	}
+	if (ps->n_return)
+		progs[tl->n_ids++] = ld->cfg.probes == PROBES_ACCOUNTING ?
+				     ld->skel->progs.alloc_return : ld->skel->progs.floor_return;
+	for (uint32_t i = 0; i < ps->n_entry; i++) {
+		int fn = ps->entry_of[i];
+
+		snprintf(ev, sizeof(ev), "e%u_%s", set, plan->fn[fn].name);
+		err = tracefs__define(ld->tfs, ev, false, path, ps->entry_at[i], &tl->ids[tl->n_ids]);
+		if (err)
+			return err;
+		progs[tl->n_ids++] = entry_prog(ld, fn);
+	}
+	return 0;
+}
+
+/*
+ * The libc's probes on pid and every process it forks from now on: one inherited perf
+ * event per probe, with no program.  The kernel runs the programs attached to an event for
+ * hits through any perf event opened on it, so they are attached once per libc, through a
+ * perf event of their own that is not inherited: a forked task's copy of an event that
+ * carries a program takes that program off the event when the task exits (and with it the
+ * only copy: nothing would run any more).  The first tree of a libc defines its events and
+ * opens those carriers on its root; a further tree (a descendant that exec'd into this libc
+ * elsewhere) only opens its inherited events, so nothing runs twice.  0 or -errno; on
+ * failure the caller closes what this call opened (links and fds past its marks).
+ */
+static int attach_tree(struct loader *ld, struct attached_libc *a, const struct libc_ref *ref,
+		       const struct probe_set *ps, const struct probe_plan *plan, int pid,
+		       const char *path)
+{
+	struct bpf_program *progs[1 + LT_FN__COUNT];
+	struct tree_libc *tl = find_tree(ld, ref->dev, ref->ino), fresh = { .dev = ref->dev };
+	const struct tree_libc *use = tl ? tl : &fresh;
+	int err;
+
+	err = tree_tracefs(ld);
+	if (err)
+		return err;
+	if (!tl) {
+		fresh.ino = ref->ino;
+		err = define_tree(ld, ps, plan, path, &fresh, progs);
+		if (err)
+			return err;
+	}
+	for (uint32_t i = 0; i < use->n_ids; i++) {
+		struct bpf_link *l;
+		int pfd;
+
+		if (!tl) {
+			pfd = tracefs__open_event(use->ids[i], pid, false);
+			if (pfd < 0)
+				return pfd;
+			/* SET_BPF and ENABLE; the link owns pfd from here. */
+			l = bpf_program__attach_perf_event(progs[i], pfd);
+			if (!l) {
+				err = -errno;
+				close(pfd);
+				return err;
+			}
+			err = push_link_to(&a->links, &a->n_links, l);
+			if (err) {
+				bpf_link__destroy(l);
+				return err;
+			}
+		}
+		pfd = tracefs__open_event(use->ids[i], pid, true);
+		if (pfd < 0)
+			return pfd;
+		err = ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0) ? -errno : push_tree_fd(a, pfd);
+		if (err) {
+			close(pfd);
+			return err;
+		}
+	}
+	if (!tl) {
+		if (ld->n_trees == ld->cap_trees) {
+			size_t cap = ld->cap_trees ? ld->cap_trees * 2 : 4;
+			struct tree_libc *v = realloc(ld->trees, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			ld->trees = v;
+			ld->cap_trees = cap;
+		}
+		ld->trees[ld->n_trees++] = fresh;
+	}
+	a->n_probes += use->n_probes;
+	return 0;
+}
+
+static int attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, bool tree,
+		       char *msg, size_t msg_len)
 {
 	char name[PATH_MAX + 16], path[32];
 	struct probe_plan plan;
 	struct probe_set ps = { .n_entry = 0 };
-	struct attached_libc a = { .dev = ref->dev, .ino = ref->ino, .pid = pid,
+	struct attached_libc a = { .dev = ref->dev, .ino = ref->ino, .pid = pid, .tree = tree,
 				   .multi_fd = { -1, -1 } };
 	int err, fd = -1;
 
 	if (loader__has_libc(ld, ref->dev, ref->ino, pid))
 		return 0;
 	libcs__name(ref, name, sizeof(name));
+	/* Room for the record first: nothing to undo once the probes are on. */
+	if (ld->n_libcs == ld->cap_libcs) {
+		size_t cap = ld->cap_libcs ? ld->cap_libcs * 2 : 8;
+		struct attached_libc *v = realloc(ld->libcs, cap * sizeof(*v));
+
+		if (!v) {
+			msg__set(msg, msg_len, 0, "out of memory attaching to %s", name);
+			return -ENOMEM;
+		}
+		ld->libcs = v;
+		ld->cap_libcs = cap;
+	}
 	/*
 	 * One descriptor of the very file the process maps: decoded, and attached by the
 	 * kernel resolving /proc/self/fd/N to that inode (the uprobes then hold it).
@@ -617,6 +863,33 @@ int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, 
 		if (fn != LT_FN_FREE)
 			ps.return_at[ps.n_return++] = p->entry_offset;
 	}
+	if (tree) {
+		err = attach_tree(ld, &a, ref, &ps, &plan, pid, path);
+		if (!err)
+			goto attached;
+		detach_one(&a);
+		a.n_probes = 0;
+		if (err == -ENOMEM) {
+			msg__set(msg, msg_len, 0, "out of memory attaching to %s", name);
+			goto out;
+		}
+		/* A process gone before its probes went on needs none, least of all everyone's. */
+		if (err == -ESRCH) {
+			msg__set(msg, msg_len, 0, "process %d ended before its probes went on", pid);
+			goto out;
+		}
+		if (ld->cfg.verbose && !ld->tree_fell_back)
+			fprintf(stderr, "leaktop: cannot attach the probes to the command's "
+				"processes only (tracefs uprobe events: %s): attaching them to "
+				"every process that maps %s\n", strerror(-err), name);
+		ld->tree_fell_back = true;
+		a.tree = tree = false;
+		a.pid = pid = -1;
+		if (loader__has_libc(ld, ref->dev, ref->ino, -1)) {
+			err = 0;
+			goto out;
+		}
+	}
 	err = -EOPNOTSUPP;
 	if (ld->multi) {
 		err = attach_multi(ld, &a, &ps, path);
@@ -634,30 +907,40 @@ int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, 
 	if (err)
 		goto out;
 	ld->multi_worked |= a.multi_fd[0] >= 0;
-	if (ld->n_libcs == ld->cap_libcs) {
-		size_t cap = ld->cap_libcs ? ld->cap_libcs * 2 : 8;
-		struct attached_libc *v = realloc(ld->libcs, cap * sizeof(*v));
-
-		if (!v) {
-			err = -ENOMEM;
-			msg__set(msg, msg_len, 0, "out of memory attaching to %s", name);
-			goto out;
-		}
-		ld->libcs = v;
-		ld->cap_libcs = cap;
-	}
+attached:
 	ld->libcs[ld->n_libcs++] = a;
 out:
 	if (err) {
-		for (int k = 0; k < 2; k++)
-			if (a.multi_fd[k] >= 0)
-				close(a.multi_fd[k]);
-		detach_all(a.links, a.n_links);
-		free(a.links);
+		detach_one(&a);
 	}
 	if (fd >= 0)
 		close(fd);
 	return err;
+}
+
+int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, char *msg,
+			size_t msg_len)
+{
+	return attach_libc(ld, ref, pid, false, msg, msg_len);
+}
+
+int loader__attach_libc_tree(struct loader *ld, const struct libc_ref *ref, int pid, char *msg,
+			     size_t msg_len)
+{
+	return attach_libc(ld, ref, pid, true, msg, msg_len);
+}
+
+const char *loader__heap_attach(const struct loader *ld)
+{
+	bool pid = false, tree = false;
+
+	for (size_t i = 0; i < ld->n_libcs; i++) {
+		if (ld->libcs[i].pid == -1)
+			return "system";
+		tree |= ld->libcs[i].tree;
+		pid |= !ld->libcs[i].tree;
+	}
+	return tree ? "tree" : pid ? "pid" : NULL;
 }
 
 size_t loader__libcs_refused(const struct loader *ld)

@@ -32,6 +32,7 @@ struct loader_config {
 	bool track_fd;		/* attach the syscall tracepoints for descriptors */
 	bool track_mmap;	/* ... and for memory mappings */
 	bool no_uprobe_multi;	/* one perf event per probe even where uprobe_multi works */
+	bool no_tracefs;	/* trees attach system-wide, as where tracefs cannot be had */
 	enum probe_kind probes;
 };
 
@@ -61,6 +62,21 @@ void loader__destroy(struct loader *ld);
  */
 int loader__attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, char *msg,
 			size_t msg_len);
+/*
+ * The same probes on process pid and every process it forks from then on (threads,
+ * children, theirs, across exec), and on no other process: tracefs uprobe events opened as
+ * inherited perf events (live/tracefs.h).  A pid that some earlier tree of the same libc
+ * covers (it descends from that tree's root) is a no-op.  Where tracefs cannot be had or the
+ * kernel refuses, the probes are attached system-wide instead (said once with -v;
+ * loader__heap_attach() tells).  0 or -errno with one line in msg.
+ */
+int loader__attach_libc_tree(struct loader *ld, const struct libc_ref *ref, int pid, char *msg,
+			     size_t msg_len);
+/*
+ * How the allocator probes reach processes: "system" (some libc for every process that
+ * maps it), else "tree" (-- : the command's processes), else "pid" (-p); NULL: none.
+ */
+const char *loader__heap_attach(const struct loader *ld);
 /* How many times a libc was refused because no way to it reached the mapped file. */
 size_t loader__libcs_refused(const struct loader *ld);
 bool loader__has_libc(struct loader *ld, uint64_t dev, uint64_t ino, int pid);

@@ -225,6 +225,28 @@ int procfs__start_ticks(int pid, uint64_t *ticks)
 	return procfs__parse_stat_starttime(buf, ticks);
 }
 
+int procfs__parse_stat_ppid(const char *text, int *ppid)
+{
+	/* comm may hold spaces and parentheses: ") STATE PPID" follows the last ')'. */
+	const char *p = strrchr(text, ')');
+
+	if (!p || sscanf(p + 1, " %*c %d", ppid) != 1)
+		return -EINVAL;
+	return 0;
+}
+
+int procfs__ppid(int pid, int *ppid)
+{
+	char path[64], buf[1024];
+	long n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	n = procfs__read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	return procfs__parse_stat_ppid(buf, ppid);
+}
+
 int procfs__tgid(int tid, int *tgid)
 {
 	char path[64], buf[4096], *p;

@@ -27,6 +27,9 @@ int procfs__comm(int pid, char *buf, size_t len);
 /* Arguments joined by spaces. */
 int procfs__cmdline(int pid, char *buf, size_t len);
 int procfs__start_ticks(int pid, uint64_t *ticks);
+/* Field 4 of /proc/PID/stat (the parent process). */
+int procfs__parse_stat_ppid(const char *text, int *ppid);
+int procfs__ppid(int pid, int *ppid);
 /* The process (thread group) a task id belongs to. */
 int procfs__tgid(int tid, int *tgid);
 /* A live thread of pid: prefer if it still runs, else any other; or -ESRCH/-errno. */

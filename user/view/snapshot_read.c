@@ -1249,6 +1249,9 @@ static int read_stats(struct rd *r, json_t *root, struct model *m, struct snapsh
 	if (!ret)
 		ret = read_reals(r, stats, m, collect, 1, NULL);
 	if (!ret)
+		ret = read_strbuf(r, stats, "heap_attach", F_NULL, m->heap_attach,
+				  sizeof(m->heap_attach));
+	if (!ret)
 		ret = member(r, stats, "drops", JSON_OBJECT, F_NULL, &drops);
 	for (int i = 0; !ret && drops && i < LT_DROP__COUNT; i++) {
 		struct int_field f = { drop_names[i], 0, 8, 0, NUM_MAX, F_NULL };
