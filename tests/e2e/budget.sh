@@ -167,24 +167,34 @@ test_exact_flag_keeps_exact_tracing_over_budget() {
 }
 
 # The default budget on a quiet machine: nothing here polls with jq (a jq run on a
-# whole-system snapshot makes tens of thousands of allocator calls, far over the budget)
-# until leaktop has ended.  A process started after leaktop leaks 1000 x 64 B once.
-snapshot_inode() { stat -c %i "$1" 2>/dev/null; }
-new_snapshot_since() { [ "$(snapshot_inode "$BU/quiet.json")" != "$1" ]; }
+# whole-system snapshot makes tens of thousands of allocator calls, far over the budget), nor
+# forks while waiting (bash's own allocations for each command count too) until leaktop has
+# ended: the waits are bash builtins.  A process started after leaktop leaks 1000 x 64 B.
+newer_snapshot() { [ "$BU/quiet.json" -nt "$BU/quiet.ref" ]; }
+# slow_wait DESC CMD...: wait_until, polling every 0.3 s: bash's work for each poll is
+# allocator calls too (thousands a second at wait_until's first pace).
+slow_wait() {
+	local desc=$1 deadline=$((SECONDS + WAIT_S))
+	shift
+	while ! "$@"; do
+		[ "$SECONDS" -lt "$deadline" ] || { fail_because "timed out waiting for $desc"; return 1; }
+		nap 0.3
+	done
+}
 
 run_quiet_default() {
-	local i ino
+	local i
 	mkdir -p "$BU/once"
 	lt_bg "$BU/quiet.out" "$BU/quiet.err" -b -i 0.5 -j "$BU/quiet.json"
-	wait_snapshot_file "$BU/quiet.json" "$BU/quiet.err" || return 1
+	slow_wait "the first snapshot" test -e "$BU/quiet.json" || return 1
 	"$PROGS/steady_grow" "$BU/once" 64 1 1000 &
 	ONCE=$!
 	BG_PIDS+=("$ONCE")
-	wait_file "$BU/once/done" || return 1
-	# Three more snapshots (each written to a new file renamed into place: a new inode).
+	slow_wait "the leaks" test -e "$BU/once/done" || return 1
+	# Three more snapshots, each written after the reference file.
 	for i in 1 2 3; do
-		ino=$(snapshot_inode "$BU/quiet.json")
-		wait_until "snapshot $i after the leak" new_snapshot_since "$ino" || return 1
+		: >"$BU/quiet.ref"
+		slow_wait "snapshot $i after the leak" newer_snapshot || return 1
 	done
 	signal INT "$LT_PID"
 	wait_exit "$LT_PID" || return 1
