@@ -3,8 +3,8 @@
 #
 # budget.sh - whole-system mode under the overhead budget (--budget, --max-suspects, --exact).
 #
-# A budget far below what any allocator activity costs (--budget 0.00001) makes leaktop
-# leave exact tracing after a few intervals: the system-wide heap probes come off, and only
+# A budget below what the test's own jq polls cost (--budget 0.05: 0.05% of the CPUs) makes
+# leaktop leave exact tracing after a few intervals: the system-wide heap probes come off, and only
 # suspects (processes whose anonymous memory or mappings grow) get pid-filtered ones.  A
 # steady grower (tests/progs/steady_grow.c, 64 KiB every 50 ms, written so its RSS grows)
 # must become a suspect and its leak site be flagged with its function; a quiet process
@@ -33,7 +33,7 @@ run_budget() {
 	QUIET=$!
 	BG_PIDS+=("$QUIET")
 	wait_file "$BU/quiet/ready" || return 1
-	lt_bg "$BU/out" "$BU/err" -b -i 0.25 --budget 0.00001 -j "$BU/snap.json"
+	lt_bg "$BU/out" "$BU/err" -b -i 0.25 --budget 0.05 -j "$BU/snap.json"
 	wait_snapshot_file "$BU/snap.json" "$BU/err" || return 1
 	"$PROGS/steady_grow" "$BU/grow" 65536 50 &
 	GROWER=$!

@@ -208,6 +208,46 @@ static void test_picked_process_stays_traced_without_growth_and_beyond_the_limit
 	heapmode__free(&h);
 }
 
+static void test_suspect_costing_more_than_the_budget_alone_is_released_and_kept_out(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	struct heapmode_candidate c = { .pid = 7, .growing = true, .growth_per_s = 4096,
+					.cost_pct = NAN };
+	struct heapmode_changes ch;
+	uint64_t t = 0;
+	int back_at = -1;
+
+	steps(&h, &t, 9, 5);
+	CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
+	CHECK(ch.n_added == 1);
+	heapmode_changes__free(&ch);
+	/* Traced, it turns out to cost 5% of the CPUs alone. */
+	c.cost_pct = 5;
+	t += S;
+	CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
+	CHECK(ch.n_removed == 1 && ch.n_expensive == 1 && ch.removed[0] == 7);
+	CHECK(!heapmode__traced(&h, 7));
+	heapmode_changes__free(&ch);
+	/* Still growing, but kept out for the release time; then taken again. */
+	c.cost_pct = NAN;
+	for (int i = 1; i <= 40 && back_at < 0; i++) {
+		t += S;
+		CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
+		if (ch.n_added)
+			back_at = i;
+		heapmode_changes__free(&ch);
+	}
+	CHECK(back_at == HEAPMODE_RELEASE_INTERVALS);
+	/* A picked one stays whatever it costs. */
+	c.picked = true;
+	c.cost_pct = 50;
+	t += S;
+	CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
+	CHECK(ch.n_removed == 0 && heapmode__traced(&h, 7));
+	heapmode_changes__free(&ch);
+	heapmode__free(&h);
+}
+
 static void test_gone_process_is_released_at_once(void)
 {
 	struct heapmode h = hm(2, 8, false);
@@ -305,6 +345,7 @@ int main(void)
 	RUN(test_quiet_process_stays_watched);
 	RUN(test_suspect_released_after_it_stops_growing);
 	RUN(test_picked_process_stays_traced_without_growth_and_beyond_the_limit);
+	RUN(test_suspect_costing_more_than_the_budget_alone_is_released_and_kept_out);
 	RUN(test_gone_process_is_released_at_once);
 	RUN(test_much_stronger_grower_takes_the_weakest_suspects_place);
 	RUN(test_switch_to_exact_forgets_the_suspects);

@@ -36,8 +36,37 @@ void heapmode__init(struct heapmode *h, const struct heapmode_config *cfg, uint6
 void heapmode__free(struct heapmode *h)
 {
 	free(h->traced);
+	free(h->banned);
 	h->traced = NULL;
-	h->n_traced = h->cap_traced = 0;
+	h->banned = NULL;
+	h->n_traced = h->cap_traced = h->n_banned = 0;
+}
+
+/* Is pid kept out for its cost (bans that ended are dropped on the way)? */
+static bool banned(struct heapmode *h, uint32_t pid, uint64_t now_ns)
+{
+	bool found = false;
+	size_t keep = 0;
+
+	for (size_t i = 0; i < h->n_banned; i++) {
+		if (h->banned[i].until_ns <= now_ns)
+			continue;
+		found |= h->banned[i].pid == pid;
+		h->banned[keep++] = h->banned[i];
+	}
+	h->n_banned = keep;
+	return found;
+}
+
+static int ban(struct heapmode *h, uint32_t pid, uint64_t until_ns)
+{
+	struct heapmode_ban *v = realloc(h->banned, (h->n_banned + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	v[h->n_banned++] = (struct heapmode_ban){ pid, until_ns };
+	h->banned = v;
+	return 0;
 }
 
 enum heapmode_change heapmode__step(struct heapmode *h, uint64_t now_ns, double exact_cost_pct)
@@ -182,7 +211,23 @@ int heapmode__choose(struct heapmode *h, uint64_t now_ns, const struct heapmode_
 	memset(out, 0, sizeof(*out));
 	if (h->mode == HEAP_MODE_EXACT) {
 		h->n_traced = 0;
+		h->n_banned = 0;
 		return 0;
+	}
+	/* Too expensive on its own: released first (so listed first), and kept out a while. */
+	for (size_t i = 0; i < h->n_traced;) {
+		const struct heapmode_candidate *k = candidate_of(c, n, h->traced[i].pid);
+
+		if (!k || k->picked || !(k->cost_pct > h->cfg.budget_pct)) {
+			i++;
+			continue;
+		}
+		err = ban(h, k->pid, now_ns + release);
+		if (!err)
+			err = remove_traced(h, i, out);
+		if (err)
+			return err;
+		out->n_expensive++;
 	}
 	/* Those traced already: still there, still growing or picked? */
 	for (size_t i = 0; i < h->n_traced;) {
@@ -210,6 +255,8 @@ int heapmode__choose(struct heapmode *h, uint64_t now_ns, const struct heapmode_
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		if (heapmode__traced(h, c[i].pid))
+			continue;
+		if (!c[i].picked && banned(h, c[i].pid, now_ns))
 			continue;
 		if (c[i].picked) {
 			err = add_traced(h, &c[i], now_ns, out);

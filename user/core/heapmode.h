@@ -58,6 +58,7 @@ struct heapmode_candidate {
 	bool growing;			/* anonymous memory, mappings or tracked heap grow */
 	double growth_per_s;		/* bytes/s of the strongest of those */
 	bool picked;			/* named by the user (TUI): traced whatever it does */
+	double cost_pct;		/* what tracing it costs now (% of all CPUs); NaN: unknown */
 };
 
 /* A process whose heap is traced on its own in suspects mode. */
@@ -81,6 +82,11 @@ struct heapmode {
 					 * time (0 to 1), learned while exact; NaN until then */
 	struct heapmode_traced *traced;	/* suspects mode: who is traced, by pid */
 	size_t n_traced, cap_traced;
+	struct heapmode_ban {		/* released for costing more than the budget alone */
+		uint32_t pid;
+		uint64_t until_ns;
+	} *banned;
+	size_t n_banned;
 };
 
 enum heapmode_change {
@@ -115,18 +121,21 @@ int heapmode__pick(struct heapmode *h, uint32_t pid, uint64_t now_ns);
 /* Stop tracing pid at once (the user's choice); true when it was traced. */
 bool heapmode__drop(struct heapmode *h, uint32_t pid);
 
-/* What heapmode__choose changed: pids to attach and to detach. */
+/* What heapmode__choose changed: pids to attach and to detach (the first n_expensive of
+ * removed were released because tracing them alone cost more than the budget). */
 struct heapmode_changes {
 	uint32_t *added, *removed;
-	size_t n_added, n_removed;
+	size_t n_added, n_removed, n_expensive;
 };
 
 /*
  * Suspects mode: update the traced set from this interval's candidates (every live process):
- * picked ones are always in it; growing ones join, strongest first, up to max_suspects
- * (one growing more than HEAPMODE_PREEMPT_FACTOR times the weakest suspect takes its place);
- * a suspect not growing for HEAPMODE_RELEASE_INTERVALS is released, and one that is no
- * candidate (gone) too.  In exact mode it only forgets.  0 or -ENOMEM; out is freed with
+ * picked ones are always in it; a suspect whose tracing alone costs more than the budget is
+ * released and not taken again for HEAPMODE_RELEASE_INTERVALS (suspects only must stay
+ * under the budget too; the user can still pick it); growing ones join, strongest first,
+ * up to max_suspects (one growing more than HEAPMODE_PREEMPT_FACTOR times the weakest
+ * suspect takes its place); a suspect not growing for HEAPMODE_RELEASE_INTERVALS is
+ * released, and one that is no candidate (gone) too.  In exact mode it only forgets.  0 or -ENOMEM; out is freed with
  * heapmode_changes__free().
  */
 int heapmode__choose(struct heapmode *h, uint64_t now_ns, const struct heapmode_candidate *c,

@@ -43,6 +43,7 @@ struct heapctl {
 	uint64_t last_ns, last_calls, last_run_ns, last_busy_ns;
 	double last_self_cpu_s;
 	double cost_pct, exact_cost_pct;	/* NaN: unknown */
+	double call_ns;			/* one probe entry: the trap and the programs' run time */
 	uint32_t *picked;		/* the user's picks (TUI), kept in either mode */
 	size_t n_picked;
 	struct heapmode_traced *shown;	/* exact mode: the picks, for the model */
@@ -129,6 +130,8 @@ static void measure(struct heapctl *hc, const struct model *m, uint64_t now_ns)
 		all_ns = dt_ns * hc->ncpu;
 		cost_ns = (calls - hc->last_calls) * hc->trap_ns +
 			  (run_ns >= hc->last_run_ns ? run_ns - hc->last_run_ns : 0);
+		if (calls > hc->last_calls)
+			hc->call_ns = cost_ns / (calls - hc->last_calls);
 		hc->cost_pct = 100.0 * cost_ns / all_ns;
 		/* /proc/stat counts in ticks, leaktop's own time is exact: never below 0. */
 		other_busy_ns = busy_known && busy_ns >= hc->last_busy_ns ?
@@ -151,6 +154,15 @@ static void measure(struct heapctl *hc, const struct model *m, uint64_t now_ns)
 	hc->last_run_ns = run_ns;
 	hc->last_busy_ns = busy_ns;
 	hc->last_self_cpu_s = m->self_cpu_s;
+}
+
+/* What tracing p's heap costs now, % of all CPUs (NaN: not known yet). */
+static double cost_of(const struct heapctl *hc, const struct process *p)
+{
+	if (!p->heap_calls_ns || isnan(hc->trap_ns))
+		return NAN;
+	return 100.0 * p->heap_calls_per_s * (hc->call_ns > 0 ? hc->call_ns : hc->trap_ns) /
+	       (1e9 * hc->ncpu);
 }
 
 /* "1234 (name)", the name escaped. */
@@ -257,13 +269,17 @@ enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, ui
 			g = p->heap_growth_per_s;
 		c[n++] = (struct heapmode_candidate){ .pid = p->pid, .growing = g > 0,
 						      .growth_per_s = g,
-						      .picked = is_picked(hc, p->pid) };
+						      .picked = is_picked(hc, p->pid),
+						      .cost_pct = t ? cost_of(hc, p) : NAN };
 	}
 	if (!heapmode__choose(&hc->hm, now_ns, c, n, &ch)) {
 		untrace(hc, ch.removed, ch.n_removed);
 		for (size_t i = 0; i < ch.n_removed; i++) {
-			snprintf(line, sizeof(line), "heap tracing: released %s (stopped growing)",
-				 who(m, ch.removed[i], name, sizeof(name)));
+			snprintf(line, sizeof(line), "heap tracing: released %s (%s)",
+				 who(m, ch.removed[i], name, sizeof(name)),
+				 i < ch.n_expensive ? "tracing it alone cost more than the budget; "
+						      "t in the TUI traces it anyway" :
+						      "stopped growing");
 			say(say_ctx, line);
 		}
 		for (size_t i = 0; i < ch.n_added; i++) {
