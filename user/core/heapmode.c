@@ -218,7 +218,8 @@ int heapmode__choose(struct heapmode *h, uint64_t now_ns, const struct heapmode_
 	for (size_t i = 0; i < h->n_traced;) {
 		const struct heapmode_candidate *k = candidate_of(c, n, h->traced[i].pid);
 
-		if (!k || k->picked || !(k->cost_pct > h->cfg.budget_pct)) {
+		if (!k || k->picked ||
+		    !(k->cost_pct > HEAPMODE_SUSPECT_COST_FACTOR * h->cfg.budget_pct)) {
 			i++;
 			continue;
 		}

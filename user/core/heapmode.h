@@ -44,6 +44,7 @@ enum proc_heap_mode {
 #define HEAPMODE_UNDER_FRACTION		0.5	/* "well under": below half the budget */
 #define HEAPMODE_RELEASE_INTERVALS	20	/* a suspect not growing this long is released */
 #define HEAPMODE_PREEMPT_FACTOR		2.0	/* a stronger grower takes the weakest one's place */
+#define HEAPMODE_SUSPECT_COST_FACTOR	10.0	/* a suspect costing this many budgets alone goes */
 
 struct heapmode_config {
 	double budget_pct;		/* of the machine's CPU (all cores) */
@@ -130,9 +131,10 @@ struct heapmode_changes {
 
 /*
  * Suspects mode: update the traced set from this interval's candidates (every live process):
- * picked ones are always in it; a suspect whose tracing alone costs more than the budget is
- * released and not taken again for HEAPMODE_RELEASE_INTERVALS (suspects only must stay
- * under the budget too; the user can still pick it); growing ones join, strongest first,
+ * picked ones are always in it; a suspect whose tracing alone costs more than
+ * HEAPMODE_SUSPECT_COST_FACTOR budgets (a process that lives in malloc) is released and not
+ * taken again for HEAPMODE_RELEASE_INTERVALS (the user can still pick it); a leaker with
+ * ordinary allocator traffic costs a few budgets and stays; growing ones join, strongest first,
  * up to max_suspects (one growing more than HEAPMODE_PREEMPT_FACTOR times the weakest
  * suspect takes its place); a suspect not growing for HEAPMODE_RELEASE_INTERVALS is
  * released, and one that is no candidate (gone) too.  In exact mode it only forgets.  0 or -ENOMEM; out is freed with

@@ -277,8 +277,8 @@ enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, ui
 		for (size_t i = 0; i < ch.n_removed; i++) {
 			snprintf(line, sizeof(line), "heap tracing: released %s (%s)",
 				 who(m, ch.removed[i], name, sizeof(name)),
-				 i < ch.n_expensive ? "tracing it alone cost more than the budget; "
-						      "t in the TUI traces it anyway" :
+				 i < ch.n_expensive ? "tracing it alone cost over ten times the "
+						      "budget; t in the TUI traces it anyway" :
 						      "stopped growing");
 			say(say_ctx, line);
 		}
