@@ -213,16 +213,21 @@ int procfs__cmdline(int pid, char *buf, size_t len)
 	return 0;
 }
 
-int procfs__start_ticks(int pid, uint64_t *ticks)
+/* /proc/PID/stat into buf (len bytes); its length or -errno. */
+static long read_stat(int pid, char *buf, size_t len)
 {
-	char path[64], buf[1024];
-	long n;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	n = procfs__read_file(path, buf, sizeof(buf));
-	if (n < 0)
-		return n;
-	return procfs__parse_stat_starttime(buf, ticks);
+	return procfs__read_file(path, buf, len);
+}
+
+int procfs__start_ticks(int pid, uint64_t *ticks)
+{
+	char buf[1024];
+	long n = read_stat(pid, buf, sizeof(buf));
+
+	return n < 0 ? (int)n : procfs__parse_stat_starttime(buf, ticks);
 }
 
 int procfs__parse_stat_ppid(const char *text, int *ppid)
@@ -237,14 +242,10 @@ int procfs__parse_stat_ppid(const char *text, int *ppid)
 
 int procfs__ppid(int pid, int *ppid)
 {
-	char path[64], buf[1024];
-	long n;
+	char buf[1024];
+	long n = read_stat(pid, buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	n = procfs__read_file(path, buf, sizeof(buf));
-	if (n < 0)
-		return n;
-	return procfs__parse_stat_ppid(buf, ppid);
+	return n < 0 ? (int)n : procfs__parse_stat_ppid(buf, ppid);
 }
 
 int procfs__tgid(int tid, int *tgid)
