@@ -23,7 +23,9 @@ command -v python3 >/dev/null || { echo "FAIL $(basename "$0"): python3 is not i
 STRESS_S=${STRESS_S:-20}
 
 # own_errors ERR: leaktop's stderr but the libcs it skipped (other tests' private mounts).
-own_errors() { grep -v '^leaktop: skipping ' "$1"; }
+# What leaktop said besides skipped libcs and the overhead budget's switches and suspects
+# (a busy machine is where the default budget leaves exact tracing: test_stress_budget...).
+own_errors() { grep -v -e '^leaktop: skipping ' -e '^leaktop: heap tracing: ' "$1"; }
 ST=$E2E_TMP/stress
 LOAD_PIDS=()
 
@@ -91,6 +93,13 @@ test_stress_one_sigint_ends_a_busy_whole_system_run() {
 	scenario run_busy || return 1
 	expect_eq "exit status after one SIGINT" 0 "$ST_STATUS" || return 1
 	expect_eq "stderr" "" "$(own_errors "$ST/err.txt")"
+}
+
+test_stress_budget_leaves_exact_tracing_on_a_busy_machine_once() {
+	scenario run_busy || return 1
+	expect_eq "switches to suspects only" 1 \
+		"$(grep -c '^leaktop: heap tracing: suspects only' "$ST/err.txt")" || return 1
+	expect_jq "heap mode at the end" '"suspects"' "$ST/snap.json" '.stats.heap_mode'
 }
 
 test_stress_final_snapshot_is_valid_and_written_after_the_signal() {
