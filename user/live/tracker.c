@@ -47,6 +47,9 @@ struct image {
 	struct proc_counters counters;	/* that reading */
 };
 
+/* Time the stacks of exited images may take beyond a spent interval budget. */
+#define EXITED_FRAMES_RESERVE_NS	(200 * 1000000ULL)
+
 struct tracker {
 	struct symbolizer *sym;
 	struct tracker_config cfg;
@@ -589,8 +592,19 @@ int tracker__fill(struct tracker *t, struct collector *c, struct sample *s,
 	 * their last report, and a stack left for later would never get its frames.  /proc
 	 * reads that wait lose nothing.
 	 */
-	if (!err)
-		err = add_frames(t, c, s, b, true);
+	if (!err) {
+		/*
+		 * With a reserve of their own: the interval's budget may be gone already (the
+		 * first symbols of a library read from a cold disk), and what is not resolved
+		 * now never will be.  Bounded: EXITED_FRAMES_RESERVE_NS past the start of this.
+		 */
+		struct work_budget exited = *b;
+		uint64_t reserve = monotonic_ns() + EXITED_FRAMES_RESERVE_NS;
+
+		if (exited.deadline_ns && exited.deadline_ns < reserve)
+			exited.deadline_ns = reserve;
+		err = add_frames(t, c, s, &exited, true);
+	}
 	if (!err)
 		err = plan_reads(t, s, b);
 	if (!err)
