@@ -398,7 +398,7 @@ static __always_inline int free_entry(__u64 ptr)
 		return 0;
 	if (release(tgid, ptr))
 		bump(&counters, LT_CNT_EVENTS);
-	else if (!realloc_own_free(ptr) && bpf_map_lookup_elem(&procs, &tgid))
+	else if (!realloc_own_free(ptr) && p)
 		bump(&counters, LT_CNT_FREE_UNKNOWN);
 	else
 		bystander_hit();

@@ -171,6 +171,11 @@ static const char *who(const struct model *m, uint32_t pid, char *buf, size_t le
 	const struct process *p = model__find_pid(m, pid);
 	char comm[64];
 
+	/* Gone: the name of its last image. */
+	for (size_t i = 0; !p && i < m->n_procs; i++)
+		if (m->procs[i].pid == pid)
+			p = &m->procs[i];
+
 	escape__str(comm, sizeof(comm), p && p->comm[0] ? p->comm : "?");
 	snprintf(buf, len, "%" PRIu32 " (%s)", pid, comm);
 	return buf;
@@ -279,7 +284,7 @@ enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, ui
 				 who(m, ch.removed[i], name, sizeof(name)),
 				 i < ch.n_expensive ? "tracing it alone cost over ten times the "
 						      "budget; t in the TUI traces it anyway" :
-						      "stopped growing");
+				 model__find_pid(m, ch.removed[i]) ? "stopped growing" : "it exited");
 			say(say_ctx, line);
 		}
 		for (size_t i = 0; i < ch.n_added; i++) {
