@@ -189,6 +189,14 @@ static __always_inline __u64 stack_hash_of(const struct lt_stack *st, __u32 nr)
 #define LT_USER_TEXT_MIN	4096ULL
 #define LT_USER_TEXT_MAX	0x00fffffffffff000ULL
 #define VM_EXEC			0x00000004ULL
+#define VM_SHARED		0x00000008ULL
+#define LT_MAP_FIXED		0x10		/* mmap: replaces what was mapped there */
+
+/* A length in whole pages, as the kernel maps and unmaps it. */
+static __always_inline __u64 page_up(__u64 len)
+{
+	return (len + 4095ULL) & ~4095ULL;
+}
 
 /* A mapping of the current process, as bpf_find_vma found it. */
 struct lt_vma {
@@ -305,6 +313,12 @@ extern __u32 lt_walk_user_stack(const struct lt_walk *w, struct lt_stack *st);
  * function (bpf/fd.bpf.c).
  */
 extern __u64 lt_syscall_stack(__u64 regs, __u64 salt);
+
+/*
+ * Before an unmapping syscall over [lo, hi): where its records may be (sets a->hint and
+ * a->hint_end); bpf/mmap.bpf.c.
+ */
+extern int lt_unmap_hint(struct lt_sysargs *a, __u64 lo, __u64 hi);
 
 /* The exit of a memory mapping syscall (a: its arguments, ret >= 0); bpf/mmap.bpf.c. */
 extern int lt_mmap_exit(const struct lt_sysargs *a, long ret, __u64 regs);

@@ -384,14 +384,14 @@ int lt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 
 		sa.args[1] = BPF_CORE_READ(task, mm, brk);
 	}
+	/* What an unmap will cut, while the mappings are still there to look at. */
 	if (cfg_fd_class[nr] == LT_FDC_MUNMAP) {
-		struct lt_vma v;
-
-		/* Within one file or shared mapping: no record of ours, skip the search. */
-		if (!vma_at(sa.args[0], &v) && v.file && v.start <= sa.args[0] &&
-		    v.end >= sa.args[0] + sa.args[1])
-			return 0;
+		lt_unmap_hint(&sa, sa.args[0], sa.args[0] + page_up(sa.args[1]));
+		if (sa.hint == LT_UNMAP_HINT_NONE)
+			return 0;	/* no record of ours can be there */
 	}
+	if (cfg_fd_class[nr] == LT_FDC_MMAP && (sa.args[3] & LT_MAP_FIXED))
+		lt_unmap_hint(&sa, sa.args[0], sa.args[0] + page_up(sa.args[1]));
 	sa.active = 1;
 	if (bpf_map_update_elem(&sysargs, &id, &sa, BPF_ANY))
 		drop(LT_DROP_INFLIGHT_FULL);
@@ -403,7 +403,7 @@ int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 	long ret = ctx->args[1];
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid(), nr;
 	__u32 tgid = id >> 32;
 	struct lt_sysargs *sa;
 	struct lt_sysargs a;
@@ -411,6 +411,10 @@ int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	__u8 cls;
 	int pair[2];
 
+	/* Most syscalls are none of leaktop's: known from the number, without a map lookup. */
+	nr = BPF_CORE_READ(regs, orig_ax);
+	if (nr >= LT_MAX_SYSCALL || cfg_fd_class[nr] == LT_FDC_NONE)
+		return 0;
 	sa = bpf_map_lookup_elem(&sysargs, &id);
 	if (!sa)
 		return 0;

@@ -84,6 +84,8 @@ enum lt_counter {
 	LT_CNT_HEAP_CALLS,		/* allocator probe entries hit outside leaktop (the traps
 					 * its heap probes cost; the overhead budget counts them) */
 	LT_CNT_CALIBRATION_HITS,	/* probe hits of leaktop's start-up trap-cost calibration */
+	LT_CNT_MMAP_SCANS,		/* unmaps whose records were searched for in the whole
+					 * mmaps map (the slow path: no cheaper way found them) */
 	LT_CNT__COUNT,
 };
 
@@ -103,6 +105,10 @@ struct lt_proc {
 	__u64 alloc_text_end;
 	__u64 heap_calls;		/* allocator probe entries hit in this image (the budget's
 					 * per-process cost) */
+	__u64 brk_top;			/* start of this image's topmost brk record (0: none);
+					 * each brk record names the one below (brk_prev) */
+	__u32 has_mmaps;		/* this image ever had a mapping record: unmaps look */
+	__u32 pad;
 };
 
 enum lt_site_kind {
@@ -222,6 +228,9 @@ enum lt_fd_class {
  * Written by BPF; the collector deletes the records of dead images. */
 #define LT_MAX_MMAPS		(1u << 16)
 #define LT_MMAP_RANGE_MAX	8	/* tracked mappings one munmap/brk shrink edits */
+#define LT_MMAP_CHAIN_MAX	16	/* records an unmap follows from a known start */
+#define LT_UNMAP_HINT_SCAN	0	/* records may be anywhere in the range: search */
+#define LT_UNMAP_HINT_NONE	1	/* no anonymous private mapping in the range */
 
 struct lt_mmap_key {
 	__u32 tgid;
@@ -234,6 +243,7 @@ struct lt_mmap_val {
 	__u64 gen;
 	__u64 stack_hash;
 	__u64 ts_ns;
+	__u64 brk_prev;			/* a brk record: the start of the brk record below it */
 };
 
 /* sysargs (pid_tgid ->): a traced thread's fd or mapping syscall between entry and exit.
@@ -241,6 +251,10 @@ struct lt_mmap_val {
 #define LT_MAX_SYSARGS		(1u << 15)
 struct lt_sysargs {
 	__u64 args[4];
+	__u64 hint;			/* an unmapping syscall: where its records may be
+					 * (LT_UNMAP_HINT_*, or the start of the run of anonymous
+					 * mappings it touches), learned before the call */
+	__u64 hint_end;			/* the end of that run */
 	__u64 gen;
 	__u32 nr;
 	__u32 active;
@@ -280,7 +294,7 @@ enum lt_filter {
 };
 
 #define LT_ASSERT_SIZE(type, size) _Static_assert(sizeof(type) == (size), #type " layout changed")
-LT_ASSERT_SIZE(struct lt_proc, 40);
+LT_ASSERT_SIZE(struct lt_proc, 56);
 LT_ASSERT_SIZE(struct lt_site_key, 24);
 LT_ASSERT_SIZE(struct lt_site_val, 56);
 LT_ASSERT_SIZE(struct lt_alloc_key, 16);
@@ -290,8 +304,8 @@ LT_ASSERT_SIZE(struct lt_inflight, 104);
 LT_ASSERT_SIZE(struct lt_event, 64 + LT_EXE_LEN);
 LT_ASSERT_SIZE(struct lt_fd_key, 8);
 LT_ASSERT_SIZE(struct lt_fd_val, 24);
-LT_ASSERT_SIZE(struct lt_sysargs, 48);
+LT_ASSERT_SIZE(struct lt_sysargs, 64);
 LT_ASSERT_SIZE(struct lt_mmap_key, 16);
-LT_ASSERT_SIZE(struct lt_mmap_val, 32);
+LT_ASSERT_SIZE(struct lt_mmap_val, 40);
 
 #endif /* LEAKTOP_H */

@@ -8,19 +8,28 @@
  * the bytes and mappings still there.  File-backed and shared mappings are only counted.
  *
  * munmap (and a brk shrink, and MAP_FIXED over earlier mappings) may cut any part of any
- * number of records: the record at the start of the range is handled directly, anything else
- * by collecting the overlapping records of the process (at most LT_MMAP_RANGE_MAX, the rest
- * counted as unmatched) and trimming, splitting or deleting each.  A split adds a mapping to
- * the site, no allocation.  mremap moves the record to the new address and length; the
- * mapping stays charged to the site that made it, whose bytes change by the difference.
+ * number of records, found without searching the whole map wherever possible (a search walks
+ * every bucket of `mmaps`, hundreds of microseconds, and ld.so maps each library's segments
+ * with MAP_FIXED):
+ *  - the record at the start of the range, when it covers the range;
+ *  - nothing at all when, before the call, the range held no anonymous private mapping
+ *    (lt_unmap_hint(): ld.so's segments over its file reservation, a file's munmap) or the
+ *    image never had a record;
+ *  - the records that tile the run of anonymous mappings the range lies in, followed from
+ *    the run's start (the hint) record by record;
+ *  - brk records, followed down from the topmost (lt_proc.brk_top, each naming the one below).
+ * Otherwise (a gap in the tiling: memory mapped before leaktop looked) the overlapping records
+ * of the process are collected from the whole map (stats.mmap_scans; at most
+ * LT_MMAP_RANGE_MAX, the rest counted as unmatched).  Each is trimmed, split or deleted.  A
+ * split adds a mapping to the site, no allocation.  mremap moves the record to the new address
+ * and length; the mapping stays charged to the site that made it, whose bytes change by the
+ * difference.
  */
 #include "common.bpf.h"
 
-#define PAGE_MASK_		4095ULL
 #define MAP_SHARED		0x01
 #define MAP_PRIVATE		0x02
 #define MAP_TYPE		0x0f
-#define MAP_FIXED		0x10
 #define MAP_ANONYMOUS		0x20
 #define MREMAP_FIXED		2
 #define MREMAP_DONTUNMAP	4
@@ -34,11 +43,6 @@ struct {
 	__type(key, struct lt_mmap_key);
 	__type(value, struct lt_mmap_val);
 } mmaps SEC(".maps");
-
-static __always_inline __u64 page_up(__u64 len)
-{
-	return (len + PAGE_MASK_) & ~PAGE_MASK_;
-}
 
 /* Change a site's live bytes and mappings without counting a map or an unmap. */
 static __always_inline void site_adjust(__u32 tgid, const struct lt_mmap_val *v, __s64 bytes,
@@ -149,18 +153,88 @@ static long collect_overlaps(struct bpf_map *map, struct lt_mmap_key *k, struct 
 	return 0;
 }
 
-/* [start, start + len) of tgid is no longer mapped. */
-__noinline int lt_mmap_unmap(__u32 tgid, __u64 start, __u64 len)
+/* Is [lo, hi) of v's kind that may hold records (anonymous and private)? */
+static __always_inline bool anon_private(const struct lt_vma *v)
 {
-	struct lt_mmap_key k = { .tgid = tgid, .start = start };
-	struct lt_mmap_val *v = bpf_map_lookup_elem(&mmaps, &k);
-	struct overlap_buf ob = {};
-	__u64 end = start + len;
+	return !v->file && !(v->flags & VM_SHARED);
+}
 
-	if (!len)
+#define HINT_VMAS	4	/* mappings a hint looks at each way */
+
+/*
+ * Before the call: the mappings in [lo, hi).  None anonymous and private: no record can be
+ * there (LT_UNMAP_HINT_NONE).  One run of adjacent anonymous ones: its records tile it from
+ * its start (an mprotect splits a mapping's record over several: the run goes back through
+ * them).  Anything else, a hole, or more mappings than HINT_VMAS: LT_UNMAP_HINT_SCAN.
+ */
+__noinline int lt_unmap_hint(struct lt_sysargs *a, __u64 lo, __u64 hi)
+{
+	__u64 at = lo, run_start = 0, run_end = 0;
+	struct lt_vma v;
+
+	if (!a)
 		return 0;
-	if (v && v->len >= len)		/* the common cases: a whole mapping, or its prefix */
-		return lt_mmap_cut(tgid, start, start, end);
+	a->hint = LT_UNMAP_HINT_SCAN;
+	for (int i = 0; i < HINT_VMAS && at < hi; i++) {
+		if (vma_at(at, &v))
+			return 0;		/* a hole (or the lock is taken): search */
+		if (anon_private(&v)) {
+			if (run_end && run_end != v.start)
+				return 0;	/* a second run */
+			if (!run_end)
+				run_start = v.start;
+			run_end = v.end;
+		}
+		at = v.end;
+	}
+	if (at < hi)
+		return 0;
+	if (!run_end) {
+		a->hint = LT_UNMAP_HINT_NONE;
+		return 0;
+	}
+	for (int i = 0; i < HINT_VMAS; i++) {
+		if (vma_at(run_start - 1, &v) || !anon_private(&v) || v.end != run_start)
+			break;
+		run_start = v.start;
+	}
+	a->hint = run_start;
+	a->hint_end = run_end;
+	return 0;
+}
+
+/*
+ * Follow the records that tile [s, stop) from s, cutting [start, end) out of each; false if
+ * the tiling has a gap (a record not there) before the range is covered.
+ */
+static __always_inline bool unmap_tiled(__u32 tgid, __u64 s, __u64 stop, __u64 start, __u64 end)
+{
+	if (end < stop)
+		stop = end;
+	for (int i = 0; i < LT_MMAP_CHAIN_MAX; i++) {
+		struct lt_mmap_key k = { .tgid = tgid, .start = s };
+		struct lt_mmap_val *r;
+		__u64 e;
+
+		if (s >= stop)
+			return true;
+		r = bpf_map_lookup_elem(&mmaps, &k);
+		if (!r)
+			return false;
+		e = s + r->len;
+		if (e > start)
+			lt_mmap_cut(tgid, s, start, end);
+		s = e;
+	}
+	return s >= stop;
+}
+
+/* Collect tgid's records overlapping [start, end) from the whole map, and cut each. */
+static __always_inline void unmap_search(__u32 tgid, __u64 start, __u64 end)
+{
+	struct overlap_buf ob = {};
+
+	bump(&counters, LT_CNT_MMAP_SCANS);
 	ob.tgid = tgid;
 	ob.lo = start;
 	ob.hi = end;
@@ -172,17 +246,85 @@ __noinline int lt_mmap_unmap(__u32 tgid, __u64 start, __u64 len)
 	}
 	if (ob.more)
 		bump(&counters, LT_CNT_MMAP_UNMATCHED);
+}
+
+/* [start, start + len) of tgid is no longer mapped; hint and hint_end from lt_unmap_hint(). */
+__noinline int lt_mmap_unmap(__u32 tgid, __u64 start, __u64 len, __u64 hint, __u64 hint_end)
+{
+	struct lt_mmap_key k = { .tgid = tgid, .start = start };
+	struct lt_mmap_val *v = bpf_map_lookup_elem(&mmaps, &k);
+	struct lt_proc *p;
+	__u64 end = start + len;
+
+	if (!len)
+		return 0;
+	if (v && v->len >= len)		/* the common cases: a whole mapping, or its prefix */
+		return lt_mmap_cut(tgid, start, start, end);
+	if (hint == LT_UNMAP_HINT_NONE)
+		return 0;
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (p && !p->has_mmaps)
+		return 0;
+	if (hint != LT_UNMAP_HINT_SCAN && unmap_tiled(tgid, hint, hint_end, start, end))
+		return 0;
+	unmap_search(tgid, start, end);
 	return 0;
 }
 
-/* A new mapping [start, start + len) of image gen made at the caller's site. */
-__noinline int lt_mmap_new(__u32 tgid, __u64 gen, __u64 start, __u64 len, __u64 regs)
+/*
+ * The break went down from hi to lo: cut the brk records from the topmost down (each names
+ * the one below); a record not found on the way falls back to the search.
+ */
+__noinline int lt_mmap_brk_shrink(__u32 tgid, __u64 lo, __u64 hi)
 {
-	struct lt_mmap_val v = { .len = len, .gen = gen, .ts_ns = bpf_ktime_get_ns() };
+	struct lt_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	__u64 s;
+
+	if (!p || !p->has_mmaps)
+		return 0;
+	s = p->brk_top;
+	for (int i = 0; i < LT_MMAP_CHAIN_MAX; i++) {
+		struct lt_mmap_key k = { .tgid = tgid, .start = s };
+		struct lt_mmap_val *r;
+		__u64 prev;
+
+		if (!s) {
+			/* Below the first brk record: nothing of the break was tracked. */
+			p->brk_top = 0;
+			return 0;
+		}
+		r = bpf_map_lookup_elem(&mmaps, &k);
+		if (!r)
+			break;
+		prev = r->brk_prev;
+		lt_mmap_cut(tgid, s, lo, hi);
+		if (s < lo) {
+			p->brk_top = s;		/* trimmed, still there: the top now */
+			return 0;
+		}
+		s = prev;
+	}
+	unmap_search(tgid, lo, hi);
+	/* The record reached last is the top if it is still there; else the next one searches. */
+	p->brk_top = s;
+	return 0;
+}
+
+/* A new mapping [start, start + len) made at the caller's site by the syscall a (brk too). */
+__noinline int lt_mmap_new(__u32 tgid, const struct lt_sysargs *a, __u64 start, __u64 len,
+			   __u64 regs)
+{
+	struct lt_mmap_val v = { .len = len, .ts_ns = bpf_ktime_get_ns() };
 	struct lt_mmap_key k = { .tgid = tgid, .start = start };
 	struct lt_mmap_val *old = bpf_map_lookup_elem(&mmaps, &k);
+	struct lt_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 	struct lt_site_val *s;
+	bool brk;
 
+	if (!a || a->nr >= LT_MAX_SYSCALL)
+		return 0;
+	v.gen = a->gen;
+	brk = cfg_fd_class[a->nr] == LT_FDC_BRK;
 	/* A record already there went away unseen (say under an mremap we do not track). */
 	if (old) {
 		struct lt_mmap_val gone = *old;
@@ -193,8 +335,15 @@ __noinline int lt_mmap_new(__u32 tgid, __u64 gen, __u64 start, __u64 len, __u64 
 	s = site_get(tgid, v.gen, v.stack_hash, LT_KIND_MMAP);
 	if (!s)
 		return 0;
+	if (brk && p)
+		v.brk_prev = p->brk_top;
 	if (!rec_put(tgid, start, &v))
 		return 0;
+	if (p) {
+		p->has_mmaps = 1;
+		if (brk)
+			p->brk_top = start;
+	}
 	site_add(s, len, v.ts_ns);
 	return 0;
 }
@@ -208,7 +357,7 @@ static __always_inline void remap(__u32 tgid, const struct lt_sysargs *a, __u64 
 
 	/* MREMAP_FIXED: whatever was mapped at the destination is replaced. */
 	if (ret != old && (a->args[3] & MREMAP_FIXED))
-		lt_mmap_unmap(tgid, ret, new_len);
+		lt_mmap_unmap(tgid, ret, new_len, LT_UNMAP_HINT_SCAN, 0);
 	p = bpf_map_lookup_elem(&mmaps, &k);
 	if (!p)
 		return;			/* not an anonymous private mapping leaktop saw made */
@@ -218,7 +367,7 @@ static __always_inline void remap(__u32 tgid, const struct lt_sysargs *a, __u64 
 	if (ret == old) {
 		/* Resized in place: shrinking unmaps the tail, growing extends the record. */
 		if (new_len < old_len)
-			lt_mmap_unmap(tgid, old + new_len, old_len - new_len);
+			lt_mmap_unmap(tgid, old + new_len, old_len - new_len, old, old + old_len);
 		else if (new_len > old_len && old_len >= v.len && rec_put(tgid, old, &moved))
 			site_adjust(tgid, &v, new_len - v.len, 0);
 		return;
@@ -238,7 +387,7 @@ static __always_inline void remap(__u32 tgid, const struct lt_sysargs *a, __u64 
 		return;
 	}
 	/* A prefix of the mapping moved: the rest stays, the moved part is one more. */
-	lt_mmap_unmap(tgid, old, old_len);
+	lt_mmap_unmap(tgid, old, old_len, old, old + old_len);
 	if (rec_put(tgid, ret, &moved))
 		site_adjust(tgid, &v, new_len, 1);
 }
@@ -255,17 +404,17 @@ __noinline int lt_mmap_exit(const struct lt_sysargs *a, long ret, __u64 regs)
 		flags = a->args[3];
 		len = page_up(a->args[1]);
 		/* MAP_FIXED replaces whatever was mapped there. */
-		if (flags & MAP_FIXED)
-			lt_mmap_unmap(tgid, ret, len);
+		if (flags & LT_MAP_FIXED)
+			lt_mmap_unmap(tgid, ret, len, a->hint, a->hint_end);
 		if (!(flags & MAP_ANONYMOUS) || (flags & MAP_TYPE) != MAP_PRIVATE) {
 			bump(&counters, LT_CNT_MMAP_FILE_OR_SHARED);
 			return 0;
 		}
-		lt_mmap_new(tgid, a->gen, ret, len, regs);
+		lt_mmap_new(tgid, a, ret, len, regs);
 		return 0;
 	case LT_FDC_MUNMAP:
 		if (ret == 0)
-			lt_mmap_unmap(tgid, a->args[0], page_up(a->args[1]));
+			lt_mmap_unmap(tgid, a->args[0], page_up(a->args[1]), a->hint, a->hint_end);
 		return 0;
 	case LT_FDC_MREMAP:
 		remap(tgid, a, ret);
@@ -273,9 +422,9 @@ __noinline int lt_mmap_exit(const struct lt_sysargs *a, long ret, __u64 regs)
 	case LT_FDC_BRK:
 		old_brk = a->args[1];
 		if ((__u64)ret > old_brk && old_brk)
-			lt_mmap_new(tgid, a->gen, old_brk, ret - old_brk, regs);
+			lt_mmap_new(tgid, a, old_brk, ret - old_brk, regs);
 		else if ((__u64)ret < old_brk)
-			lt_mmap_unmap(tgid, ret, old_brk - ret);
+			lt_mmap_brk_shrink(tgid, ret, old_brk);
 		return 0;
 	default:
 		return 0;

@@ -69,6 +69,8 @@ int lt_exec(struct bpf_raw_tracepoint_args *ctx)
 	p->alloc_text_start = 0;	/* the new image maps its own libc */
 	p->alloc_text_end = 0;
 	p->heap_calls = 0;
+	p->brk_top = 0;			/* a new break, and no mapping records yet */
+	p->has_mmaps = 0;
 	ev = event_begin(LT_EV_EXEC, tgid, 0, old_gen, p->gen);
 	if (!ev)
 		return 0;

@@ -89,6 +89,40 @@ test_brk_growth_counts_the_bytes_requested_not_pages() {
 		--argjson pid "$MK_PID"
 }
 
+test_mmap_fixed_over_a_mapping_splits_it_and_is_a_mapping_of_its_own() {
+	mk || return 1
+	expect_mmap_site map_fixed_over 2 12288 1 0 || return 1
+	expect_mmap_site map_fixed_into 1 4096 1 0
+}
+
+test_munmap_across_two_adjacent_mappings_trims_both() {
+	mk || return 1
+	expect_mmap_site map_tiles_a 1 4096 1 0 || return 1
+	expect_mmap_site map_tiles_b 1 4096 1 0 || return 1
+	expect_jq "outstanding bytes of map_tiles_reserve, wholly replaced" 0 \
+		"$MK/default/alive.json" '[procs($pid) | .sites[] | select(.kind == "mmap" and
+		  .stack[0].symbol == "map_tiles_reserve") | .outstanding_bytes] | add // 0' \
+		--argjson pid "$MK_PID"
+}
+
+test_munmap_of_a_mapping_split_by_mprotect_trims_its_record() {
+	mk || return 1
+	expect_mmap_site map_split_trim 1 8192 1 0
+}
+
+test_brk_shrink_releases_and_trims_the_topmost_growth() {
+	mk || return 1
+	expect_mmap_site brk_up_down 2 6144 3 1 || return 1
+	expect_mmap_site grow_brk 1 12288 1 0
+}
+
+# ld.so's segments, MAP_FIXED over mappings, splits, brk shrinks: each unmap finds its records
+# from the mappings around it, never by searching the whole map (hundreds of microseconds).
+test_unmaps_of_a_program_traced_from_its_start_never_search_the_map() {
+	mk || return 1
+	expect_jq "stats.mmap_scans" 0 "$MK/default/alive.json" '.stats.mmap_scans'
+}
+
 test_process_mmap_totals_are_the_sum_of_its_mmap_sites() {
 	mk || return 1
 	expect_jq "the process's mmap object against the sum of its mmap sites" true \
@@ -97,7 +131,7 @@ test_process_mmap_totals_are_the_sum_of_its_mmap_sites() {
 		  $m.outstanding_bytes == ([$s[].outstanding_bytes] | add) and
 		  $m.outstanding_count == ([$s[].outstanding_count] | add) and
 		  $m.maps == ([$s[].allocs] | add) and $m.unmaps == ([$s[].frees] | add) and
-		  $m.outstanding_bytes >= 131072 + 786432 + 262144 + 12288] | .[0]' \
+		  $m.outstanding_bytes >= 131072 + 786432 + 262144 + 12288 + 6144] | .[0]' \
 		--argjson pid "$MK_PID"
 }
 

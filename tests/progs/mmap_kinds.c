@@ -8,6 +8,16 @@
  *   map_file			/proc/self/exe mapped privately: a file mapping, no site
  *   grow_brk			the break grown by 3 pages: 12288 B
  *   grow_brk_unaligned	the break grown by 100 B (the kernel maps a page): 100 B
+ *   map_fixed_over		4 pages, the 2nd replaced by map_fixed_into: 2 mappings, 12288 B
+ *   map_fixed_into		1 page mapped with MAP_FIXED over map_fixed_over's: 1, 4096 B
+ *   map_tiles_a, _b	3 pages each, side by side in a reservation (map_tiles_reserve,
+ *			nothing left), one munmap over the last 2 of a and the first 2 of
+ *			b: 1 mapping, 4096 B each
+ *   map_split_trim		4 pages, the 1st made read-only (a mapping split in two), the
+ *			last 2 unmapped: 1 mapping, 8192 B
+ *   brk_up_down		the break grown by 3 pages one at a time, then down by 1.5
+ *			pages: 2 mappings, 6144 B, 1 unmapped
+ * None of these needs leaktop to search its whole map of mappings (stats.mmap_scans).
  * No stdio, no heap (the heap would grow the break from malloc).
  *
  * Usage: mmap_kinds DIR
@@ -86,6 +96,58 @@ static NOINLINE void grow_brk_unaligned(void)
 		_exit(2);
 }
 
+#define PAGE 4096UL
+
+static inline __attribute__((always_inline)) char *map_anon(void *at, size_t len, int flags)
+{
+	return must_map(mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags,
+			     -1, 0));
+}
+
+static NOINLINE char *map_fixed_over(void)
+{
+	return map_anon(NULL, 4 * PAGE, 0);
+}
+
+static NOINLINE void map_fixed_into(char *p)
+{
+	map_anon(p + PAGE, PAGE, MAP_FIXED);
+}
+
+static NOINLINE char *map_tiles_reserve(void)
+{
+	return map_anon(NULL, 6 * PAGE, 0);
+}
+
+static NOINLINE void map_tiles_a(char *r)
+{
+	map_anon(r, 3 * PAGE, MAP_FIXED);
+}
+
+static NOINLINE void map_tiles_b(char *r)
+{
+	map_anon(r + 3 * PAGE, 3 * PAGE, MAP_FIXED);
+}
+
+static NOINLINE void map_split_trim(void)
+{
+	char *p = map_anon(NULL, 4 * PAGE, 0);
+
+	must(mprotect(p, PAGE, PROT_READ));
+	must(munmap(p + 2 * PAGE, 2 * PAGE));
+}
+
+static NOINLINE void brk_up_down(void)
+{
+	long cur = syscall(SYS_brk, 0);
+
+	for (int i = 1; i <= 3; i++)
+		if (syscall(SYS_brk, cur + i * PAGE) != (long)(cur + i * PAGE))
+			_exit(2);
+	if (syscall(SYS_brk, cur + PAGE + PAGE / 2) != (long)(cur + PAGE + PAGE / 2))
+		_exit(2);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2)
@@ -96,6 +158,14 @@ int main(int argc, char **argv)
 	map_file();
 	grow_brk();
 	grow_brk_unaligned();
+	map_fixed_into(map_fixed_over());
+	char *r = map_tiles_reserve();
+
+	map_tiles_a(r);
+	map_tiles_b(r);
+	must(munmap(r + PAGE, 4 * PAGE));
+	map_split_trim();
+	brk_up_down();
 	handshake(argv[1], "done", "quit");
 	return 0;
 }
