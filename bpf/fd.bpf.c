@@ -54,6 +54,28 @@ struct scan_buf {
 	__u64 words[SCAN_WORDS];
 };
 
+#define WRAPPER_LEVELS 3	/* libc functions between the syscall and its caller */
+
+/* A syscall instruction in a file: the inode (a kernel pointer used as an identity), offset. */
+struct scan_key {
+	__u64 inode;
+	__u64 off;
+};
+
+/* Where a scan from there found the return addresses, in words above the stack pointer. */
+struct scan_val {
+	__u8 n;			/* levels found; 0: none (the frame-pointer walk from the syscall) */
+	__u8 slot[WRAPPER_LEVELS];
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LT_MAX_SCAN_CACHE);
+	__type(key, struct scan_key);
+	__type(value, struct scan_val);
+} scan_cache SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -146,14 +168,45 @@ static __always_inline bool frame_plausible(__u64 fp, __u64 ra_at)
 	return call_target(ret) != 0;
 }
 
-#define WRAPPER_LEVELS 3	/* libc functions between the syscall and its caller */
-
 /* The file mapped at user address addr (a kernel pointer used as an identity), or 0. */
 static __always_inline __u64 file_at(__u64 addr)
 {
 	struct lt_vma v;
 
 	return vma_at(addr, &v) ? 0 : v.file;
+}
+
+/* bpf_find_vma callback: the file and file offset of the code at c->ip (inode 0: none). */
+static long code_at_cb(struct task_struct *task, struct vm_area_struct *vma, struct scan_key *c)
+{
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	if (!f)
+		return 0;
+	c->inode = (__u64)BPF_CORE_READ(f, f_inode);
+	c->off = c->off - BPF_CORE_READ(vma, vm_start) + (BPF_CORE_READ(vma, vm_pgoff) << 12);
+	return 0;
+}
+
+/* What a scan found from the syscall at ip: the return addresses at the cached slots, if each
+ * still returns from a call into the function of the level below.  Sets *ra, *ra_at. */
+static __always_inline bool scan_cached(const struct scan_val *c, __u64 ip, __u64 sp,
+					__u64 *ra, __u64 *ra_at)
+{
+	__u64 at = ip, w = 0;
+
+	for (__u32 i = 0; i < WRAPPER_LEVELS; i++) {
+		if (i >= c->n)
+			break;
+		if (c->slot[i] >= SCAN_WORDS ||
+		    bpf_probe_read_user(&w, sizeof(w), (void *)(sp + 8 * c->slot[i])) ||
+		    !lt_returns_from(w, at))
+			return false;
+		*ra = w;
+		*ra_at = sp + 8 * c->slot[i];
+		at = w;
+	}
+	return true;
 }
 
 static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs, __u64 salt)
@@ -164,10 +217,19 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs, __u64 s
 	__u64 ip = BPF_CORE_READ(regs, ip), sp = BPF_CORE_READ(regs, sp);
 	__u64 bp = BPF_CORE_READ(regs, bp), ra = 0, ra_at = 0, at = ip, saved = 0, lib = 0;
 	struct lt_walk w = { .depth = stack_depth() };
+	struct scan_key key = { .off = ip };
+	struct scan_val found = {}, *cached = NULL;
 	__u32 level = 0;
 
 	if (!st || !scan)
 		return 0;
+	if (bpf_find_vma(bpf_get_current_task_btf(), ip, code_at_cb, &key, 0) || !key.inode)
+		key.inode = 0;
+	else
+		cached = bpf_map_lookup_elem(&scan_cache, &key);
+	if (cached && scan_cached(cached, ip, sp, &ra, &ra_at))
+		goto found;
+	ra = ra_at = 0;
 	if (!bpf_probe_read_user(scan->words, sizeof(scan->words), (void *)sp)) {
 		for (__u32 i = 0; i < SCAN_WORDS; i++) {
 			__u64 w = scan->words[i];
@@ -176,11 +238,14 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs, __u64 s
 				continue;
 			ra = w;
 			ra_at = sp + 8 * i;
+			if (level < WRAPPER_LEVELS)
+				found.slot[level] = i;
+			found.n = ++level;
 			/*
 			 * A return into the library that made the syscall (glibc's fcntl makes
 			 * it in a helper it calls): go on up to the call into the library.
 			 */
-			if (++level >= WRAPPER_LEVELS)
+			if (level >= WRAPPER_LEVELS)
 				break;
 			if (!lib)
 				lib = file_at(ip);
@@ -188,7 +253,10 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs, __u64 s
 				break;
 			at = w;
 		}
+		if (key.inode)
+			bpf_map_update_elem(&scan_cache, &key, &found, BPF_ANY);
 	}
+found:
 	if (!ra) {
 		w.ip = ip;
 		w.bp = bp;

@@ -229,6 +229,7 @@ enum lt_fd_class {
 #define LT_MAX_MMAPS		(1u << 16)
 #define LT_MMAP_RANGE_MAX	8	/* tracked mappings one munmap/brk shrink edits */
 #define LT_MMAP_CHAIN_MAX	16	/* records an unmap follows from a known start */
+#define LT_MAX_SCAN_CACHE	4096	/* syscall instructions whose stack scan is kept */
 #define LT_UNMAP_HINT_SCAN	0	/* records may be anywhere in the range: search */
 #define LT_UNMAP_HINT_NONE	1	/* no anonymous private mapping in the range */
 
