@@ -338,8 +338,67 @@ static void test_estimate_follows_the_machines_work_at_the_learned_share(void)
 	heapmode__free(&h);
 }
 
+#define W (S / 4)		/* a window */
+
+static void test_far_over_budget_in_windows_switches_within_half_a_second(void)
+{
+	struct heapmode h = hm(2, 8, false);
+
+	/* 25 budgets over: the first window is a burst, the second makes half a second. */
+	CHECK(heapmode__window(&h, 10 * S + W, W, 50) == HEAPMODE_SAME);
+	CHECK(h.mode == HEAP_MODE_EXACT);
+	CHECK(heapmode__window(&h, 10 * S + 2 * W, W, 50) == HEAPMODE_TO_SUSPECTS);
+	CHECK(h.mode == HEAP_MODE_SUSPECTS);
+	CHECK(h.switches == 1);
+	/* Already suspects: windows change nothing. */
+	CHECK(heapmode__window(&h, 10 * S + 3 * W, W, 50) == HEAPMODE_SAME);
+	heapmode__free(&h);
+}
+
+static void test_window_merely_over_budget_waits_for_the_interval(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	uint64_t t = 10 * S;
+
+	/* 5 budgets over, ten windows in a row: the interval rule (a few seconds) decides. */
+	for (int i = 0; i < 10; i++) {
+		t += W;
+		CHECK(heapmode__window(&h, t, W, 10) == HEAPMODE_SAME);
+	}
+	CHECK(h.mode == HEAP_MODE_EXACT);
+	heapmode__free(&h);
+}
+
+static void test_far_over_windows_must_be_in_a_row(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	uint64_t t = 10 * S;
+
+	for (int i = 0; i < 8; i++) {
+		t += W;
+		CHECK(heapmode__window(&h, t, W, i % 2 ? 1 : 50) == HEAPMODE_SAME);
+	}
+	CHECK(h.mode == HEAP_MODE_EXACT);
+	heapmode__free(&h);
+}
+
+static void test_exact_flag_ignores_windows(void)
+{
+	struct heapmode h = hm(2, 8, true);
+
+	CHECK(heapmode__window(&h, 10 * S + W, W, 90) == HEAPMODE_SAME);
+	CHECK(heapmode__window(&h, 10 * S + 2 * W, W, 90) == HEAPMODE_SAME);
+	CHECK(heapmode__window(&h, 10 * S + 3 * W, W, NAN) == HEAPMODE_SAME);
+	CHECK(h.mode == HEAP_MODE_EXACT);
+	heapmode__free(&h);
+}
+
 int main(void)
 {
+	RUN(test_far_over_budget_in_windows_switches_within_half_a_second);
+	RUN(test_window_merely_over_budget_waits_for_the_interval);
+	RUN(test_far_over_windows_must_be_in_a_row);
+	RUN(test_exact_flag_ignores_windows);
 	RUN(test_estimate_follows_the_machines_work_at_the_learned_share);
 	RUN(test_over_budget_for_a_few_seconds_switches_to_suspects);
 	RUN(test_cost_ten_times_the_budget_switches_after_one_interval);

@@ -660,6 +660,8 @@ static int loop(struct run *r)
 			slice = slice > POLL_SLICE_MS ? POLL_SLICE_MS : slice < 1 ? 1 : slice;
 			err = loader__poll(r->ld, slice);
 			tracker__refresh_young(r->tr);
+			if (r->hc)
+				heapctl__window(r->hc, monotonic_ns(), say_heap, r);
 			if (r->tui && handle_tui(r)) {
 				last = true;
 				break;

@@ -69,6 +69,38 @@ static int ban(struct heapmode *h, uint32_t pid, uint64_t until_ns)
 	return 0;
 }
 
+static enum heapmode_change to_suspects(struct heapmode *h, uint64_t now_ns)
+{
+	/* Back in exact mode too soon after the last return: wait longer next time. */
+	if (h->switches && now_ns - h->mode_since_ns < 2 * h->return_hold_s * 1e9) {
+		h->return_hold_s *= 2;
+		if (h->return_hold_s > HEAPMODE_RETURN_MAX_S)
+			h->return_hold_s = HEAPMODE_RETURN_MAX_S;
+	}
+	h->mode = HEAP_MODE_SUSPECTS;
+	h->mode_since_ns = now_ns;
+	h->over_since_ns = h->under_since_ns = h->far_since_ns = 0;
+	h->n_traced = 0;
+	h->switches++;
+	return HEAPMODE_TO_SUSPECTS;
+}
+
+enum heapmode_change heapmode__window(struct heapmode *h, uint64_t now_ns, uint64_t window_ns,
+				      double cost_pct)
+{
+	if (h->cfg.exact || h->mode != HEAP_MODE_EXACT || isnan(cost_pct) || !window_ns)
+		return HEAPMODE_SAME;
+	if (cost_pct <= HEAPMODE_FAR_OVER_FACTOR * h->cfg.budget_pct) {
+		h->far_since_ns = 0;
+		return HEAPMODE_SAME;
+	}
+	if (!h->far_since_ns)
+		h->far_since_ns = now_ns > window_ns ? now_ns - window_ns : 1;
+	if (now_ns - h->far_since_ns < HEAPMODE_FAR_OVER_MIN_S * 1e9)
+		return HEAPMODE_SAME;
+	return to_suspects(h, now_ns);
+}
+
 enum heapmode_change heapmode__step(struct heapmode *h, uint64_t now_ns, double exact_cost_pct)
 {
 	double budget = h->cfg.budget_pct;
@@ -92,18 +124,7 @@ enum heapmode_change heapmode__step(struct heapmode *h, uint64_t now_ns, double 
 		    now_ns - h->over_since_ns < hold_ns(HEAPMODE_OVER_INTERVALS,
 							HEAPMODE_OVER_MIN_S, h->cfg.interval_s))
 			return HEAPMODE_SAME;
-		/* Back in exact mode too soon after the last return: wait longer next time. */
-		if (h->switches && now_ns - h->mode_since_ns < 2 * h->return_hold_s * 1e9) {
-			h->return_hold_s *= 2;
-			if (h->return_hold_s > HEAPMODE_RETURN_MAX_S)
-				h->return_hold_s = HEAPMODE_RETURN_MAX_S;
-		}
-		h->mode = HEAP_MODE_SUSPECTS;
-		h->mode_since_ns = now_ns;
-		h->over_since_ns = h->under_since_ns = 0;
-		h->n_traced = 0;
-		h->switches++;
-		return HEAPMODE_TO_SUSPECTS;
+		return to_suspects(h, now_ns);
 	}
 	if (exact_cost_pct >= budget * HEAPMODE_UNDER_FRACTION) {
 		h->under_since_ns = 0;

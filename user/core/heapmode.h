@@ -38,6 +38,7 @@ enum proc_heap_mode {
 #define HEAPMODE_OVER_MIN_S		2.0
 #define HEAPMODE_FAR_OVER_FACTOR	10.0	/* this far over: one interval is enough ... */
 #define HEAPMODE_FAR_OVER_MIN_S		0.5	/* ... of at least this long */
+#define HEAPMODE_WINDOW_S		0.25	/* exact mode looks this often inside an interval */
 #define HEAPMODE_RETURN_INTERVALS	30	/* well under budget this long: exact again */
 #define HEAPMODE_RETURN_MIN_S		5.0
 #define HEAPMODE_RETURN_MAX_S		600.0	/* the longest that hold grows to */
@@ -77,6 +78,7 @@ struct heapmode {
 	uint64_t mode_since_ns;
 	uint64_t over_since_ns;		/* over budget since (0: not over) */
 	uint64_t under_since_ns;	/* well under budget since (0: not under) */
+	uint64_t far_since_ns;		/* windows far over budget since (0: not) */
 	double return_hold_s;		/* under budget this long before exact returns */
 	uint32_t switches;		/* mode changes so far */
 	double cost_per_work;		/* exact tracing's share of the machine's other busy CPU
@@ -105,6 +107,14 @@ void heapmode__free(struct heapmode *h);
  * decided now; a switch to suspects empties the traced set (heapmode__choose fills it).
  */
 enum heapmode_change heapmode__step(struct heapmode *h, uint64_t now_ns, double exact_cost_pct);
+
+/*
+ * Exact mode, inside an interval: one window (HEAPMODE_WINDOW_S or so) cost cost_pct.  A cost
+ * HEAPMODE_FAR_OVER_FACTOR budgets over for HEAPMODE_FAR_OVER_MIN_S of windows in a row (a
+ * build starting) switches to suspects now: each second of it costs the machine several.
+ */
+enum heapmode_change heapmode__window(struct heapmode *h, uint64_t now_ns, uint64_t window_ns,
+				      double cost_pct);
 
 /*
  * While exact: learn what share of the machine's busy time exact tracing takes, from one

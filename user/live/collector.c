@@ -98,6 +98,20 @@ static int sum_percpu(struct collector *c, int fd, uint32_t n, uint64_t *out)
 	return 0;
 }
 
+int collector__counter(struct collector *c, uint32_t idx, uint64_t *out)
+{
+	uint64_t sum = 0;
+
+	if (idx >= LT_CNT__COUNT)
+		return -EINVAL;
+	if (bpf_map_lookup_elem(c->fds.counters, &idx, c->percpu))
+		return -errno;
+	for (int cpu = 0; cpu < c->ncpus; cpu++)
+		sum += c->percpu[cpu];
+	*out = sum;
+	return 0;
+}
+
 /*
  * Batched read of a whole hash map: *out gets n records of key_size + val_size bytes each
  * (key then value), malloc'd.  0 or -errno.

@@ -41,6 +41,7 @@ struct heapctl {
 	long ncpu;
 	bool have_last;
 	uint64_t last_ns, last_calls, last_run_ns, last_busy_ns;
+	uint64_t win_ns, win_calls, win_run_ns, win_busy_ns;	/* the window's start */
 	double last_self_cpu_s;
 	double cost_pct, exact_cost_pct;	/* NaN: unknown */
 	double call_ns;			/* one probe entry: the trap and the programs' run time */
@@ -212,8 +213,8 @@ static void untrace(struct heapctl *hc, const uint32_t *pids, size_t n)
 		collector__purge_heap(hc->col, pids, n, false);
 }
 
-static void to_suspects(struct heapctl *hc, const struct model *m,
-			void (*say)(void *, const char *), void *say_ctx)
+static void to_suspects(struct heapctl *hc, uint64_t now_ns, void (*say)(void *, const char *),
+			void *say_ctx)
 {
 	char line[256];
 	int err = 0;
@@ -221,7 +222,7 @@ static void to_suspects(struct heapctl *hc, const struct model *m,
 	loader__detach_pid(hc->ld, -1);
 	/* The user's picks stay traced (their records too); everyone else's records go. */
 	for (size_t i = 0; i < hc->n_picked; i++) {
-		err = heapmode__pick(&hc->hm, hc->picked[i], m->now_ns);
+		err = heapmode__pick(&hc->hm, hc->picked[i], now_ns);
 		if (!err)
 			attach_pid(hc, hc->picked[i]);
 	}
@@ -230,6 +231,41 @@ static void to_suspects(struct heapctl *hc, const struct model *m,
 	snprintf(line, sizeof(line), "heap tracing: suspects only (exact tracing cost %.2f%% of "
 		 "the CPUs, over the budget of %.2f%%)", hc->exact_cost_pct, hc->cfg.budget_pct);
 	say(say_ctx, line);
+}
+
+void heapctl__window(struct heapctl *hc, uint64_t now_ns, void (*say)(void *ctx, const char *line),
+		     void *say_ctx)
+{
+	uint64_t calls = 0, run_ns = 0, run_cnt, busy_ns = 0, dt_ns = now_ns - hc->win_ns;
+	bool busy_known;
+	double cost_ns;
+
+	if (hc->hm.mode != HEAP_MODE_EXACT || hc->cfg.exact || isnan(hc->trap_ns)) {
+		hc->win_ns = 0;		/* a return to exact starts a new window */
+		return;
+	}
+	if ((hc->win_ns && dt_ns < HEAPMODE_WINDOW_S * 1e9) ||
+	    collector__counter(hc->col, LT_CNT_HEAP_CALLS, &calls))
+		return;
+	loader__heap_run_time(hc->ld, &run_ns, &run_cnt);
+	busy_known = !procfs__cpu_busy_ns(&busy_ns);
+	if (hc->win_ns && calls >= hc->win_calls) {
+		cost_ns = (calls - hc->win_calls) * hc->trap_ns +
+			  (run_ns >= hc->win_run_ns ? run_ns - hc->win_run_ns : 0);
+		/* The window teaches the share of the work too (suspects mode estimates with it). */
+		if (busy_known && busy_ns > hc->win_busy_ns)
+			heapmode__learn(&hc->hm, cost_ns, busy_ns - hc->win_busy_ns);
+		if (heapmode__window(&hc->hm, now_ns, dt_ns,
+				     100.0 * cost_ns / ((double)dt_ns * hc->ncpu)) ==
+		    HEAPMODE_TO_SUSPECTS) {
+			hc->exact_cost_pct = 100.0 * cost_ns / ((double)dt_ns * hc->ncpu);
+			to_suspects(hc, now_ns, say, say_ctx);
+		}
+	}
+	hc->win_ns = now_ns;
+	hc->win_calls = calls;
+	hc->win_run_ns = run_ns;
+	hc->win_busy_ns = busy_ns;
 }
 
 enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, uint64_t now_ns,
@@ -244,7 +280,7 @@ enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, ui
 	measure(hc, m, now_ns);
 	change = heapmode__step(&hc->hm, now_ns, hc->exact_cost_pct);
 	if (change == HEAPMODE_TO_SUSPECTS) {
-		to_suspects(hc, m, say, say_ctx);
+		to_suspects(hc, now_ns, say, say_ctx);
 	} else if (change == HEAPMODE_TO_EXACT) {
 		/*
 		 * The suspects' probes off first (both at once would run the programs twice per

@@ -44,6 +44,14 @@ void heapctl__free(struct heapctl *hc);
 enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, uint64_t now_ns,
 				   void (*say)(void *ctx, const char *line), void *say_ctx);
 
+/*
+ * Exact mode, between intervals (called often; acts every HEAPMODE_WINDOW_S): a cost far over
+ * the budget switches to suspects only now, not at the interval's end.  The suspects
+ * themselves are chosen at the next heapctl__step().
+ */
+void heapctl__window(struct heapctl *hc, uint64_t now_ns, void (*say)(void *ctx, const char *line),
+		     void *say_ctx);
+
 /* The user's trace/untrace of pid's heap (the TUI key); one line saying what happened. */
 void heapctl__toggle(struct heapctl *hc, const struct model *m, uint32_t pid, uint64_t now_ns,
 		     char *msg, size_t msg_len);
