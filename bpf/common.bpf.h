@@ -46,6 +46,18 @@ struct lt_stacks_map {
 	__type(value, struct lt_stack);
 };
 
+/*
+ * pid_tgid -> the fd or mapping syscall in progress (bpf/fd.bpf.c).  A hash map, not task
+ * storage: these programs can be preempted, and a task storage access held across that makes
+ * the allocator probes' own task storage lookups on that CPU fail.
+ */
+struct lt_sysargs_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_SYSARGS);
+	__type(key, __u64);
+	__type(value, struct lt_sysargs);
+};
+
 struct lt_percpu_u64_map {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, LT_DROP__COUNT > LT_CNT__COUNT ? LT_DROP__COUNT : LT_CNT__COUNT);
@@ -75,6 +87,7 @@ struct lt_events_map {
 extern struct lt_procs_map procs SEC(".maps");
 extern struct lt_sites_map sites SEC(".maps");
 extern struct lt_stacks_map stacks SEC(".maps");
+extern struct lt_sysargs_map sysargs SEC(".maps");
 extern struct lt_percpu_u64_map drops SEC(".maps");	/* enum lt_drop */
 extern struct lt_percpu_u64_map counters SEC(".maps");	/* enum lt_counter */
 /* Slot 0: the last image generation handed out (userspace seeds it above its own). */

@@ -3,7 +3,7 @@
  * fd.bpf.c - file descriptors (Windows' handles) per creating call site, in the kernel.
  *
  * Two raw tracepoints (no tracefs needed): sys_enter keeps the arguments of the fd syscalls
- * of traced threads (task storage), sys_exit sees the result.  A table in rodata, filled by
+ * of traced threads (sysargs), sys_exit sees the result.  A table in rodata, filled by
  * the loader from user/fdsys.c, says how each syscall creates or closes descriptors, so other
  * syscalls cost one array read.  Created descriptors are recorded in `fds` (tgid, fd) with
  * the site that made them; close, close_range and dup2/dup3 onto an open fd take them off.
@@ -38,17 +38,8 @@ struct {
 	__type(value, struct lt_fd_val);
 } fds SEC(".maps");
 
-/*
- * pid_tgid -> the fd syscall in progress.  A hash map, not task storage: these programs can
- * be preempted, and a task storage access held across that makes the allocator probes' own
- * task storage lookups on that CPU fail.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, LT_MAX_SYSARGS);
-	__type(key, __u64);
-	__type(value, struct lt_sysargs);
-} sysargs SEC(".maps");
+/* A thread's syscall in progress; a thread that exits inside one leaves it to lt_exit(). */
+struct lt_sysargs_map sysargs SEC(".maps");
 
 struct scan_buf {
 	__u64 words[SCAN_WORDS];

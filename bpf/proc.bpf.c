@@ -87,10 +87,17 @@ SEC("raw_tracepoint/sched_process_exit")
 int lt_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
 	struct lt_proc *p;
 	__u64 gen;
 
+	/*
+	 * A thread ending inside a syscall (exit_group from another thread, a fatal signal) never
+	 * reaches its sys_exit, nor does one whose syscall number a tracer changed: its entry
+	 * would stay for good.
+	 */
+	bpf_map_delete_elem(&sysargs, &id);
 	/* The last thread out takes the process with it. */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;

@@ -792,6 +792,7 @@ int run__main(const struct options *o)
 	struct tracker_config tcfg = {
 		.fork_targets = o->mode == MODE_COMMAND,
 		.refresh_young = o->mode != MODE_SYSTEM,
+		.fork_borrows = o->mode == MODE_SYSTEM,
 	};
 	struct run r = { .o = o };
 	struct sigaction sa = { .sa_handler = on_signal };

@@ -28,6 +28,8 @@
 
 #define YOUNG_IMAGE_NS		(2ULL * 1000000000ULL)
 #define YOUNG_REFRESH_NS	(50ULL * 1000000ULL)
+/* A process may rewrite its command line (a title): read again this often, not every interval. */
+#define CMDLINE_REFRESH_NS	(10ULL * 1000000000ULL)
 
 struct image {
 	uint32_t pid;
@@ -40,6 +42,7 @@ struct image {
 	bool maps_final;		/* /proc shows another program now: never read its maps */
 	uint64_t first_seen_ns;
 	uint64_t maps_read_ns;		/* last time its maps went to the symbolizer */
+	uint64_t cmdline_read_ns;	/* last time its command line was read (0: never) */
 	uint64_t *stacks;		/* stacks whose frames went to a sample, sorted */
 	size_t n_stacks, cap_stacks;
 	bool read_now;			/* its /proc is read this interval */
@@ -173,16 +176,19 @@ static int queue_event(struct tracker *t, const struct sample_event *ev)
 	return 0;
 }
 
-/* comm and start time once known; the command line as /proc shows it now. */
+/* comm and start time once known; the command line as /proc shows it (every few seconds). */
 static void read_identity(struct image *im)
 {
+	uint64_t now = monotonic_ns();
 	char buf[4096];
 
 	if (!im->id.comm[0])
 		procfs__comm(im->pid, im->id.comm, sizeof(im->id.comm));
-	if (!procfs__cmdline(im->pid, buf, sizeof(buf))) {
+	if ((!im->cmdline_read_ns || now - im->cmdline_read_ns >= CMDLINE_REFRESH_NS) &&
+	    !procfs__cmdline(im->pid, buf, sizeof(buf))) {
 		char *c = strdup(buf);
 
+		im->cmdline_read_ns = now;
 		if (c) {
 			free(im->id.cmdline);
 			im->id.cmdline = c;
@@ -240,6 +246,26 @@ static void note_short_lived(struct tracker *t, struct image *im, const struct l
 }
 
 /*
+ * A forked child's maps and name are its parent's, as they were at the fork: borrowed from the
+ * parent's image without reading /proc.  Maps that change later (a library loaded, an exec)
+ * are read when a stack needs them.  False when the parent is not known well enough.
+ */
+static bool borrow_parent(struct tracker *t, struct image *im, uint32_t ppid)
+{
+	struct image *parent = image_find_live(t, ppid);
+
+	if (!parent || !parent->registered || !parent->id.comm[0] ||
+	    symbolizer__clone_image(t->sym, im->gen, parent->gen))
+		return false;
+	im->registered = true;
+	im->maps_read_ns = monotonic_ns();
+	memcpy(im->id.comm, parent->id.comm, sizeof(im->id.comm));
+	if (parent->id.cmdline)
+		im->id.cmdline = strdup(parent->id.cmdline);
+	return true;
+}
+
+/*
  * Does /proc/PID/exe still name the program this exec event loaded?  Compared by identity:
  * the event's file name is the process's, and may lead elsewhere here (never looked up).
  */
@@ -270,6 +296,8 @@ void tracker__on_event(struct tracker *t, const struct lt_event *ev)
 		if (!im)
 			return;
 		im->target = se.target;
+		if (ev->type == LT_EV_FORK && t->cfg.fork_borrows && borrow_parent(t, im, ev->ppid))
+			break;
 		if (note_image(t, im))
 			note_short_lived(t, im, ev);
 		break;

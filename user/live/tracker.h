@@ -22,6 +22,9 @@ struct symbolizer;
 struct tracker_config {
 	bool fork_targets;		/* -- mode: children of a target are targets */
 	bool refresh_young;		/* re-read young images' maps (not in whole-system mode) */
+	bool fork_borrows;		/* a forked child starts with its parent's maps and name,
+					 * nothing read from /proc (whole-system mode: a build forks
+					 * hundreds of processes a second) */
 };
 
 struct tracker;
@@ -32,7 +35,7 @@ void tracker__free(struct tracker *t);
 /*
  * A lifecycle event: the new image's maps and name are read now, while it exists (or
  * borrowed from its parent, or from what the exec event carried), and the event is queued
- * for the next sample.
+ * for the next sample.  With fork_borrows, a forked child takes its parent's at once.
  */
 void tracker__on_event(struct tracker *t, const struct lt_event *ev);
 /* Image (pid, gen) is traced by name (-p, --): read it now, queue its first sighting. */
