@@ -219,7 +219,8 @@ $(OUT)/bench/bench: tests/bench/bench.c
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -Wall -o $@ $<
 
 bench: deps
-	$(Q)$(SUBMAKE) leaktop $(OUT)/bench/bench $(OUT)/tests/progs/growth_mix
+	$(Q)$(SUBMAKE) leaktop $(OUT)/bench/bench $(OUT)/tests/progs/growth_mix \
+		$(OUT)/tests/progs/steady_grow
 	$(Q)tests/bench/run.sh
 
 install: leaktop

@@ -25,6 +25,9 @@
 #    -n pairs) timed untraced, while leaktop -- sleep runs and while leaktop -p runs on a
 #    sleeping process; interleaved like 1, ratios to untraced (expected about 1.00: the
 #    probes are on the traced processes only).
+# 8. The overhead budget: 6's build, repeated, untraced, under default whole-system leaktop
+#    and under leaktop --exact, with a steady leaker (steady_grow, 256 B every 20 ms) beside
+#    it in each run: the ratios, when leaktop left exact tracing, when the leak was flagged.
 #
 # Uprobes that another tracer puts on libc for every process (leaktop in whole-system or
 # `--` mode, say) slow every malloc on the machine and would spoil the comparison: before and
@@ -44,7 +47,7 @@
 # configurations: "name=leaktop options;name=..."), BENCH_OC_PAIRS (open+close pairs per
 # timed loop, default 20000), BENCH_GROWTH_RUNS (default 3), BENCH_SECTIONS (which sections
 # to run, default every one), BENCH_BUDGET_BUILDS (builds in a row in 8, default 2), LEAKTOP,
-# BENCH, GROWTH_MIX.
+# BENCH, GROWTH_MIX, STEADY_GROW.
 set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -58,6 +61,7 @@ LIVE_SMALL=${BENCH_LIVE_SMALL:-10000}
 LIVE_INTERVALS=${BENCH_LIVE_INTERVALS:-5}
 OC_PAIRS=${BENCH_OC_PAIRS:-20000}
 GROWTH_MIX_SRC=${GROWTH_MIX:-$ROOT/build/tests/progs/growth_mix}
+STEADY_SRC=${STEADY_GROW:-$ROOT/build/tests/progs/steady_grow}
 GROWTH_RUNS=${BENCH_GROWTH_RUNS:-3}
 SECTIONS=" ${BENCH_SECTIONS:-1 2 3 4 5 6 7 8} "
 BUDGET_BUILDS=${BENCH_BUDGET_BUILDS:-2}
@@ -109,6 +113,10 @@ LEAKTOP=$TMP/bin/leaktop
 GROWTH_MIX=""
 if [ -x "$GROWTH_MIX_SRC" ] && cp "$GROWTH_MIX_SRC" "$TMP/bin/growth_mix"; then
 	GROWTH_MIX=$TMP/bin/growth_mix
+fi
+STEADY=""
+if [ -x "$STEADY_SRC" ] && cp "$STEADY_SRC" "$TMP/bin/steady_grow"; then
+	STEADY=$TMP/bin/steady_grow
 fi
 
 # --- helpers ----------------------------------------------------------------------------
@@ -963,58 +971,76 @@ builds() {
 	echo "$total"
 }
 
-if want_section 8; then
+# steady_start NAME: the issue's steady leaker (256 B every 20 ms from grow_leak()), $SG_PID.
+steady_start() {
+	SG_DIR=$TMP/steady.$1
+	mkdir -p "$SG_DIR"
+	"$STEADY" "$SG_DIR" 256 20 >/dev/null 2>&1 &
+	SG_PID=$!
+}
+
+steady_stop() {
+	touch "$SG_DIR/stop" "$SG_DIR/quit"
+	wait "$SG_PID" 2>/dev/null
+}
+
+if want_section 8 && [ -z "$STEADY" ]; then
+	echo
+	echo "8. skipped: $STEADY_SRC is missing; run 'make build/tests/progs/steady_grow'"
+elif want_section 8; then
 t_start=$SECONDS
 echo
 echo "8. overhead budget: section 6's build workload, $BUDGET_BUILDS builds in a row (about 30 s"
-echo "   untraced), untraced, under whole-system leaktop -i 1 (default: --budget 2) and under"
-echo "   leaktop --exact.  During the default run growth_mix leaks 256 B every 20 ms from"
-echo "   leak_heap_alloc(): when leaktop left exact tracing, when that site was first flagged"
-echo "   (s after growth_mix started) and its measured rate (12800 B/s is exact)."
+echo "   untraced), untraced, under whole-system leaktop -i 1 -j - (default: --budget 2) and"
+echo "   under leaktop --exact.  A steady leaker started with the builds runs in each: 256 B"
+echo "   every 20 ms from grow_leak() (steady_grow).  Under the default: when leaktop left"
+echo "   exact tracing, when that site was first flagged (s after the leaker started) and its"
+echo "   measured rate (12800 B/s is exact)."
 busy_tree
+steady_start un
 b_un=$(builds "$BUDGET_BUILDS")
-"$LEAKTOP_SRC" -i 1 -j - >"$TMP/budget.jsonl" 2>"$TMP/budget.err" &
+steady_stop
+"$LEAKTOP" -i 1 -j - >"$TMP/budget.jsonl" 2>"$TMP/budget.err" &
 BLT=$!
 for _ in $(seq 600); do [ -s "$TMP/budget.jsonl" ] && break; sleep 0.1; done
-gm_at=$(tail -n 1 "$TMP/budget.jsonl" | jq -r .elapsed_s 2>/dev/null)
-gm=""
-if [ -x "$GROWTH_MIX" ]; then
-	"$GROWTH_MIX" 600 >/dev/null 2>&1 &
-	gm=$!
-fi
+steady_start def
+sg_at=$(tail -n 1 "$TMP/budget.jsonl" | jq -r .elapsed_s 2>/dev/null)
 b_def=$(builds "$BUDGET_BUILDS")
 # Up to 30 s for the leak to be flagged, if the builds were quicker.
 for _ in $(seq 30); do
-	[ -n "$gm" ] || break
-	tail -n 1 "$TMP/budget.jsonl" | jq -e --argjson p "$gm" '.processes[] | select(.pid == $p) |
-		.sites[] | select(.flagged and .stack[0].symbol == "leak_heap_alloc")' >/dev/null 2>&1 && break
+	tail -n 1 "$TMP/budget.jsonl" | jq -e --argjson p "$SG_PID" '.processes[] |
+		select(.pid == $p) | .sites[] | select(.flagged and .stack[0].symbol == "grow_leak")' \
+		>/dev/null 2>&1 && break
 	sleep 1
 done
 kill -INT "$BLT"
 wait "$BLT"
-[ -n "$gm" ] && kill "$gm" 2>/dev/null && wait "$gm" 2>/dev/null
-read -r switched flagged rate mode < <(jq -rs --argjson p "${gm:-0}" --argjson at "${gm_at:-0}" '
+read -r switched flagged rate mode < <(jq -rs --argjson p "$SG_PID" --argjson at "${sg_at:-0}" '
 	([.[] | select(.stats.heap_mode == "suspects")][0].elapsed_s) as $sw |
 	([.[] | select(any(.processes[] | select(.pid == $p) | .sites[];
-			   .flagged and .stack[0].symbol == "leak_heap_alloc"))][0]) as $fl |
-	"\($sw // "never") \(if $fl then ($fl.elapsed_s - $at | . * 10 | round / 10) else "never" end)" +
+			   .flagged and .stack[0].symbol == "grow_leak"))][0]) as $fl |
+	"\(if $sw then ($sw * 10 | round / 10) else "never" end)" +
+	" \(if $fl then ($fl.elapsed_s - $at | . * 10 | round / 10) else "never" end)" +
 	" \([.[-1].processes[] | select(.pid == $p) | .sites[] |
-	    select(.stack[0].symbol == "leak_heap_alloc") | .growth_per_s | round][0] // "?")" +
+	    select(.stack[0].symbol == "grow_leak") | .growth_per_s | round][0] // "?")" +
 	" \(.[-1].stats.heap_mode)"' "$TMP/budget.jsonl" 2>/dev/null)
-"$LEAKTOP_SRC" -i 1 --exact -j "$TMP/exact.json" >/dev/null 2>"$TMP/exact.err" &
+steady_stop
+steady_start exact
+"$LEAKTOP" -i 1 --exact -j "$TMP/exact.json" >/dev/null 2>"$TMP/exact.err" &
 BLT=$!
 for _ in $(seq 600); do [ -s "$TMP/exact.json" ] && break; sleep 0.1; done
 b_ex=$(builds "$BUDGET_BUILDS")
 kill -INT "$BLT"
 wait "$BLT"
+steady_stop
 ratio() { echo "$1 $2" | awk '{ printf "%.2fx", $1 / $2 }'; }
 printf '   %-40s %10s\n' "untraced" "$(printf '%.1f s' "$b_un")"
 printf '   %-40s %10s %8s\n' "leaktop (default budget)" "$(printf '%.1f s' "$b_def")" \
 	"$(ratio "$b_def" "$b_un")"
 printf '   %-40s %10s %8s\n' "leaktop --exact" "$(printf '%.1f s' "$b_ex")" "$(ratio "$b_ex" "$b_un")"
 printf '   %-40s %10s\n' "suspects only from (run time)" "${switched:-?} s"
-printf '   %-40s %10s\n' "leak_heap_alloc flagged after" "${flagged:-?} s"
-printf '   %-40s %10s\n' "leak_heap_alloc rate (12800 exact)" "${rate:-?} B/s"
+printf '   %-40s %10s\n' "grow_leak flagged after" "${flagged:-?} s"
+printf '   %-40s %10s\n' "grow_leak rate (12800 exact)" "${rate:-?} B/s"
 printf '   %-40s %10s\n' "heap mode at the end" "${mode:-?}"
 echo "   goals (issue 13): default <= 1.10x untraced; the leak flagged at its rate within 30 s"
 grep -h "heap tracing" "$TMP/budget.err" | head -4 | sed 's/^/   /'
