@@ -38,8 +38,6 @@ struct {
 	__type(value, struct lt_fd_val);
 } fds SEC(".maps");
 
-/* A thread's syscall in progress; a thread that exits inside one leaves it to lt_exit(). */
-struct lt_sysargs_map sysargs SEC(".maps");
 
 struct scan_buf {
 	__u64 words[SCAN_WORDS];

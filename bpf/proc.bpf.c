@@ -20,6 +20,8 @@ const volatile __u32 cfg_stack_depth = LT_DEFAULT_STACK_DEPTH;
 struct lt_procs_map procs SEC(".maps");
 struct lt_sites_map sites SEC(".maps");
 struct lt_stacks_map stacks SEC(".maps");
+/* bpf/fd.bpf.c's; here, the first object linked, with the other shared maps (lt_exit uses it). */
+struct lt_sysargs_map sysargs SEC(".maps");
 struct lt_percpu_u64_map drops SEC(".maps");
 struct lt_percpu_u64_map counters SEC(".maps");
 struct lt_gen_map gen_counter SEC(".maps");
