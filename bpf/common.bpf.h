@@ -204,6 +204,7 @@ static __always_inline __u64 stack_hash_of(const struct lt_stack *st, __u32 nr)
 #define VM_EXEC			0x00000004ULL
 #define VM_SHARED		0x00000008ULL
 #define LT_MAP_FIXED		0x10		/* mmap: replaces what was mapped there */
+#define LT_EBUSY		16		/* bpf_find_vma: the mapping lock is taken */
 
 /* A length in whole pages, as the kernel maps and unmaps it. */
 static __always_inline __u64 page_up(__u64 len)

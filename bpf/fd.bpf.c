@@ -53,7 +53,7 @@ struct scan_key {
 
 /* Where a scan from there found the return addresses, in words above the stack pointer. */
 struct scan_val {
-	__u8 n;			/* levels found; 0: none (the frame-pointer walk from the syscall) */
+	__u8 n;			/* levels found (1 to WRAPPER_LEVELS) */
 	__u8 slot[WRAPPER_LEVELS];
 	__u32 pad;
 };
@@ -165,25 +165,51 @@ static __always_inline __u64 file_at(__u64 addr)
 	return vma_at(addr, &v) ? 0 : v.file;
 }
 
-/* bpf_find_vma callback: the file and file offset of the code at c->ip (inode 0: none). */
-static long code_at_cb(struct task_struct *task, struct vm_area_struct *vma, struct scan_key *c)
+/* The code at an address: its file and offset, and the mapping that holds it. */
+struct code_at {
+	struct scan_key key;		/* in: key.off is the address; inode 0: no file */
+	__u64 start, end;
+};
+
+/* bpf_find_vma callback filling a struct code_at. */
+static long code_at_cb(struct task_struct *task, struct vm_area_struct *vma, struct code_at *c)
 {
 	struct file *f = BPF_CORE_READ(vma, vm_file);
 
 	if (!f)
 		return 0;
-	c->inode = (__u64)BPF_CORE_READ(f, f_inode);
-	c->off = c->off - BPF_CORE_READ(vma, vm_start) + (BPF_CORE_READ(vma, vm_pgoff) << 12);
+	c->start = BPF_CORE_READ(vma, vm_start);
+	c->end = BPF_CORE_READ(vma, vm_end);
+	c->key.inode = (__u64)BPF_CORE_READ(f, f_inode);
+	c->key.off = c->key.off - c->start + (BPF_CORE_READ(vma, vm_pgoff) << 12);
 	return 0;
 }
 
-/* What a scan found from the syscall at ip: the return addresses at the cached slots, if each
- * still returns from a call into the function of the level below.  Sets *ra, *ra_at. */
+/* The inode of the file mapped at addr (a kernel pointer used as an identity), or 0. */
+static __always_inline __u64 inode_at(__u64 addr)
+{
+	struct code_at c = { .key.off = addr };
+
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, code_at_cb, &c, 0))
+		return 0;
+	return c.key.inode;
+}
+
+/*
+ * What the scan would find from the syscall at ip (in the file `inode`), read from the cached
+ * slots: each must still return from a call into the function of the level below, and the
+ * levels must go on exactly as far as the scan's would (a level goes on while its return
+ * address is in the library that made the syscall, as in the scan).  Sets *ra, *ra_at; false
+ * when the scan must be done again (another way into the same syscall instruction).
+ */
 static __always_inline bool scan_cached(const struct scan_val *c, __u64 ip, __u64 sp,
-					__u64 *ra, __u64 *ra_at)
+					__u64 inode, __u64 *ra, __u64 *ra_at)
 {
 	__u64 at = ip, w = 0;
+	bool in_lib = false;
 
+	if (!c->n || c->n > WRAPPER_LEVELS)
+		return false;
 	for (__u32 i = 0; i < WRAPPER_LEVELS; i++) {
 		if (i >= c->n)
 			break;
@@ -194,8 +220,12 @@ static __always_inline bool scan_cached(const struct scan_val *c, __u64 ip, __u6
 		*ra = w;
 		*ra_at = sp + 8 * c->slot[i];
 		at = w;
+		in_lib = inode_at(w) == inode;
+		/* The scan stops at the first level outside the library, and only there. */
+		if (i + 1 < c->n && !in_lib)
+			return false;
 	}
-	return true;
+	return !in_lib || c->n >= WRAPPER_LEVELS;
 }
 
 static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs, __u64 salt)
@@ -206,17 +236,20 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs, __u64 s
 	__u64 ip = BPF_CORE_READ(regs, ip), sp = BPF_CORE_READ(regs, sp);
 	__u64 bp = BPF_CORE_READ(regs, bp), ra = 0, ra_at = 0, at = ip, saved = 0, lib = 0;
 	struct lt_walk w = { .depth = stack_depth() };
-	struct scan_key key = { .off = ip };
+	struct code_at code = { .key.off = ip };
 	struct scan_val found = {}, *cached = NULL;
 	__u32 level = 0;
 
 	if (!st || !scan)
 		return 0;
-	if (bpf_find_vma(bpf_get_current_task_btf(), ip, code_at_cb, &key, 0) || !key.inode)
-		key.inode = 0;
+	if (bpf_find_vma(bpf_get_current_task_btf(), ip, code_at_cb, &code, 0) || !code.key.inode)
+		code.key.inode = 0;
 	else
-		cached = bpf_map_lookup_elem(&scan_cache, &key);
-	if (cached && scan_cached(cached, ip, sp, &ra, &ra_at))
+		cached = bpf_map_lookup_elem(&scan_cache, &code.key);
+	/* The walk accepts return addresses into the syscall's library without a lookup. */
+	w.text_start = code.start;
+	w.text_end = code.end;
+	if (cached && scan_cached(cached, ip, sp, code.key.inode, &ra, &ra_at))
 		goto found;
 	ra = ra_at = 0;
 	if (!bpf_probe_read_user(scan->words, sizeof(scan->words), (void *)sp)) {
@@ -242,8 +275,9 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs, __u64 s
 				break;
 			at = w;
 		}
-		if (key.inode)
-			bpf_map_update_elem(&scan_cache, &key, &found, BPF_ANY);
+		/* Only what was found: another way into the same instruction may find more. */
+		if (code.key.inode && found.n)
+			bpf_map_update_elem(&scan_cache, &code.key, &found, BPF_ANY);
 	}
 found:
 	if (!ra) {

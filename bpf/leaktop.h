@@ -84,6 +84,8 @@ enum lt_counter {
 	LT_CNT_HEAP_CALLS,		/* allocator probe entries hit outside leaktop (the traps
 					 * its heap probes cost; the overhead budget counts them) */
 	LT_CNT_CALIBRATION_HITS,	/* probe hits of leaktop's start-up trap-cost calibration */
+	LT_CNT_WALK_LOCK_BUSY,		/* stack walk frames taken on their call instruction alone:
+					 * another thread held the mapping lock */
 	LT_CNT_MMAP_SCANS,		/* unmaps whose records were searched for in the whole
 					 * mmaps map (the slow path: no cheaper way found them) */
 	LT_CNT__COUNT,

@@ -31,6 +31,7 @@ static __always_inline bool is_return_address(__u64 ret, struct lt_text_cache *t
 {
 	struct lt_vma v;
 	__s32 disp;
+	long err;
 
 	if (call_before(ret, &disp) == LT_CALL_NONE)
 		return false;
@@ -38,7 +39,16 @@ static __always_inline bool is_return_address(__u64 ret, struct lt_text_cache *t
 	    (ret >= text->known_start && ret < text->known_end) ||
 	    (ret >= text->last_start && ret < text->last_end))
 		return true;
-	if (vma_at(ret, &v) || !(v.flags & VM_EXEC) || !v.file)
+	err = vma_at(ret, &v);
+	/*
+	 * Another thread holds the mapping lock (it maps or unmaps): the call before ret is all
+	 * there is to go on.  Stopping here would split the site on a stack one frame short.
+	 */
+	if (err == -LT_EBUSY) {
+		bump(&counters, LT_CNT_WALK_LOCK_BUSY);
+		return true;
+	}
+	if (err || !(v.flags & VM_EXEC) || !v.file)
 		return false;
 	text->last_start = v.start;
 	text->last_end = v.end;

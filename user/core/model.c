@@ -45,6 +45,7 @@ const char *const counter_names[LT_CNT__COUNT] = {
 	[LT_CNT_MMAP_FILE_OR_SHARED] = "mmap_file_or_shared",
 	[LT_CNT_MMAP_UNMATCHED] = "mmap_unmatched",
 	[LT_CNT_MMAP_SCANS] = "mmap_scans",
+	[LT_CNT_WALK_LOCK_BUSY] = "walk_lock_busy",
 	[LT_CNT_HEAP_CALLS] = "heap_calls",
 	[LT_CNT_CALIBRATION_HITS] = "calibration_hits",
 };
