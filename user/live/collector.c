@@ -84,32 +84,33 @@ static int cmp_site_key(const void *a, const void *b)
 	return 0;
 }
 
+/* Slot idx of a per-CPU array, summed over the CPUs; 0 or -errno. */
+static int percpu_sum(struct collector *c, int fd, uint32_t idx, uint64_t *out)
+{
+	uint64_t sum = 0;
+
+	if (bpf_map_lookup_elem(fd, &idx, c->percpu))
+		return -errno;
+	for (int cpu = 0; cpu < c->ncpus; cpu++)
+		sum += c->percpu[cpu];
+	*out = sum;
+	return 0;
+}
+
 static int sum_percpu(struct collector *c, int fd, uint32_t n, uint64_t *out)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t sum = 0;
+		int err = percpu_sum(c, fd, i, &out[i]);
 
-		if (bpf_map_lookup_elem(fd, &i, c->percpu))
-			return -errno;
-		for (int cpu = 0; cpu < c->ncpus; cpu++)
-			sum += c->percpu[cpu];
-		out[i] = sum;
+		if (err)
+			return err;
 	}
 	return 0;
 }
 
 int collector__counter(struct collector *c, uint32_t idx, uint64_t *out)
 {
-	uint64_t sum = 0;
-
-	if (idx >= LT_CNT__COUNT)
-		return -EINVAL;
-	if (bpf_map_lookup_elem(c->fds.counters, &idx, c->percpu))
-		return -errno;
-	for (int cpu = 0; cpu < c->ncpus; cpu++)
-		sum += c->percpu[cpu];
-	*out = sum;
-	return 0;
+	return idx < LT_CNT__COUNT ? percpu_sum(c, c->fds.counters, idx, out) : -EINVAL;
 }
 
 /*
