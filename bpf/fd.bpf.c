@@ -38,7 +38,6 @@ struct {
 	__type(value, struct lt_fd_val);
 } fds SEC(".maps");
 
-
 struct scan_buf {
 	__u64 words[SCAN_WORDS];
 };
@@ -157,14 +156,6 @@ static __always_inline bool frame_plausible(__u64 fp, __u64 ra_at)
 	return call_target(ret) != 0;
 }
 
-/* The file mapped at user address addr (a kernel pointer used as an identity), or 0. */
-static __always_inline __u64 file_at(__u64 addr)
-{
-	struct lt_vma v;
-
-	return vma_at(addr, &v) ? 0 : v.file;
-}
-
 /* The code at an address: its file and offset, and the mapping that holds it. */
 struct code_at {
 	struct scan_key key;		/* in: key.off is the address; inode 0: no file */
@@ -234,7 +225,7 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs, __u64 s
 	struct scan_buf *scan = bpf_map_lookup_elem(&scan_scratch, &zero);
 	struct lt_stack *st = stack_buf();
 	__u64 ip = BPF_CORE_READ(regs, ip), sp = BPF_CORE_READ(regs, sp);
-	__u64 bp = BPF_CORE_READ(regs, bp), ra = 0, ra_at = 0, at = ip, saved = 0, lib = 0;
+	__u64 bp = BPF_CORE_READ(regs, bp), ra = 0, ra_at = 0, at = ip, saved = 0;
 	struct lt_walk w = { .depth = stack_depth() };
 	struct code_at code = { .key.off = ip };
 	struct scan_val found = {}, *cached = NULL;
@@ -267,11 +258,8 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs, __u64 s
 			 * A return into the library that made the syscall (glibc's fcntl makes
 			 * it in a helper it calls): go on up to the call into the library.
 			 */
-			if (level >= WRAPPER_LEVELS)
-				break;
-			if (!lib)
-				lib = file_at(ip);
-			if (!lib || file_at(w) != lib)
+			if (level >= WRAPPER_LEVELS || !code.key.inode ||
+			    inode_at(w) != code.key.inode)
 				break;
 			at = w;
 		}

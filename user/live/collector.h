@@ -49,13 +49,13 @@ uint32_t collector__stack(struct collector *c, uint64_t hash, uint64_t *ips, uin
  */
 long collector__purge_sites(struct collector *c, const struct dead_image *dead, size_t n);
 /* Forget dead images' live blocks (a batched sweep of `allocs`).  Records removed or -errno. */
+/* One of the kernel's counters (LT_CNT_*) now, summed over the CPUs; 0 or -errno. */
+int collector__counter(struct collector *c, uint32_t idx, uint64_t *out);
+
 /*
  * Heap records (heap sites, live blocks) of processes whose heap is no longer traced: of the
  * tgids listed (keep false), or of every other process (keep true).  Sites removed or -errno.
  */
-/* One of the kernel's counters (LT_CNT_*) now, summed over the CPUs; 0 or -errno. */
-int collector__counter(struct collector *c, uint32_t idx, uint64_t *out);
-
 long collector__purge_heap(struct collector *c, const uint32_t *tgids, size_t n, bool keep);
 long collector__purge_allocs(struct collector *c, const struct dead_image *dead, size_t n);
 /* Forget dead images' descriptors (a batched sweep of `fds`).  Records removed or -errno. */

@@ -238,7 +238,7 @@ void heapctl__window(struct heapctl *hc, uint64_t now_ns, void (*say)(void *ctx,
 {
 	uint64_t calls = 0, run_ns = 0, run_cnt, busy_ns = 0, dt_ns = now_ns - hc->win_ns;
 	bool busy_known;
-	double cost_ns;
+	double cost_ns, cost_pct;
 
 	if (hc->hm.mode != HEAP_MODE_EXACT || hc->cfg.exact || isnan(hc->trap_ns)) {
 		hc->win_ns = 0;		/* a return to exact starts a new window */
@@ -255,10 +255,9 @@ void heapctl__window(struct heapctl *hc, uint64_t now_ns, void (*say)(void *ctx,
 		/* The window teaches the share of the work too (suspects mode estimates with it). */
 		if (busy_known && busy_ns > hc->win_busy_ns)
 			heapmode__learn(&hc->hm, cost_ns, busy_ns - hc->win_busy_ns);
-		if (heapmode__window(&hc->hm, now_ns, dt_ns,
-				     100.0 * cost_ns / ((double)dt_ns * hc->ncpu)) ==
-		    HEAPMODE_TO_SUSPECTS) {
-			hc->exact_cost_pct = 100.0 * cost_ns / ((double)dt_ns * hc->ncpu);
+		cost_pct = 100.0 * cost_ns / ((double)dt_ns * hc->ncpu);
+		if (heapmode__window(&hc->hm, now_ns, dt_ns, cost_pct) == HEAPMODE_TO_SUSPECTS) {
+			hc->exact_cost_pct = cost_pct;
 			to_suspects(hc, now_ns, say, say_ctx);
 		}
 	}

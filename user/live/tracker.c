@@ -218,19 +218,36 @@ static struct file_id exec_file_id(const struct lt_event *ev)
 				 .ino = ev->exe_ino };
 }
 
+/*
+ * A forked child's maps and name are its parent's, as they were at the fork: borrowed from the
+ * parent's image without reading /proc (maps that change later, a library loaded, are read
+ * when a stack needs them).  True when both maps and name were had.
+ */
+static bool borrow_parent(struct tracker *t, struct image *im, uint32_t ppid)
+{
+	struct image *parent = image_find_live(t, ppid);
+
+	if (!parent)
+		return false;
+	if (!symbolizer__clone_image(t->sym, im->gen, parent->gen)) {
+		im->registered = true;
+		im->maps_read_ns = monotonic_ns();
+	}
+	if (!im->id.comm[0])
+		memcpy(im->id.comm, parent->id.comm, sizeof(im->id.comm));
+	if (!im->id.cmdline && parent->id.cmdline)
+		im->id.cmdline = strdup(parent->id.cmdline);
+	return im->registered && im->id.comm[0];
+}
+
 /* The image is gone already: borrow the parent's image, or the exec'd executable. */
 static void note_short_lived(struct tracker *t, struct image *im, const struct lt_event *ev)
 {
 	struct file_id id = exec_file_id(ev);
 	char exe[LT_EXE_LEN + 1];
-	struct image *parent;
 
 	if (ev->type == LT_EV_FORK) {
-		parent = image_find_live(t, ev->ppid);
-		if (parent && !symbolizer__clone_image(t->sym, im->gen, parent->gen))
-			im->registered = true;
-		if (parent && !im->id.comm[0])
-			memcpy(im->id.comm, parent->id.comm, sizeof(im->id.comm));
+		borrow_parent(t, im, ev->ppid);
 	} else if (ev->type == LT_EV_EXEC) {
 		memcpy(exe, ev->exe, LT_EXE_LEN);
 		exe[LT_EXE_LEN] = '\0';
@@ -243,26 +260,6 @@ static void note_short_lived(struct tracker *t, struct image *im, const struct l
 			snprintf(im->id.comm, sizeof(im->id.comm), "%.15s", base ? base + 1 : exe);
 		}
 	}
-}
-
-/*
- * A forked child's maps and name are its parent's, as they were at the fork: borrowed from the
- * parent's image without reading /proc.  Maps that change later (a library loaded, an exec)
- * are read when a stack needs them.  False when the parent is not known well enough.
- */
-static bool borrow_parent(struct tracker *t, struct image *im, uint32_t ppid)
-{
-	struct image *parent = image_find_live(t, ppid);
-
-	if (!parent || !parent->registered || !parent->id.comm[0] ||
-	    symbolizer__clone_image(t->sym, im->gen, parent->gen))
-		return false;
-	im->registered = true;
-	im->maps_read_ns = monotonic_ns();
-	memcpy(im->id.comm, parent->id.comm, sizeof(im->id.comm));
-	if (parent->id.cmdline)
-		im->id.cmdline = strdup(parent->id.cmdline);
-	return true;
 }
 
 /*
