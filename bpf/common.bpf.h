@@ -21,6 +21,7 @@ extern const volatile __u32 cfg_filter;
 extern const volatile __u32 cfg_self_tgid;
 extern const volatile __u32 cfg_follow_fork;
 extern const volatile __u32 cfg_stack_depth;
+extern const volatile __u32 cfg_unwind_cfi;	/* 1: unwind by the modules' CFI tables */
 
 struct lt_procs_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -307,20 +308,23 @@ static __always_inline __u32 call_before(__u64 ret, __s32 *disp)
 
 /* Where a stack walk starts, and code it may accept without a vma lookup. */
 struct lt_walk {
-	__u64 ip;			/* the first frame */
-	__u64 bp;			/* the frame pointer there */
-	__u64 floor;			/* the stack pointer: no frame lies below it */
+	__u64 ip;			/* the first frame (its state is exact: not a return address) */
+	__u64 bp;			/* %rbp there */
+	__u64 floor;			/* %rsp there: no frame lies below it */
 	__u64 text_start;		/* a known executable file mapping (the allocator's), or 0 */
 	__u64 text_end;
+	__u64 skip_start;		/* CFI walk: leading frames in [skip_start, skip_end) are */
+	__u64 skip_end;			/* unwound but not kept (a syscall's wrappers) */
 	__u32 depth;			/* frames to keep at most */
-	__u32 pad;
+	__u32 first_cfi;		/* out: the first frame was unwound by its module's CFI */
 };
 
 /*
- * Walk the user stack by frame pointers into st; its number of frames.  A global function
- * (bpf/stack.bpf.c): the verifier checks it once, not inside each program that captures.
+ * Walk the user stack into st (by CFI tables with --unwind cfi, where a module has one, by
+ * frame pointers elsewhere); its number of frames.  A global function (bpf/stack.bpf.c):
+ * the verifier checks it once, not inside each program that captures.
  */
-extern __u32 lt_walk_user_stack(const struct lt_walk *w, struct lt_stack *st);
+extern __u32 lt_walk_user_stack(struct lt_walk *w, struct lt_stack *st);
 
 /*
  * The user stack at a syscall (regs: its struct pt_regs *), interned with salt; a global

@@ -240,6 +240,21 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs, __u64 s
 	/* The walk accepts return addresses into the syscall's library without a lookup. */
 	w.text_start = code.start;
 	w.text_end = code.end;
+	/*
+	 * With the library's CFI the walk goes up from the syscall itself; its frames inside the
+	 * library (the wrappers) are left out, as the scan leaves them out.
+	 */
+	if (cfg_unwind_cfi && code.key.inode) {
+		w.ip = ip;
+		w.bp = bp;
+		w.floor = sp;
+		w.skip_start = code.start;
+		w.skip_end = code.end;
+		st->nr = lt_walk_user_stack(&w, st);
+		if (w.first_cfi)
+			return intern_stack(st, salt);
+		w.skip_start = w.skip_end = 0;
+	}
 	if (cached && scan_cached(cached, ip, sp, code.key.inode, &ra, &ra_at))
 		goto found;
 	ra = ra_at = 0;

@@ -88,6 +88,11 @@ enum lt_counter {
 					 * another thread held the mapping lock */
 	LT_CNT_MMAP_SCANS,		/* unmaps whose records were searched for in the whole
 					 * mmaps map (the slow path: no cheaper way found them) */
+	LT_CNT_UNWIND_CFI_FRAMES,	/* stack frames found by a module's unwind table (CFI) */
+	LT_CNT_UNWIND_FP_FRAMES,	/* stack frames found by the frame pointer: --unwind fp,
+					 * or where a module has no table or no row for the pc */
+	LT_CNT_UNWIND_NO_TABLE,		/* frames in a module whose table was not loaded (yet):
+					 * taken by frame pointer; userspace is asked to load it */
 	LT_CNT__COUNT,
 };
 
@@ -290,6 +295,63 @@ struct lt_event {
 	char exe[LT_EXE_LEN];
 };
 
+/*
+ * Unwind tables (--unwind cfi): each executable object's .eh_frame, turned by userspace
+ * (user/live/cfi.c) into rows sorted by file offset, one table per (device, inode), shared by
+ * every process mapping the file.  The tables lie end to end in one array map, `unwind_rows`
+ * (memory-mapped by userspace, sized at load); `unwind_objects` says where each object's
+ * table is.  A row holds from its pc up to the next row's.  x86-64 only: the return address
+ * is always at CFA - 8 (rows where CFI says otherwise are LT_UW_NONE).
+ */
+#define LT_UNWIND_ROWS		(1u << 21)	/* default capacity: 16 MiB */
+#define LT_MAX_UNWIND_OBJECTS	2048
+#define LT_MAX_UNWIND_WANTED	256
+#define LT_UW_RBP_LOST		(-128)	/* rbp cannot be recovered for the caller */
+
+enum lt_unwind_kind {
+	LT_UW_NONE = 0,			/* no usable CFI for these pcs: the frame pointer is tried */
+	LT_UW_RSP,			/* CFA = rsp + 8 * cfa */
+	LT_UW_RBP,			/* CFA = rbp + 8 * cfa */
+	LT_UW_PLT,			/* a PLT entry: CFA = rsp + 8 * cfa, plus 8 when
+					 * (pc & 15) >= rbp (the ABI's PLT expression) */
+	LT_UW_SIGNAL,			/* a signal trampoline: the interrupted rsp is saved at
+					 * rsp + 8 * cfa, its rip right after it, its rbp at
+					 * rsp + 8 * rbp */
+	LT_UW_OUTERMOST,		/* the return address is undefined: the stack ends here */
+};
+
+struct lt_unwind_row {
+	__u32 pc;			/* file offset of the first byte the row covers */
+	__s16 cfa;			/* in 8-byte units, as the kind says */
+	__s8 rbp;			/* the caller's rbp saved at CFA + 8 * rbp; 0: rbp unchanged;
+					 * LT_UW_RBP_LOST: unknown (PLT, SIGNAL: as the kind says) */
+	__u8 kind;			/* enum lt_unwind_kind */
+};
+
+/* unwind_objects: which file a mapping shows, as the kernel names it. */
+struct lt_unwind_key {
+	__u64 ino;
+	__u32 dev;			/* kernel dev_t: major << 20 | minor */
+	__u32 pad;
+};
+
+/* Written by userspace after the rows are in place; nrows 0: the file has no usable CFI. */
+struct lt_unwind_obj {
+	__u32 first;			/* index of its first row in unwind_rows */
+	__u32 nrows;
+};
+
+/*
+ * unwind_wanted: objects a walk met without a table, and where: userspace opens the file
+ * through /proc/TGID/map_files/START-END and loads its table.  Written by BPF (LRU), drained
+ * by userspace each interval.
+ */
+struct lt_unwind_want {
+	__u64 start, end;		/* the mapping */
+	__u32 tgid;
+	__u32 pad;
+};
+
 /* Filter modes (rodata `cfg_filter`). */
 enum lt_filter {
 	LT_FILTER_ALL = 0,		/* whole system: every process except leaktop itself */
@@ -310,5 +372,9 @@ LT_ASSERT_SIZE(struct lt_fd_val, 24);
 LT_ASSERT_SIZE(struct lt_sysargs, 64);
 LT_ASSERT_SIZE(struct lt_mmap_key, 16);
 LT_ASSERT_SIZE(struct lt_mmap_val, 40);
+LT_ASSERT_SIZE(struct lt_unwind_row, 8);
+LT_ASSERT_SIZE(struct lt_unwind_key, 16);
+LT_ASSERT_SIZE(struct lt_unwind_obj, 8);
+LT_ASSERT_SIZE(struct lt_unwind_want, 24);
 
 #endif /* LEAKTOP_H */

@@ -16,6 +16,7 @@ const volatile __u32 cfg_filter = LT_FILTER_ALL;
 const volatile __u32 cfg_self_tgid;
 const volatile __u32 cfg_follow_fork;
 const volatile __u32 cfg_stack_depth = LT_DEFAULT_STACK_DEPTH;
+const volatile __u32 cfg_unwind_cfi;
 
 struct lt_procs_map procs SEC(".maps");
 struct lt_sites_map sites SEC(".maps");

@@ -15,6 +15,40 @@
  */
 #include "common.bpf.h"
 
+#define LT_UW_SKIP_MAX	8	/* frames a syscall's library may keep before its caller */
+
+/* The unwind tables (bpf/leaktop.h); only this file reads them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, LT_UNWIND_ROWS);	/* the loader sets the run's capacity */
+	__type(key, __u32);
+	__type(value, struct lt_unwind_row);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_UNWIND_OBJECTS);
+	__type(key, struct lt_unwind_key);
+	__type(value, struct lt_unwind_obj);
+} unwind_objects SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LT_MAX_UNWIND_WANTED);
+	__type(key, struct lt_unwind_key);
+	__type(value, struct lt_unwind_want);
+} unwind_wanted SEC(".maps");
+
+/* Add v to a per-CPU counter (bump() adds 1). */
+static __always_inline void count(__u32 idx, __u64 v)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+
+	if (c && v)
+		*c += v;
+}
+
 /* Code a walk accepts without a vma lookup: executable file mappings known to it. */
 struct lt_text_cache {
 	__u64 exe_start, exe_end;	/* the main executable's code (mm->start_code, end_code) */
@@ -66,7 +100,7 @@ static __always_inline bool is_return_address(__u64 ret, struct lt_text_cache *t
  * stops at the first that does not (counted: LT_CNT_STACK_TRUNCATED), and a stack never holds
  * garbage.
  */
-__u32 lt_walk_user_stack(const struct lt_walk *w, struct lt_stack *st)
+static __always_inline __u32 fp_walk(const struct lt_walk *w, struct lt_stack *st)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct {
@@ -77,8 +111,6 @@ __u32 lt_walk_user_stack(const struct lt_walk *w, struct lt_stack *st)
 	__u64 bp, floor;
 	__u32 n = 1, depth;
 
-	if (!w || !st)
-		return 0;
 	bp = w->bp;
 	floor = w->floor;
 	depth = w->depth;
@@ -101,7 +133,328 @@ __u32 lt_walk_user_stack(const struct lt_walk *w, struct lt_stack *st)
 		floor = bp + sizeof(frame);
 		bp = frame.next;
 	}
+	count(LT_CNT_UNWIND_FP_FRAMES, n - 1);
 	return n;
+}
+
+/*
+ * CFI unwinding.  Each step takes the state (pc, rsp, rbp) of one frame to its caller's: the
+ * module mapped at pc (bpf_find_vma; the last two are kept), its table's row for pc (binary
+ * search in unwind_rows), then the CFA, the return address at CFA - 8 and the caller's rbp as
+ * the row says; the caller's rsp is the CFA.  A pc after the first is a return address, so
+ * its row is the one of pc - 1 (the call, which may be a function's last instruction).  Where
+ * a module has no table, or no row for pc, the step is a frame-pointer step, as in fp_walk;
+ * where the module's table is not loaded yet, the walk asks userspace for it
+ * (unwind_wanted).  Every return address must follow a call and lie in an executable file
+ * mapping, however it was found (tables can be wrong, %rbp can be anything): the walk stops
+ * at the first that does not, as fp_walk does.
+ */
+struct uw_mod {
+	__u64 start, end;		/* the mapping; end 0: nothing cached */
+	__u64 off_base;			/* file offset of start */
+	struct lt_unwind_key key;
+	__u32 first, nrows;		/* its table */
+	__u32 exec_file;		/* an executable mapping of a file */
+	__u32 table;			/* 1: unwind_objects has the file (nrows 0: no CFI) */
+};
+
+struct uw_state {
+	__u64 ip, sp, bp;
+	__u64 skip_start, skip_end;
+	struct uw_mod mod0, mod1;	/* the module of the last pc looked up, and the one before */
+	__u32 depth;
+	__u32 exact;			/* ip is not a return address (first frame, signal frame) */
+	__u32 cfi, fp, no_table, first_cfi;
+};
+
+/*
+ * The walk's state lives in a per-CPU map value, not on the stack: the verifier tracks what
+ * is on the stack, so counters there would make each bpf_loop iteration a new state and the
+ * callback would never be proven.  (Like stack_scratch, a program that preempts another on
+ * the same CPU can overwrite it: then a stack is wrong, and checked like any other.)
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct uw_state);
+} uw_scratch SEC(".maps");
+
+static long uw_vma_cb(struct task_struct *task, struct vm_area_struct *vma, struct uw_mod *m)
+{
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	m->start = BPF_CORE_READ(vma, vm_start);
+	m->end = BPF_CORE_READ(vma, vm_end);
+	m->off_base = BPF_CORE_READ(vma, vm_pgoff) << 12;
+	m->exec_file = f && (BPF_CORE_READ(vma, vm_flags) & VM_EXEC);
+	if (m->exec_file) {
+		m->key.ino = BPF_CORE_READ(f, f_inode, i_ino);
+		m->key.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	}
+	return 0;
+}
+
+/*
+ * The module mapped at addr into *out, with its table if unwind_objects has it (else asked
+ * for).  0; -ENOENT: nothing mapped there; -LT_EBUSY: the mapping lock is taken.  A global
+ * function: verified once.
+ */
+__noinline int lt_uw_module(__u64 addr, struct uw_mod *out)
+{
+	struct lt_unwind_want want = {};
+	struct lt_unwind_obj *obj;
+	struct uw_mod m = {};
+	long err;
+
+	if (!out)
+		return -1;
+	err = bpf_find_vma(bpf_get_current_task_btf(), addr, uw_vma_cb, &m, 0);
+	if (err)
+		return err == -LT_EBUSY ? -LT_EBUSY : -2;
+	if (m.exec_file) {
+		obj = bpf_map_lookup_elem(&unwind_objects, &m.key);
+		if (obj) {
+			m.table = 1;
+			m.first = obj->first;
+			m.nrows = obj->nrows;
+		} else {
+			want.start = m.start;
+			want.end = m.end;
+			want.tgid = bpf_get_current_pid_tgid() >> 32;
+			bpf_map_update_elem(&unwind_wanted, &m.key, &want, BPF_NOEXIST);
+		}
+	}
+	*out = m;
+	return 0;
+}
+
+/*
+ * The module mapped at addr, in s->mod0 (moved there from mod1, or looked up); NULL when no
+ * mapping is there, or the mapping lock is taken (*busy set).
+ */
+static __always_inline struct uw_mod *uw_mod_of(struct uw_state *s, __u64 addr, bool *busy)
+{
+	struct uw_mod tmp;
+	int err;
+
+	if (addr >= s->mod0.start && addr < s->mod0.end)
+		return &s->mod0;
+	if (addr >= s->mod1.start && addr < s->mod1.end) {
+		tmp = s->mod0;
+		s->mod0 = s->mod1;
+		s->mod1 = tmp;
+		return &s->mod0;
+	}
+	err = lt_uw_module(addr, &tmp);
+	if (err) {
+		*busy = err == -LT_EBUSY;
+		return NULL;
+	}
+	s->mod1 = s->mod0;
+	s->mod0 = tmp;
+	return &s->mod0;
+}
+
+/*
+ * The row of m's table that covers pc into *row: 0, or -1 (none, or LT_UW_NONE).  A global
+ * function: verified once.
+ */
+__noinline int lt_uw_row(const struct uw_mod *m, __u64 pc, struct lt_unwind_row *row)
+{
+	__u32 lo, hi, mid;
+	struct lt_unwind_row *r;
+	__u64 off;
+
+	if (!m || !row || !m->nrows)
+		return -1;
+	off = pc - m->start + m->off_base;
+	if (off >> 32)
+		return -1;
+	lo = m->first;
+	hi = m->first + m->nrows;
+	/* The last row at or below off: rows of one object number at most 2^22. */
+	for (int i = 0; i < 23; i++) {
+		if (lo + 1 >= hi)
+			break;
+		mid = lo + (hi - lo) / 2;
+		r = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!r)
+			return -1;
+		if (r->pc <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	r = bpf_map_lookup_elem(&unwind_rows, &lo);
+	if (!r || r->pc > off || r->kind == LT_UW_NONE)
+		return -1;
+	*row = *r;
+	return 0;
+}
+
+/* Is ret (exact: a pc, not a return address) code of this process a walk may keep? */
+static __always_inline bool uw_valid(struct uw_state *s, __u64 ret, bool exact)
+{
+	struct uw_mod *m;
+	bool busy = false;
+	__s32 disp;
+
+	if (exact ? ret < LT_USER_TEXT_MIN || ret >= LT_USER_TEXT_MAX :
+		    call_before(ret, &disp) == LT_CALL_NONE)
+		return false;
+	m = uw_mod_of(s, ret, &busy);
+	if (busy) {
+		bump(&counters, LT_CNT_WALK_LOCK_BUSY);
+		return true;
+	}
+	return m && m->exec_file;
+}
+
+/* bpf_loop callback: one frame up.  0: go on; 1: the walk is over. */
+static long uw_step(__u32 idx, void *unused)
+{
+	__u32 zero = 0;
+	struct uw_state *s = bpf_map_lookup_elem(&uw_scratch, &zero);
+	struct lt_unwind_row row = {};
+	struct lt_stack *st;
+	struct uw_mod *m;
+	__u64 cfa, ra = 0, bp, at;
+	bool busy = false, cfi = false, signal = false;
+	__u32 n;
+
+	if (!s)
+		return 1;
+	bp = s->bp;
+	m = uw_mod_of(s, s->ip, &busy);
+	if (m && m->exec_file && !m->table)
+		s->no_table++;
+	if (m && !lt_uw_row(m, s->exact ? s->ip : s->ip - 1, &row)) {
+		switch (row.kind) {
+		case LT_UW_RSP:
+			cfa = s->sp + 8 * (__s64)row.cfa;
+			break;
+		case LT_UW_RBP:
+			if (!s->bp)
+				return 1;
+			cfa = s->bp + 8 * (__s64)row.cfa;
+			break;
+		case LT_UW_PLT:
+			cfa = s->sp + 8 * (__s64)row.cfa + ((s->ip & 15) >= (__u8)row.rbp ? 8 : 0);
+			break;
+		case LT_UW_SIGNAL:
+			at = s->sp + 8 * (__s64)row.cfa;
+			if (bpf_probe_read_user(&cfa, sizeof(cfa), (void *)at) ||
+			    bpf_probe_read_user(&ra, sizeof(ra), (void *)(at + 8)) ||
+			    bpf_probe_read_user(&bp, sizeof(bp), (void *)(s->sp + 8 * (__s64)row.rbp)))
+				return 1;
+			signal = true;
+			break;
+		default:			/* LT_UW_OUTERMOST: the first frame of the thread */
+			return 1;
+		}
+		if (!signal) {
+			if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+				return 1;
+			if (row.kind == LT_UW_PLT || !row.rbp)
+				bp = s->bp;
+			else if (row.rbp == LT_UW_RBP_LOST)
+				bp = 0;
+			else if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + 8 * (__s64)row.rbp)))
+				return 1;
+		}
+		cfi = true;
+	} else {
+		struct {
+			__u64 next;
+			__u64 ret;
+		} frame;
+
+		if (!s->bp || (s->bp & 7) || s->bp < s->sp)
+			return 1;
+		if (bpf_probe_read_user(&frame, sizeof(frame), (void *)s->bp))
+			return 1;
+		ra = frame.ret;
+		bp = frame.next;
+		cfa = s->bp + sizeof(frame);
+	}
+	if (!ra || cfa <= s->sp)
+		return 1;
+	if (!uw_valid(s, ra, signal)) {
+		bump(&counters, LT_CNT_STACK_TRUNCATED);
+		return 1;
+	}
+	if (cfi)
+		s->cfi++;
+	else
+		s->fp++;
+	if (idx == 0)
+		s->first_cfi = cfi;
+	s->ip = ra;
+	s->sp = cfa;
+	s->bp = bp;
+	s->exact = signal;
+	st = stack_buf();
+	if (!st)
+		return 1;
+	/*
+	 * The count lives in the map value, which the verifier does not track: kept on the
+	 * stack it would be a different state each iteration, and bpf_loop's callback would
+	 * never converge.
+	 */
+	n = st->nr;
+	if (!n && ra >= s->skip_start && ra < s->skip_end)
+		return 0;
+	if (n >= LT_MAX_STACK_DEPTH || n >= s->depth)
+		return 1;
+	st->ips[n] = ra;
+	st->nr = n + 1;
+	return 0;
+}
+
+static __always_inline __u32 cfi_walk(struct lt_walk *w, struct lt_stack *st)
+{
+	__u32 zero = 0, n;
+	struct uw_state *s = bpf_map_lookup_elem(&uw_scratch, &zero);
+
+	if (!s)
+		return 0;
+	__builtin_memset(s, 0, sizeof(*s));
+	s->ip = w->ip;
+	s->sp = w->floor;
+	s->bp = w->bp;
+	s->skip_start = w->skip_start;
+	s->skip_end = w->skip_end;
+	s->depth = w->depth;
+	s->exact = 1;
+	st->nr = 0;
+	if (!(w->ip >= w->skip_start && w->ip < w->skip_end)) {
+		st->ips[0] = w->ip;
+		st->nr = 1;
+	}
+	bpf_loop(LT_MAX_STACK_DEPTH + LT_UW_SKIP_MAX, uw_step, NULL, 0);
+	w->first_cfi = s->first_cfi;
+	n = st->nr;
+	if (!n || n > LT_MAX_STACK_DEPTH) {	/* every frame in the skipped library */
+		st->ips[0] = w->ip;
+		n = 1;
+	}
+	count(LT_CNT_UNWIND_CFI_FRAMES, s->cfi);
+	count(LT_CNT_UNWIND_FP_FRAMES, s->fp);
+	count(LT_CNT_UNWIND_NO_TABLE, s->no_table);
+	return n;
+}
+
+__u32 lt_walk_user_stack(struct lt_walk *w, struct lt_stack *st)
+{
+	if (!w || !st)
+		return 0;
+	w->first_cfi = 0;
+	if (w->depth > LT_MAX_STACK_DEPTH)
+		w->depth = LT_MAX_STACK_DEPTH;
+	if (cfg_unwind_cfi)
+		return cfi_walk(w, st);
+	return fp_walk(w, st);
 }
 
 /*

@@ -21,7 +21,7 @@
 #include "cli/launcher.h"
 #include "live/ptrace_stop.h"
 
-int launcher__check(const char *cmd)
+int launcher__which(const char *cmd, char *out, size_t len)
 {
 	const char *path = getenv("PATH");
 	char buf[4096];
@@ -32,6 +32,7 @@ int launcher__check(const char *cmd)
 			return -errno;
 		if (!S_ISREG(st.st_mode) || access(cmd, X_OK))
 			return -EACCES;
+		snprintf(out, len, "%s", cmd);
 		return 0;
 	}
 	if (!path)
@@ -40,13 +41,22 @@ int launcher__check(const char *cmd)
 		size_t n = strcspn(path, ":");
 
 		snprintf(buf, sizeof(buf), "%.*s/%s", (int)(n ? n : 1), n ? path : ".", cmd);
-		if (!stat(buf, &st) && S_ISREG(st.st_mode) && !access(buf, X_OK))
+		if (!stat(buf, &st) && S_ISREG(st.st_mode) && !access(buf, X_OK)) {
+			snprintf(out, len, "%s", buf);
 			return 0;
+		}
 		path += n;
 		if (*path == ':')
 			path++;
 	}
 	return -ENOENT;
+}
+
+int launcher__check(const char *cmd)
+{
+	char buf[4096];
+
+	return launcher__which(cmd, buf, sizeof(buf));
 }
 
 int launcher__start(struct launcher *l, char **argv)

@@ -20,6 +20,8 @@ struct launcher {
 
 /* Is CMD runnable (a path, or found in PATH)?  0 or -ENOENT/-EACCES. */
 int launcher__check(const char *cmd);
+/* The same, and the file exec will run into out (as found: relative if PATH says so). */
+int launcher__which(const char *cmd, char *out, size_t len);
 /* Fork the held child.  0 or -errno. */
 int launcher__start(struct launcher *l, char **argv);
 /* Let the child exec; 0, or -errno of a failed exec (the child is then reaped). */

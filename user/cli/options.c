@@ -41,6 +41,9 @@ static const char usage_text[] =
 "  -r, --resources LIST    what to track: heap, fd, mmap (default: all)\n"
 "      --stack-depth N     user stack frames kept per call site (1-" OPT_STR(LT_MAX_STACK_DEPTH)
 				", default " OPT_STR(OPT_DEFAULT_STACK_DEPTH) ")\n"
+"      --unwind HOW        how stacks are walked: 'cfi' (default: each module's .eh_frame,\n"
+"                          frame pointers where a module has none) or 'fp' (frame\n"
+"                          pointers only)\n"
 "  -n, --top N             call sites shown per process in the text report (default "
 				OPT_STR(OPT_DEFAULT_TOP_SITES) ")\n"
 "      --window N          samples of history the growth verdicts use ("
@@ -192,7 +195,7 @@ static int parse_resources(const char *list, unsigned int *out, char *err, size_
 
 enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR, OPT_WINDOW, OPT_PPROF, OPT_FOLDED,
        OPT_SCAN_EVERY, OPT_SCAN_MAX_STOP, OPT_FILE_MODE, OPT_BUDGET, OPT_MAX_SUSPECTS,
-       OPT_EXACT };
+       OPT_EXACT, OPT_UNWIND };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -213,6 +216,7 @@ static const struct option long_opts[] = {
 	{ "budget", required_argument, NULL, OPT_BUDGET },
 	{ "max-suspects", required_argument, NULL, OPT_MAX_SUSPECTS },
 	{ "exact", no_argument, NULL, OPT_EXACT },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -231,6 +235,7 @@ static void defaults(struct options *o)
 	o->scan_max_stop_ms = OPT_MAX_SCAN_STOP_MS;
 	o->budget_pct = HEAPMODE_DEFAULT_BUDGET_PCT;
 	o->max_suspects = HEAPMODE_DEFAULT_MAX_SUSPECTS;
+	o->unwind_cfi = true;
 }
 
 int options__parse(int argc, char **argv, struct options *o, char *err, size_t len)
@@ -316,6 +321,12 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 		case OPT_EXACT:
 			o->exact = true;
 			o->budget_set = true;
+			break;
+		case OPT_UNWIND:
+			if (strcmp(optarg, "cfi") && strcmp(optarg, "fp"))
+				return msg__set(err, len, -EINVAL, "invalid --unwind '%s': expected "
+						"'cfi' or 'fp'", optarg);
+			o->unwind_cfi = !strcmp(optarg, "cfi");
 			break;
 		case 'r':
 			ret = parse_resources(optarg, &o->resources, err, len);

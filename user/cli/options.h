@@ -49,6 +49,7 @@ struct options {
 	const char *folded_path;	/* --folded: folded stacks each interval, or NULL */
 	unsigned int resources;	/* enum resource_bits */
 	unsigned int stack_depth;
+	bool unwind_cfi;	/* --unwind cfi (default) or fp */
 	unsigned int top_sites;	/* sites per process in the text report */
 	double scan_every_s;	/* --scan-every: reachability scan of the targets; 0: never */
 	unsigned int scan_max_stop_ms;	/* --scan-max-stop: longest a scan stops a process */

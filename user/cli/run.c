@@ -41,6 +41,7 @@
 #include "live/ptrace_stop.h"
 #include "live/scanner.h"
 #include "live/tracker.h"
+#include "live/unwind_store.h"
 #include "view/snapshot.h"
 #include "live/symbolize.h"
 #include "tui/tui.h"
@@ -53,6 +54,11 @@
 #define ALLOC_SWEEP_NS		(5ULL * 1000000000ULL)
 #define STACK_GC_NS		(30ULL * 1000000000ULL)
 #define POLL_SLICE_MS		50
+/* Unwind tables built per poll slice at most (one object at least). */
+#define UNWIND_DRAIN_NS		(20ULL * 1000000ULL)
+/* Capacity of the unwind rows map: the whole system's objects, or a few programs'. */
+#define UNWIND_ROWS_SYSTEM	(1u << 21)
+#define UNWIND_ROWS_TARGETS	(1u << 20)
 /* Optional work per interval (symbol lookups, /proc of every process); the rest waits. */
 #define COLLECT_BUDGET_NS	(150ULL * 1000000ULL)
 /* The last report's (CMD exited, -d reached): nothing comes after it to catch up. */
@@ -90,6 +96,7 @@ struct run {
 	struct tracker *tr;
 	struct scanner *sc;
 	struct heapctl *hc;		/* whole-system mode: the overhead budget */
+	struct unwind_store *uw;	/* --unwind cfi: the unwind tables */
 	struct model model;
 	struct sample sample;
 	struct launcher child;
@@ -241,6 +248,9 @@ static int setup_pids(struct run *r)
 				 strerror(-err));
 			return err;
 		}
+		/* Its tables before its first traced allocation: stacks are whole from the start. */
+		if (r->uw)
+			unwind_store__load_pid(r->uw, pid);
 		gen = loader__seed_proc(r->ld, pid);
 		if (!gen) {
 			err_line("cannot mark PID %d as traced: %s", pid, strerror(errno));
@@ -257,6 +267,7 @@ static int setup_pids(struct run *r)
 
 static int setup_command(struct run *r)
 {
+	char path[4096];
 	uint64_t gen;
 	int err;
 
@@ -269,6 +280,8 @@ static int setup_command(struct run *r)
 				 "linked");
 		return err;
 	}
+	if (r->uw && !launcher__which(r->o->cmd[0], path, sizeof(path)))
+		unwind_store__load_command(r->uw, path);
 	gen = loader__seed_proc(r->ld, r->child.pid);
 	if (!gen) {
 		err_line("cannot mark the command as traced: %s", strerror(errno));
@@ -480,6 +493,8 @@ static int collect(struct run *r, bool scan_due, bool final)
 	s->probes_attached = loader__probe_count(r->ld);
 	s->libcs_refused = loader__libcs_refused(r->ld);
 	s->heap_attach = loader__heap_attach(r->ld);
+	if (r->uw)
+		unwind_store__stats(r->uw, &s->unwind);
 	measure_self(s);
 	tracker__set_backlog(r->tr, loader__events_pending(r->ld));
 	err = tracker__fill(r->tr, r->col, s, &budget);
@@ -660,6 +675,8 @@ static int loop(struct run *r)
 			slice = slice > POLL_SLICE_MS ? POLL_SLICE_MS : slice < 1 ? 1 : slice;
 			err = loader__poll(r->ld, slice);
 			tracker__refresh_young(r->tr);
+			if (r->uw)
+				unwind_store__drain(r->uw, UNWIND_DRAIN_NS);
 			if (r->hc)
 				heapctl__window(r->hc, monotonic_ns(), say_heap, r);
 			if (r->tui && handle_tui(r)) {
@@ -778,6 +795,8 @@ int run__main(const struct options *o)
 {
 	struct loader_config cfg = {
 		.stack_depth = o->stack_depth,
+		.unwind_cfi = o->unwind_cfi && !o->probe_floor,
+		.unwind_rows = o->mode == MODE_SYSTEM ? UNWIND_ROWS_SYSTEM : UNWIND_ROWS_TARGETS,
 		.self_tgid = getpid(),
 		.verbose = o->verbose,
 		.track_fd = o->resources & RES_FD,
@@ -856,6 +875,20 @@ int run__main(const struct options *o)
 		goto out;
 	}
 	err = collector__new(&r.col, loader__maps(r.ld), o->stack_depth);
+	if (!err && o->unwind_cfi && !o->probe_floor) {
+		const struct lt_map_fds *fds = loader__maps(r.ld);
+		struct unwind_store_fds ufds = {
+			.rows = fds->unwind_rows, .objects = fds->unwind_objects,
+			.wanted = fds->unwind_wanted, .capacity = cfg.unwind_rows,
+		};
+
+		err = unwind_store__new(&r.uw, &ufds, o->verbose);
+		if (err) {
+			err_line("cannot map the unwind tables: %s; try --unwind fp",
+				 strerror(-err));
+			goto out;
+		}
+	}
 	if (!err)
 		err = tracker__new(&r.tr, r.sym, &tcfg);
 	if (!err)
@@ -918,6 +951,7 @@ out:
 	sample__free(&r.sample);
 	scanner__free(r.sc);
 	heapctl__free(r.hc);
+	unwind_store__free(r.uw);
 	tracker__free(r.tr);
 	collector__free(r.col);
 	loader__destroy(r.ld);

@@ -46,6 +46,9 @@ const char *const counter_names[LT_CNT__COUNT] = {
 	[LT_CNT_MMAP_UNMATCHED] = "mmap_unmatched",
 	[LT_CNT_MMAP_SCANS] = "mmap_scans",
 	[LT_CNT_WALK_LOCK_BUSY] = "walk_lock_busy",
+	[LT_CNT_UNWIND_CFI_FRAMES] = "unwind_cfi_frames",
+	[LT_CNT_UNWIND_FP_FRAMES] = "unwind_fp_frames",
+	[LT_CNT_UNWIND_NO_TABLE] = "unwind_no_table",
 	[LT_CNT_HEAP_CALLS] = "heap_calls",
 	[LT_CNT_CALIBRATION_HITS] = "calibration_hits",
 };
@@ -734,6 +737,7 @@ int model__apply(struct model *m, const struct sample *s)
 	memcpy(m->counters, s->counters, sizeof(m->counters));
 	m->probes_attached = s->probes_attached;
 	m->libcs_refused = s->libcs_refused;
+	m->unwind = s->unwind;
 	snprintf(m->heap_attach, sizeof(m->heap_attach), "%s", s->heap_attach ? s->heap_attach : "");
 	m->stacks_pending = s->stacks_pending;
 	m->procs_deferred = s->procs_deferred;

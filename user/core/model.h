@@ -136,6 +136,7 @@ struct model {
 	size_t probes_attached;
 	size_t libcs_refused;		/* libcs not probed: not the file their process maps */
 	char heap_attach[8];		/* "system", "tree", "pid"; "": unknown */
+	struct unwind_stats unwind;
 	double collect_ms;		/* last interval: the producers (maps, /proc, symbols, fd census,
 					 * scans) */
 	uint32_t stacks_pending;	/* stacks whose frames are still to come */

@@ -190,6 +190,7 @@ struct sample {
 	size_t probes_attached;
 	size_t libcs_refused;		/* libcs not probed: not the file their process maps */
 	const char *heap_attach;	/* "system", "tree", "pid"; NULL: no allocator probe */
+	struct unwind_stats unwind;
 
 	struct sample_event *events;		/* in order */
 	size_t n_events, cap_events;

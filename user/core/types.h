@@ -69,4 +69,16 @@ struct dead_image {
 	uint64_t gen;
 };
 
+/* The unwind tables in the BPF maps (--unwind cfi), as the store last counted them. */
+struct unwind_stats {
+	bool cfi;				/* --unwind cfi (else: frame pointers only) */
+	uint64_t tables;			/* objects with a table */
+	uint64_t no_cfi;			/* objects known to have none (frame pointers used) */
+	uint64_t rows;				/* rows in use */
+	uint64_t table_bytes;			/* the memory those rows and objects take */
+	uint64_t capacity_rows;			/* rows the map holds (allocated at load) */
+	uint64_t rows_full;			/* tables not loaded (or evicted): no room */
+	uint64_t failed;			/* objects whose file could not be opened or read */
+};
+
 #endif

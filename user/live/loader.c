@@ -222,9 +222,13 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	ld->skel->rodata->cfg_self_tgid = cfg->self_tgid;
 	ld->skel->rodata->cfg_follow_fork = cfg->follow_fork;
 	ld->skel->rodata->cfg_stack_depth = cfg->stack_depth;
+	ld->skel->rodata->cfg_unwind_cfi = cfg->unwind_cfi;
 	fdsys__fill_class_table((uint8_t *)ld->skel->rodata->cfg_fd_class, cfg->track_fd,
 				cfg->track_mmap);
 	err = bpf_map__set_value_size(ld->skel->maps.stacks, 8 + 8 * cfg->stack_depth);
+	if (!err)
+		err = bpf_map__set_max_entries(ld->skel->maps.unwind_rows,
+					       cfg->unwind_cfi && cfg->unwind_rows ? cfg->unwind_rows : 1);
 	if (err)
 		goto fail_load;
 	/* Everything is attached by hand below; nothing autoloads it by section name. */
@@ -270,6 +274,9 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	ld->fds.counters = bpf_map__fd(ld->skel->maps.counters);
 	ld->fds.fds = bpf_map__fd(ld->skel->maps.fds);
 	ld->fds.mmaps = bpf_map__fd(ld->skel->maps.mmaps);
+	ld->fds.unwind_rows = bpf_map__fd(ld->skel->maps.unwind_rows);
+	ld->fds.unwind_objects = bpf_map__fd(ld->skel->maps.unwind_objects);
+	ld->fds.unwind_wanted = bpf_map__fd(ld->skel->maps.unwind_wanted);
 	bpf_object__for_each_program(prog, ld->skel->obj) {
 		if (bpf_program__fd(prog) >= 0 && ld->fds.n_progs < LT_MAX_PROGS)
 			ld->fds.progs[ld->fds.n_progs++] = bpf_program__fd(prog);

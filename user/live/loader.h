@@ -27,6 +27,8 @@ struct loader_config {
 	enum lt_filter filter;
 	bool follow_fork;
 	unsigned int stack_depth;
+	bool unwind_cfi;	/* walk by the modules' CFI tables (the unwind maps sized) */
+	uint32_t unwind_rows;	/* capacity of the rows map (unwind_cfi) */
 	int self_tgid;
 	bool verbose;
 	bool track_fd;		/* attach the syscall tracepoints for descriptors */
@@ -41,6 +43,7 @@ struct loader_config {
 /* File descriptors of the maps (and programs, for their miss counts) the collector reads. */
 struct lt_map_fds {
 	int procs, sites, allocs, stacks, drops, counters, fds, mmaps;
+	int unwind_rows, unwind_objects, unwind_wanted;
 	int progs[LT_MAX_PROGS];
 	int n_progs;
 };

@@ -102,3 +102,17 @@ int safe_open__in_root(int pid, const char *path, const struct file_id *want, in
 	close(root);
 	return err;
 }
+
+int safe_open__mapped(int pid, uint64_t start, uint64_t end, const char *path,
+		      const struct file_id *want, int *fd)
+{
+	char name[64];
+	int err;
+
+	snprintf(name, sizeof(name), "/proc/%d/map_files/%llx-%llx", pid,
+		 (unsigned long long)start, (unsigned long long)end);
+	err = safe_open(AT_FDCWD, name, SAFE_FOLLOW, want, fd);
+	if (!err || !path || path[0] != '/')
+		return err;
+	return safe_open__in_root(pid, path, want, fd);
+}

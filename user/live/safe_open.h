@@ -41,6 +41,13 @@ int safe_open(int dirfd, const char *path, enum safe_how how, const struct file_
 /* Open path as process pid sees it, inside /proc/PID/root (SAFE_IN_ROOT).  As safe_open. */
 int safe_open__in_root(int pid, const char *path, const struct file_id *want, int *fd);
 /*
+ * Open the file process pid maps at [start, end) (identity *want): through
+ * /proc/PID/map_files/START-END (any mount namespace, deleted files too), else path
+ * (absolute, may be NULL) inside /proc/PID/root.  As safe_open.
+ */
+int safe_open__mapped(int pid, uint64_t start, uint64_t end, const char *path,
+		      const struct file_id *want, int *fd);
+/*
  * Is st a regular file with identity *want?  The inode must match; the device too, except
  * on overlayfs (fd's file system), whose files some kernels list in maps with the device of
  * the layer below.

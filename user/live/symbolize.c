@@ -272,22 +272,20 @@ static int module_open_file(int pid, const struct proc_map *map, bool exe)
 	char path[64];
 	int fd, err = -ENOENT;
 
+	if (pid > 0 && !exe) {
+		err = safe_open__mapped(pid, map->start, map->end, map->deleted ? NULL : map->path,
+					&want, &fd);
+		return err ? err : fd;
+	}
 	if (pid > 0) {
-		if (exe)
-			snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-		else
-			snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", pid,
-				 (unsigned long long)map->start, (unsigned long long)map->end);
+		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 		err = safe_open(AT_FDCWD, path, SAFE_FOLLOW, &want, &fd);
 		if (!err)
 			return fd;
 	}
-	if (!map->path || map->path[0] != '/' || map->deleted)
+	if (!exe || !map->path || map->path[0] != '/' || map->deleted)
 		return err;
-	if (exe)
-		err = safe_open(AT_FDCWD, map->path, SAFE_FOLLOW, &want, &fd);
-	else if (pid > 0)
-		err = safe_open__in_root(pid, map->path, &want, &fd);
+	err = safe_open(AT_FDCWD, map->path, SAFE_FOLLOW, &want, &fd);
 	return err ? err : fd;
 }
 

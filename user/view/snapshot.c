@@ -60,6 +60,28 @@ json_t *snapshot__frame(const struct sym_frame *f)
 			 "line", f->line > 0 ? json_integer(f->line) : json_null());
 }
 
+/* The unwind tables' use (bpf/leaktop.h, live/unwind_store.c) into stats. */
+static void unwind_json(json_t *stats, const struct unwind_stats *u)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} fields[] = {
+		{ "unwind_tables", offsetof(struct unwind_stats, tables) },
+		{ "unwind_no_cfi", offsetof(struct unwind_stats, no_cfi) },
+		{ "unwind_rows", offsetof(struct unwind_stats, rows) },
+		{ "unwind_table_bytes", offsetof(struct unwind_stats, table_bytes) },
+		{ "unwind_rows_capacity", offsetof(struct unwind_stats, capacity_rows) },
+		{ "unwind_rows_full", offsetof(struct unwind_stats, rows_full) },
+		{ "unwind_failed", offsetof(struct unwind_stats, failed) },
+	};
+
+	json_object_set_new(stats, "unwind", json_string(u->cfi ? "cfi" : "fp"));
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		json_object_set_new(stats, fields[i].name, json_integer((json_int_t)
+				    *(const uint64_t *)((const char *)u + fields[i].off)));
+}
+
 static json_t *fd_types_json(const struct site *s)
 {
 	json_t *types = json_object();
@@ -319,6 +341,7 @@ static json_t *model_json(const struct model *m)
 		json_object_set_new(stats, "heap_attach", m->heap_attach[0] ?
 				    json_string(m->heap_attach) : json_null());
 		json_object_set_new(stats, "collect_ms", json_real(m->collect_ms));
+		unwind_json(stats, &m->unwind);
 	}
 	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:o, s:o}",
 			 "schema", SNAPSHOT_SCHEMA,

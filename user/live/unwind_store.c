@@ -1,0 +1,541 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * unwind_store.c - the unwind tables the BPF walker reads (bpf/stack.bpf.c): building them
+ * (live/cfi.c) for the objects traced processes map and placing them in the maps.
+ *
+ * `unwind_rows` is one array map, memory-mapped here: each object's rows are copied into a
+ * free extent of it, then `unwind_objects` gets the object's (first, nrows) entry, so a walk
+ * never sees a table half written.  An object that has no usable CFI gets an entry with no
+ * rows (the walk uses frame pointers there and stops asking).  Objects are keyed as the
+ * kernel names a mapping's file, (s_dev, i_ino): the key a walk asks with is used as is, and
+ * files opened here are keyed from fstat with the device re-encoded.
+ *
+ * Room is bounded (the map's rows, LT_MAX_UNWIND_OBJECTS entries): when a table does not
+ * fit, the objects used least recently (loaded or asked for) are evicted.  An evicted
+ * extent is reused only after the next drain, so a walk that looked its entry up just before
+ * the eviction finishes on the rows it found.  Files that could not be opened (the process
+ * exited) are not tried again for a while.  Not thread-safe.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+
+#include <bpf/bpf.h>
+#include <gelf.h>
+#include <libelf.h>
+
+#include "live/cfi.h"
+#include "live/procmaps.h"
+#include "live/safe_open.h"
+#include "live/unwind_store.h"
+#include "util/clock.h"
+#include "util/msg.h"
+
+#define UW_RETRY_NS		(10ull * 1000000000)	/* a file that could not be opened */
+#define UW_MAX_FAILED		256
+#define UW_LIST_MAX_BYTES	(64u * 1024)		/* the dynamic linker's list output */
+#define UW_LIST_TIMEOUT_MS	5000
+
+extern char **environ;
+
+struct uw_obj {
+	struct lt_unwind_key key;
+	uint32_t first, nrows;
+	uint64_t used_ns;
+	uint32_t dead_tick;		/* evicted at this drain (0: in the map) */
+};
+
+struct uw_failed {
+	struct lt_unwind_key key;
+	uint64_t until_ns;
+};
+
+struct unwind_store {
+	struct unwind_store_fds fds;
+	struct lt_unwind_row *rows;	/* the rows map, mapped */
+	size_t map_bytes;
+	struct uw_obj *objs;		/* in the map, and evicted ones in quarantine */
+	size_t n, cap;
+	struct uw_failed failed[UW_MAX_FAILED];
+	size_t n_failed, next_failed;
+	uint32_t tick;
+	bool verbose;
+	struct unwind_stats stats;
+};
+
+static uint32_t kernel_dev(uint64_t dev)
+{
+	return (uint32_t)(major(dev) << 20 | minor(dev));
+}
+
+static uint64_t user_dev(uint32_t kdev)
+{
+	return makedev(kdev >> 20, kdev & 0xfffff);
+}
+
+static bool same_key(const struct lt_unwind_key *a, const struct lt_unwind_key *b)
+{
+	return a->ino == b->ino && a->dev == b->dev;
+}
+
+static struct uw_obj *find_obj(struct unwind_store *u, const struct lt_unwind_key *key)
+{
+	for (size_t i = 0; i < u->n; i++) {
+		if (!u->objs[i].dead_tick && same_key(&u->objs[i].key, key))
+			return &u->objs[i];
+	}
+	return NULL;
+}
+
+/* Was key tried lately without success?  Then leave it. */
+static bool failed_lately(const struct unwind_store *u, const struct lt_unwind_key *key,
+			  uint64_t now)
+{
+	for (size_t i = 0; i < u->n_failed; i++) {
+		if (same_key(&u->failed[i].key, key))
+			return now < u->failed[i].until_ns;
+	}
+	return false;
+}
+
+static void note_failed(struct unwind_store *u, const struct lt_unwind_key *key, uint64_t now)
+{
+	size_t slot = u->n_failed;
+
+	for (size_t i = 0; i < u->n_failed; i++) {
+		if (same_key(&u->failed[i].key, key))
+			slot = i;
+	}
+	if (slot == u->n_failed) {
+		if (u->n_failed < UW_MAX_FAILED)
+			u->n_failed++;
+		else
+			slot = u->next_failed++ % UW_MAX_FAILED;
+	}
+	u->failed[slot] = (struct uw_failed){ *key, now + UW_RETRY_NS };
+	u->stats.failed++;
+}
+
+static int cmp_first(const void *a, const void *b)
+{
+	const struct uw_obj *x = a, *y = b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Forget quarantined extents older than the last drain; sort by first row. */
+static void tidy(struct unwind_store *u)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < u->n; i++) {
+		if (u->objs[i].dead_tick && u->objs[i].dead_tick + 1 < u->tick)
+			continue;
+		u->objs[k++] = u->objs[i];
+	}
+	u->n = k;
+	qsort(u->objs, u->n, sizeof(*u->objs), cmp_first);
+}
+
+/* The first free extent of nrows rows: its first row, or -ENOSPC. */
+static long find_room(const struct unwind_store *u, uint32_t nrows)
+{
+	uint64_t at = 0;
+
+	for (size_t i = 0; i < u->n; i++) {
+		const struct uw_obj *o = &u->objs[i];
+
+		if (!o->nrows)
+			continue;
+		if (o->first >= at + nrows)
+			break;
+		if (o->first + (uint64_t)o->nrows > at)
+			at = o->first + (uint64_t)o->nrows;
+	}
+	return at + nrows <= u->fds.capacity ? (long)at : -ENOSPC;
+}
+
+static int objects_in_map(const struct unwind_store *u)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < u->n; i++)
+		n += !u->objs[i].dead_tick;
+	return n;
+}
+
+/* Evict the object used least recently (not one loaded at this drain).  false: none left. */
+static bool evict_one(struct unwind_store *u, uint64_t now)
+{
+	struct uw_obj *victim = NULL;
+
+	for (size_t i = 0; i < u->n; i++) {
+		struct uw_obj *o = &u->objs[i];
+
+		if (o->dead_tick || o->used_ns >= now)
+			continue;
+		if (!victim || o->used_ns < victim->used_ns)
+			victim = o;
+	}
+	if (!victim)
+		return false;
+	bpf_map_delete_elem(u->fds.objects, &victim->key);
+	victim->dead_tick = u->tick;
+	if (victim->nrows)
+		u->stats.rows_full++;
+	return true;
+}
+
+/* Place a built table (nrows 0: the object has no usable CFI) and publish it. */
+static int place(struct unwind_store *u, const struct lt_unwind_key *key,
+		 const struct cfi_table *t, uint64_t now)
+{
+	struct lt_unwind_obj val = { .nrows = t ? (uint32_t)t->n : 0 };
+	struct uw_obj *o;
+	long first = 0;
+	int err;
+
+	if (val.nrows > u->fds.capacity)
+		return -ENOSPC;
+	for (;;) {
+		tidy(u);
+		if (val.nrows)
+			first = find_room(u, val.nrows);
+		if (first >= 0 && objects_in_map(u) < LT_MAX_UNWIND_OBJECTS)
+			break;
+		if (!evict_one(u, now))
+			return -ENOSPC;
+	}
+	if (u->n == u->cap) {
+		size_t cap = u->cap ? u->cap * 2 : 64;
+		struct uw_obj *objs = realloc(u->objs, cap * sizeof(*objs));
+
+		if (!objs)
+			return -ENOMEM;
+		u->objs = objs;
+		u->cap = cap;
+	}
+	val.first = (uint32_t)first;
+	if (val.nrows)
+		memcpy(&u->rows[first], t->rows, (size_t)val.nrows * sizeof(*t->rows));
+	err = bpf_map_update_elem(u->fds.objects, key, &val, BPF_ANY);
+	if (err)
+		return -errno;
+	o = &u->objs[u->n++];
+	*o = (struct uw_obj){ .key = *key, .first = val.first, .nrows = val.nrows, .used_ns = now };
+	return 0;
+}
+
+/* Build and place the table of the file open at fd, known as key.  Closes fd. */
+static int load_fd(struct unwind_store *u, const struct lt_unwind_key *key, int fd,
+		   const char *what, uint64_t now)
+{
+	struct cfi_table t;
+	int err = cfi__build(fd, &t);
+
+	close(fd);
+	if (err == -ENODATA || err == -ENOEXEC || err == -ENOTSUP || err == -E2BIG ||
+	    err == -EFBIG) {
+		if (u->verbose)
+			err_line("unwind: %s: no table (%s); frame pointers there", what,
+				 strerror(-err));
+		err = place(u, key, NULL, now);
+	} else if (!err) {
+		err = place(u, key, &t, now);
+		if (err == -ENOSPC) {
+			u->stats.rows_full++;
+			note_failed(u, key, now);
+		} else if (!err && u->verbose) {
+			err_line("unwind: %s: %zu rows (%zu unusable)", what, t.n, t.unusable);
+		}
+		cfi__free(&t);
+	}
+	return err;
+}
+
+/* The object key is known (or being loaded)?  Marks it used. */
+static bool known(struct unwind_store *u, const struct lt_unwind_key *key, uint64_t now)
+{
+	struct uw_obj *o = find_obj(u, key);
+
+	if (o) {
+		o->used_ns = now;
+		return true;
+	}
+	return failed_lately(u, key, now);
+}
+
+/* Load the object mapped by pid at [start, end) (path: as maps names it, or NULL). */
+static int load_mapping(struct unwind_store *u, int pid, uint64_t start, uint64_t end,
+			const char *path, const struct lt_unwind_key *key, uint64_t now)
+{
+	const struct file_id want = { .dev = user_dev(key->dev), .ino = key->ino };
+	char what[64];
+	int fd, err;
+
+	if (known(u, key, now))
+		return 0;
+	err = safe_open__mapped(pid, start, end, path, &want, &fd);
+	if (err) {
+		note_failed(u, key, now);
+		return err;
+	}
+	snprintf(what, sizeof(what), "%u:%llx", pid, (unsigned long long)start);
+	return load_fd(u, key, fd, what, now);
+}
+
+int unwind_store__load_pid(struct unwind_store *u, int pid)
+{
+	struct proc_maps maps = {};
+	uint64_t now = monotonic_ns();
+	int err = procmaps__read(pid, &maps);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < maps.n; i++) {
+		const struct proc_map *m = &maps.v[i];
+		struct lt_unwind_key key = { .ino = m->ino, .dev = kernel_dev(m->dev) };
+
+		if (!m->executable || !m->ino || m->shared)
+			continue;
+		load_mapping(u, pid, m->start, m->end, m->deleted ? NULL : m->path, &key, now);
+	}
+	procmaps__free(&maps);
+	return 0;
+}
+
+/* Load the file at path (this namespace's; symbolic links followed). */
+static int load_path(struct unwind_store *u, const char *path, uint64_t now)
+{
+	struct lt_unwind_key key;
+	struct stat st;
+	int fd, err;
+
+	err = safe_open(AT_FDCWD, path, SAFE_FOLLOW, NULL, &fd);
+	if (err)
+		return err;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	key = (struct lt_unwind_key){ .ino = st.st_ino, .dev = kernel_dev(st.st_dev) };
+	if (known(u, &key, now)) {
+		close(fd);
+		return 0;
+	}
+	return load_fd(u, &key, fd, path, now);
+}
+
+/* The program's PT_INTERP into buf (empty: none). */
+static int interpreter_of(const char *path, char *buf, size_t len)
+{
+	GElf_Phdr ph;
+	size_t n;
+	Elf *elf;
+	int fd, err = 0;
+
+	buf[0] = '\0';
+	err = safe_open(AT_FDCWD, path, SAFE_FOLLOW, NULL, &fd);
+	if (err)
+		return err;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n)) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_INTERP || ph.p_filesz >= len ||
+		    !ph.p_filesz)
+			continue;
+		if (pread(fd, buf, ph.p_filesz, ph.p_offset) != (ssize_t)ph.p_filesz) {
+			buf[0] = '\0';
+			continue;
+		}
+		buf[ph.p_filesz - 1] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+	}
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}
+
+/* Read the child's output into buf (NUL-terminated) until EOF, a full buffer or the timeout. */
+static void read_list(int fd, char *buf, size_t len)
+{
+	uint64_t deadline = monotonic_ns() + UW_LIST_TIMEOUT_MS * 1000000ull;
+	size_t n = 0;
+
+	while (n + 1 < len) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint64_t now = monotonic_ns();
+		ssize_t got;
+
+		if (now >= deadline || poll(&p, 1, (int)((deadline - now) / 1000000) + 1) <= 0)
+			break;
+		got = read(fd, buf + n, len - 1 - n);
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	buf[n] = '\0';
+}
+
+/* The path in one line of the list: "name => /path (0x...)" or "/path (0x...)". */
+static const char *list_path(char *line)
+{
+	char *p = strstr(line, "=> "), *end;
+
+	p = p ? p + 3 : line + strspn(line, " \t");
+	if (*p != '/')
+		return NULL;
+	end = strstr(p, " (0x");
+	if (end)
+		*end = '\0';
+	return p;
+}
+
+int unwind_store__load_command(struct unwind_store *u, const char *path)
+{
+	static const char *const known_interps[] = {
+		"/lib64/ld-linux-x86-64.so.2", "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+	};
+	char interp[256], *out = NULL, *line, *save = NULL;
+	posix_spawn_file_actions_t fa;
+	uint64_t now = monotonic_ns();
+	int pipefd[2], status, err;
+	bool trusted = false;
+	pid_t pid;
+
+	err = load_path(u, path, now);
+	if (err)
+		return err;
+	if (interpreter_of(path, interp, sizeof(interp)) || !interp[0])
+		return 0;			/* static, or not ELF: nothing more to load */
+	/* Only the system's own dynamic linker is run, in list mode. */
+	for (size_t i = 0; i < sizeof(known_interps) / sizeof(known_interps[0]); i++)
+		trusted |= !strcmp(interp, known_interps[i]);
+	if (!trusted || pipe2(pipefd, O_CLOEXEC))
+		return 0;
+	out = malloc(UW_LIST_MAX_BYTES);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	{
+		char *argv[] = { interp, "--list", (char *)path, NULL };
+
+		err = out ? posix_spawn(&pid, interp, &fa, NULL, argv, environ) : ENOMEM;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	close(pipefd[1]);
+	if (err) {
+		close(pipefd[0]);
+		free(out);
+		return 0;
+	}
+	read_list(pipefd[0], out, UW_LIST_MAX_BYTES);
+	close(pipefd[0]);
+	kill(pid, SIGKILL);			/* done or late: it has said all it will */
+	waitpid(pid, &status, 0);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *lib = list_path(line);
+
+		if (lib)
+			load_path(u, lib, now);
+	}
+	free(out);
+	return 0;
+}
+
+int unwind_store__drain(struct unwind_store *u, uint64_t budget_ns)
+{
+	struct lt_unwind_key keys[LT_MAX_UNWIND_WANTED], cur, next;
+	uint64_t start = monotonic_ns(), now;
+	size_t n = 0;
+	int handled = 0;
+	void *prev = NULL;
+
+	u->tick++;
+	while (n < LT_MAX_UNWIND_WANTED && !bpf_map_get_next_key(u->fds.wanted, prev, &next)) {
+		keys[n++] = next;
+		cur = next;
+		prev = &cur;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct lt_unwind_want w;
+
+		now = monotonic_ns();
+		if (handled && now - start >= budget_ns)
+			break;
+		if (bpf_map_lookup_elem(u->fds.wanted, &keys[i], &w))
+			continue;
+		bpf_map_delete_elem(u->fds.wanted, &keys[i]);
+		load_mapping(u, (int)w.tgid, w.start, w.end, NULL, &keys[i], now);
+		handled++;
+	}
+	return handled;
+}
+
+void unwind_store__stats(const struct unwind_store *u, struct unwind_stats *out)
+{
+	*out = u->stats;
+	out->cfi = true;
+	out->tables = out->no_cfi = out->rows = 0;
+	for (size_t i = 0; i < u->n; i++) {
+		if (u->objs[i].dead_tick)
+			continue;
+		out->tables += u->objs[i].nrows > 0;
+		out->no_cfi += !u->objs[i].nrows;
+		out->rows += u->objs[i].nrows;
+	}
+	out->capacity_rows = u->fds.capacity;
+	out->table_bytes = out->rows * sizeof(struct lt_unwind_row) +
+			   (out->tables + out->no_cfi) *
+			   (sizeof(struct lt_unwind_key) + sizeof(struct lt_unwind_obj));
+}
+
+int unwind_store__new(struct unwind_store **out, const struct unwind_store_fds *fds, bool verbose)
+{
+	struct unwind_store *u = calloc(1, sizeof(*u));
+	long page = sysconf(_SC_PAGESIZE);
+
+	*out = NULL;
+	if (!u)
+		return -ENOMEM;
+	u->fds = *fds;
+	u->verbose = verbose;
+	u->map_bytes = ((size_t)fds->capacity * sizeof(struct lt_unwind_row) + page - 1) &
+		       ~(size_t)(page - 1);
+	u->rows = mmap(NULL, u->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds->rows, 0);
+	if (u->rows == MAP_FAILED) {
+		int err = -errno;
+
+		free(u);
+		return err;
+	}
+	*out = u;
+	return 0;
+}
+
+void unwind_store__free(struct unwind_store *u)
+{
+	if (!u)
+		return;
+	munmap(u->rows, u->map_bytes);
+	free(u->objs);
+	free(u);
+}
