@@ -433,9 +433,21 @@ static __always_inline __u32 cfi_walk(struct lt_walk *w, struct lt_stack *st)
 		st->nr = 1;
 	}
 	bpf_loop(LT_MAX_STACK_DEPTH + LT_UW_SKIP_MAX, uw_step, NULL, 0);
+	if (!st->nr && s->skip_end) {
+		/* Every frame lay in the skipped library (the dynamic linker mapping libraries,
+		 * say): then they are the stack. */
+		s->ip = w->ip;
+		s->sp = w->floor;
+		s->bp = w->bp;
+		s->skip_start = s->skip_end = 0;
+		s->exact = 1;
+		st->ips[0] = w->ip;
+		st->nr = 1;
+		bpf_loop(LT_MAX_STACK_DEPTH, uw_step, NULL, 0);
+	}
 	w->first_cfi = s->first_cfi;
 	n = st->nr;
-	if (!n || n > LT_MAX_STACK_DEPTH) {	/* every frame in the skipped library */
+	if (!n || n > LT_MAX_STACK_DEPTH) {
 		st->ips[0] = w->ip;
 		n = 1;
 	}
