@@ -143,6 +143,14 @@ $(ASAN_OUT)/tests/unit/scan_target: tests/unit/scan_target.c
 
 $(ASAN_OUT)/tests/unit/test_scan: $(ASAN_OUT)/tests/unit/scan_target
 
+# The object test_cfi reads the unwind rows of: frame pointers, -O0, so its rows are known.
+$(ASAN_OUT)/tests/unit/cfi_target: tests/unit/cfi_target.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer -Wall -o $@ $<
+
+$(ASAN_OUT)/tests/unit/test_cfi: $(ASAN_OUT)/tests/unit/cfi_target
+
 $(ASAN_OUT)/tests/unit/%: tests/unit/%.c $(ASAN_LIB_OBJS)
 	$(call msg,CC-ASAN,$@)
 	$(Q)mkdir -p $(@D)
