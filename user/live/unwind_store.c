@@ -240,6 +240,7 @@ static int place(struct unwind_store *u, const struct lt_unwind_key *key,
 static int load_fd(struct unwind_store *u, const struct lt_unwind_key *key, int fd,
 		   const char *what, uint64_t now)
 {
+	uint64_t t0 = monotonic_ns();
 	struct cfi_table t;
 	int err = cfi__build(fd, &t);
 
@@ -256,7 +257,8 @@ static int load_fd(struct unwind_store *u, const struct lt_unwind_key *key, int 
 			u->stats.rows_full++;
 			note_failed(u, key, now);
 		} else if (!err && u->verbose) {
-			err_line("unwind: %s: %zu rows (%zu unusable)", what, t.n, t.unusable);
+			err_line("unwind: %s: %zu rows (%zu unusable), built in %.1f ms", what, t.n,
+				 t.unusable, (monotonic_ns() - t0) / 1e6);
 		}
 		cfi__free(&t);
 	}
@@ -287,7 +289,14 @@ static int load_mapping(struct unwind_store *u, int pid, uint64_t start, uint64_
 		return 0;
 	err = safe_open__mapped(pid, start, end, path, &want, &fd);
 	if (err) {
-		note_failed(u, key, now);
+		/*
+		 * Gone with its process (a short-lived compiler, say): the next process that
+		 * maps the file asks again.  Anything else is not tried again for a while.
+		 */
+		if (err == -ENOENT || err == -ESRCH)
+			u->stats.gone++;
+		else
+			note_failed(u, key, now);
 		return err;
 	}
 	snprintf(what, sizeof(what), "%u:%llx", pid, (unsigned long long)start);
