@@ -380,6 +380,7 @@ static int emit(struct run *r)
 {
 	const struct options *o = r->o;
 	struct report_opts ro = { .top_sites = o->top_sites, .max_frames = 0,
+				  .symbols_once = true,
 				  .top_procs = o->mode == MODE_SYSTEM ?
 					       OPT_DEFAULT_TOP_PROCS_SYSTEM : 0 };
 	int err;
@@ -469,6 +470,7 @@ static int collect(struct run *r, bool scan_due, bool final)
 	struct work_budget budget = {
 		.deadline_ns = monotonic_ns() + (final ? FINAL_BUDGET_NS : COLLECT_BUDGET_NS),
 		.stop = &stop_signal,
+		.last = final,
 	};
 
 	sample__reset(s);
@@ -660,6 +662,7 @@ static int loop(struct run *r)
 			slice = slice > POLL_SLICE_MS ? POLL_SLICE_MS : slice < 1 ? 1 : slice;
 			err = loader__poll(r->ld, slice);
 			tracker__refresh_young(r->tr);
+			tracker__step_packages(r->tr);
 			if (r->hc)
 				heapctl__window(r->hc, monotonic_ns(), say_heap, r);
 			if (r->tui && handle_tui(r)) {

@@ -12,6 +12,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Modules a model keeps at most (more are not said: the first ones are what to fix). */
+#define SYM_MISSING_MAX 1024
+
 /* What the package manager said of the module's file. */
 enum sym_pkg_lookup {
 	SYM_PKG_UNKNOWN,	/* not asked or no answer (no dpkg, another mount namespace,
