@@ -31,7 +31,7 @@ struct sym_missing {
 	char *module;		/* path as the processes saw it */
 	char *build_id;		/* lower-case hex; NULL: the file has none */
 	enum sym_pkg_lookup lookup;
-	char *package;		/* the owning binary package as dpkg names it; NULL: none known */
+	char *package;		/* the owning binary package, as dpkg names it; NULL: none */
 	char *source;		/* its source package; NULL: unknown */
 	char *debug_package;	/* what to install for its symbols; NULL: none known */
 	bool reported;		/* a live report already said it (views that say it once) */

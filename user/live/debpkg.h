@@ -22,12 +22,12 @@
 struct debpkg_query {
 	/* The answer, once debpkg__step() returned true. */
 	enum sym_pkg_lookup lookup;
-	char package[DEBPKG_NAME_LEN];	/* as dpkg names it ("libc6:amd64"); "" unless owned */
+	char package[DEBPKG_NAME_LEN];	/* dpkg's name ("libc6:amd64"); "" unless owned */
 	char source[DEBPKG_NAME_LEN];	/* "" when unknown */
 	char arch[32];			/* "" when unknown */
 	/* Private. */
 	char path[PATH_MAX];
-	char alias[PATH_MAX];		/* the same file's other name on a merged-/usr system */
+	char alias[PATH_MAX];		/* its other name under merged /usr, or "" */
 	int stage;
 	pid_t pid;
 	int fd;

@@ -77,10 +77,10 @@ struct sym_module {
 	Dwarf *alt;			/* its dwz file, from the debug directory; NULL: none */
 	int alt_fd;
 	bool has_symtab;		/* the file has a .symtab */
-	bool has_debugdata;		/* ... or MiniDebugInfo (.gnu_debugdata, libdwfl reads it) */
+	bool has_debugdata;		/* ... or MiniDebugInfo (.gnu_debugdata: libdwfl reads it) */
 	bool debug_found;		/* sym_find_debuginfo() gave libdwfl a debug file */
 	bool symbols_checked;		/* missing is known (after the first lookup) */
-	bool missing;			/* none of the three: frames named by .dynsym at best */
+	bool missing;			/* none of the three: named by .dynsym at best */
 	bool missing_queued;		/* handed to symbolizer__take_missing() */
 };
 
@@ -114,7 +114,7 @@ struct symbolizer {
 	uint64_t next_serial;
 	struct sym_cached *cache;	/* SYM_CACHE_SLOTS */
 	size_t cache_used;
-	struct sym_missing_module *missing;	/* modules found without symbols, not yet taken */
+	struct sym_missing_module *missing;	/* found without symbols, not yet taken */
 	size_t n_missing;
 };
 
