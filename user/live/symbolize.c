@@ -77,7 +77,7 @@ struct sym_module {
 	Dwarf *alt;			/* its dwz file, from the debug directory; NULL: none */
 	int alt_fd;
 	bool has_symtab;		/* the file has a .symtab */
-	bool has_debugdata;		/* ... or MiniDebugInfo (.gnu_debugdata: libdwfl reads it) */
+	bool has_debugdata;		/* or MiniDebugInfo (.gnu_debugdata, read by libdwfl) */
 	bool debug_found;		/* sym_find_debuginfo() gave libdwfl a debug file */
 	bool symbols_checked;		/* missing is known (after the first lookup) */
 	bool missing;			/* none of the three: named by .dynsym at best */
