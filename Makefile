@@ -142,6 +142,8 @@ $(ASAN_OUT)/tests/unit/scan_target: tests/unit/scan_target.c
 	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer -Wall -o $@ $<
 
 $(ASAN_OUT)/tests/unit/test_scan: $(ASAN_OUT)/tests/unit/scan_target
+$(ASAN_OUT)/tests/unit/test_symbolize: $(OUT)/tests/progs/stripped_leak \
+				    $(OUT)/tests/progs/minidebug_leak
 
 # The object test_cfi reads the unwind rows of: frame pointers, -O0, so its rows are known.
 $(ASAN_OUT)/tests/unit/cfi_target: tests/unit/cfi_target.c
@@ -162,6 +164,21 @@ $(OUT)/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer -fno-inline -Wall -o $@ $< -lpthread
+
+# tests/e2e/symbols.sh's programs: one stripped of every symbol table, with no debug file
+# anywhere and Debian's jansson in its stacks; one stripped but keeping MiniDebugInfo, made
+# the way Fedora makes it (tests/progs/minidebuginfo.sh).
+$(OUT)/tests/progs/stripped_leak: tests/progs/stripped_leak.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer -fno-inline -Wall -o $@.full $< -ljansson
+	$(Q)objcopy --strip-all $@.full $@
+
+$(OUT)/tests/progs/minidebug_leak: tests/progs/minidebug_leak.c tests/progs/minidebuginfo.sh
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer -fno-inline -Wall -o $@.full $<
+	$(Q)tests/progs/minidebuginfo.sh $@.full $@
 
 unit: $(UNIT_BINS)
 e2e: leaktop $(OUT)/tests/leaktop-libc-malloc $(PROG_BINS)

@@ -703,8 +703,9 @@ static const struct key_binding {
 static const char footer_keys[] =
 	"Enter:open Esc:back s:sort /:filter p:pause w:write S:scan ?:help q:quit";
 
-static void draw_help(int y0)
+static void draw_help(const struct model *m, int y0)
 {
+	char hint[FMT_HINT_LEN], shown[FMT_HINT_LEN];
 	int row = y0;
 
 	attron(A_REVERSE);
@@ -722,6 +723,13 @@ static void draw_help(int y0)
 		printw("%s %c %s", f ? "," : "", proc_flags[f].letter, proc_flags[f].meaning);
 	clrtoeol();
 	row++;
+	/* Modules whose frames stay unnamed, and what names them. */
+	for (size_t i = 0; i < m->n_sym_missing && row < LINES - 1; i++) {
+		fmt__str_buf(shown, sizeof(shown),
+			     fmt__symbols_hint(hint, sizeof(hint), &m->sym_missing[i]), "");
+		mvaddnstr(row++, 0, shown, bytes_for_cols(shown, COLS));
+		clrtoeol();
+	}
 	for (; row < LINES - 1; row++) {
 		move(row, 0);
 		clrtoeol();
@@ -759,6 +767,11 @@ static void draw(struct tui *t, const struct model *m)
 			 m->stacks_pending, m->procs_deferred);
 		addnstr(line, COLS - getcurx(stdscr));
 	}
+	/* Modules without symbols: `?` lists them with the package that names them. */
+	if (m->n_sym_missing && COLS - getcurx(stdscr) > 0) {
+		snprintf(line, sizeof(line), "  symbols missing %zu (?)", m->n_sym_missing);
+		addnstr(line, COLS - getcurx(stdscr));
+	}
 	snprintf(line, sizeof(line), "  sort:%s%s%s%s  ev/s %.0f", sort_names[t->sort],
 		 t->filter[0] ? " filter:" : "", t->filter, t->paused ? " PAUSED" : "",
 		 elapsed > 0 ? model__events(m) / elapsed : 0);
@@ -766,7 +779,7 @@ static void draw(struct tui *t, const struct model *m)
 		addnstr(line, COLS - getcurx(stdscr));
 	clrtoeol();
 	if (t->help)
-		draw_help(1);
+		draw_help(m, 1);
 	else if (t->view == VIEW_PROCS)
 		draw_procs(t, m, 1, height);
 	else if (t->view == VIEW_SITES)
@@ -792,6 +805,38 @@ void tui__message(struct tui *t, const struct model *m, const char *msg)
 	draw(t, m);
 }
 
+/*
+ * Modules found without symbols since the last report: said once on the message line (the
+ * hint itself, or how many and what to install), and listed by `?` for good.
+ */
+static void new_symbols_missing(struct tui *t, const struct model *m)
+{
+	char msg[FMT_HINT_LEN], pkgs[FMT_HINT_LEN] = "";
+	const struct sym_missing *first = NULL;
+	size_t n = 0, len = 0;
+
+	for (size_t i = 0; i < m->n_sym_missing; i++) {
+		const struct sym_missing *h = &m->sym_missing[i];
+
+		if (h->reported)
+			continue;
+		first = first ? first : h;
+		n++;
+		if (h->debug_package && len < sizeof(pkgs))
+			len += (size_t)snprintf(pkgs + len, sizeof(pkgs) - len, " %s",
+						h->debug_package);
+	}
+	if (!n)
+		return;
+	if (n == 1)
+		fmt__symbols_hint(msg, sizeof(msg), first);
+	else
+		snprintf(msg, sizeof(msg), "symbols missing for %zu modules:%s%s (? lists them)", n,
+			 pkgs[0] ? " apt install" : "", pkgs);
+	fmt__str_buf(t->msg, sizeof(t->msg), msg, "");
+	t->msg_updates = 3;
+}
+
 void tui__update(struct tui *t, const struct model *m)
 {
 	if (!t || t->paused)
@@ -799,6 +844,7 @@ void tui__update(struct tui *t, const struct model *m)
 	/* A message stays for a few samples, then the key hints come back. */
 	if (t->msg[0] && --t->msg_updates <= 0)
 		t->msg[0] = '\0';
+	new_symbols_missing(t, m);
 	draw(t, m);
 }
 

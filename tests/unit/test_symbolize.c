@@ -3,7 +3,8 @@
  * test_symbolize.c - unit tests of user/symbolize.c on this very process (built with -g -O0):
  * function, offset and exact source line of return addresses and function starts, libc
  * symbols, C++ demangling, unknown addresses, the module cache, image refresh and drop,
- * and images whose process exited or whose binary was deleted.  Run as root.
+ * and images whose process exited or whose binary was deleted, MiniDebugInfo, and modules
+ * found without symbols (build/tests/progs/minidebug_leak and stripped_leak).  Run as root.
  *
  * `test_symbolize --sleep` only sleeps: the deleted-binary test execs a copy of itself so.
  */
@@ -26,6 +27,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #define noinline __attribute__((noinline))
 
@@ -540,6 +542,133 @@ static void test_symbolize_spent_budget_defers_with_module_and_cache_still_answe
 	symbolizer__free(sym);
 }
 
+/* The value of function `name` in the symbol table of ELF `path` (nm), or 0. */
+static uint64_t nm_value(const char *path, const char *name)
+{
+	char cmd[PATH_MAX + 64], line[512], sym[256], type;
+	unsigned long long v, value = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm --defined-only --format=posix '%s'", path);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p)) {
+		if (sscanf(line, "%255s %c %llx", sym, &type, &v) == 3 && !strcmp(sym, name))
+			value = v;
+	}
+	pclose(p);
+	return value;
+}
+
+/* Runs test program `prog` (built by the Makefile) sleeping in its loop.  Pid or -1. */
+static pid_t spawn_prog(const char *prog)
+{
+	struct timespec ts = { .tv_nsec = 50 * 1000 * 1000 };
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		execl(prog, prog, "250", (char *)NULL);
+		_exit(127);
+	}
+	nanosleep(&ts, NULL);		/* past ld.so */
+	return pid;
+}
+
+/*
+ * The frame of `func` (+4, inside it) in a running `prog` whose symbols come only from what
+ * the stripped file carries; `full` is its unstripped build, to find the function.
+ */
+static int resolve_in_prog(struct symbolizer *sym, const char *prog, const char *full,
+			   const char *func, struct sym_frame *f)
+{
+	uint64_t value = nm_value(full, func), base;
+	char real[PATH_MAX];
+	struct proc_maps maps;
+	pid_t pid;
+	int err;
+
+	if (!value || !realpath(prog, real))
+		return -ENOENT;
+	pid = spawn_prog(prog);
+	if (pid < 0)
+		return -ECHILD;
+	err = procmaps__read(pid, &maps);
+	if (!err) {
+		base = load_base(&maps, real);
+		procmaps__free(&maps);
+		err = base ? symbolizer__add_image(sym, 1, pid) : -ENOENT;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	if (!err)
+		err = symbolizer__resolve(sym, 1, base + value + 4, false, f);
+	return err;
+}
+
+/*
+ * libdwfl (elfutils, built with liblzma as Debian builds it) reads MiniDebugInfo: a static
+ * function of a program stripped the way Fedora strips them is named from .gnu_debugdata,
+ * and the module is not said to miss symbols.
+ */
+static void test_symbolize_minidebuginfo_names_static_function_and_is_not_missing(void)
+{
+	struct symbolizer *sym = symbolizer__new();
+	struct sym_missing_module *missing;
+	struct sym_frame f = {};
+	size_t n = 9;
+
+	CHECK(sym != NULL);
+	CHECK_EQ_INT(resolve_in_prog(sym, "build/tests/progs/minidebug_leak",
+				     "build/tests/progs/minidebug_leak.full", "leak_in_minidebug",
+				     &f), 0);
+	CHECK_EQ_STR(f.symbol, "leak_in_minidebug");
+	CHECK_EQ_INT(f.offset, 4);
+	CHECK(f.file == NULL);			/* no DWARF anywhere */
+	symbolizer__take_missing(sym, &missing, &n);
+	CHECK_EQ_INT(n, 0);
+	sym_missing_module__free(missing, n);
+	sym_frame__clear(&f);
+	symbolizer__free(sym);
+}
+
+/*
+ * A program stripped of every symbol table, with no debug file: its static function stays
+ * unnamed (null, never a neighbour's name) and the module is handed over once, with its
+ * build id.
+ */
+static void test_symbolize_stripped_module_without_debug_file_is_missing_once(void)
+{
+	struct symbolizer *sym = symbolizer__new();
+	struct sym_missing_module *missing = NULL;
+	struct sym_frame f = {};
+	char real[PATH_MAX];
+	size_t n = 0;
+
+	CHECK(sym != NULL);
+	CHECK(realpath("build/tests/progs/stripped_leak", real) != NULL);
+	CHECK_EQ_INT(resolve_in_prog(sym, "build/tests/progs/stripped_leak",
+				     "build/tests/progs/stripped_leak.full", "leak_stripped", &f),
+		     0);
+	CHECK(f.symbol == NULL);
+	CHECK_EQ_STR(f.module, real);
+	symbolizer__take_missing(sym, &missing, &n);
+	CHECK_EQ_INT(n, 1);
+	CHECK_EQ_STR(missing[0].path, real);
+	CHECK(missing[0].build_id && strlen(missing[0].build_id) == 40);
+	sym_missing_module__free(missing, n);
+	/* Another address of the same module: not handed over again. */
+	sym_frame__clear(&f);
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, f.addr + 8, false, &f), 0);
+	symbolizer__take_missing(sym, &missing, &n);
+	CHECK_EQ_INT(n, 0);
+	sym_missing_module__free(missing, n);
+	sym_frame__clear(&f);
+	symbolizer__free(sym);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--sleep")) {
@@ -560,5 +689,7 @@ int main(int argc, char **argv)
 	RUN(test_symbolize_free_closes_every_file);
 	RUN(test_symbolize_cache_answers_repeated_address_without_lookup);
 	RUN(test_symbolize_spent_budget_defers_with_module_and_cache_still_answers);
+	RUN(test_symbolize_minidebuginfo_names_static_function_and_is_not_missing);
+	RUN(test_symbolize_stripped_module_without_debug_file_is_missing_once);
 	CHECK_EXIT();
 }

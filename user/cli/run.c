@@ -393,6 +393,7 @@ static int emit(struct run *r)
 {
 	const struct options *o = r->o;
 	struct report_opts ro = { .top_sites = o->top_sites, .max_frames = 0,
+				  .symbols_once = true,
 				  .top_procs = o->mode == MODE_SYSTEM ?
 					       OPT_DEFAULT_TOP_PROCS_SYSTEM : 0 };
 	int err;
@@ -482,6 +483,7 @@ static int collect(struct run *r, bool scan_due, bool final)
 	struct work_budget budget = {
 		.deadline_ns = monotonic_ns() + (final ? FINAL_BUDGET_NS : COLLECT_BUDGET_NS),
 		.stop = &stop_signal,
+		.last = final,
 	};
 
 	sample__reset(s);
@@ -677,6 +679,7 @@ static int loop(struct run *r)
 			tracker__refresh_young(r->tr);
 			if (r->uw)
 				unwind_store__drain(r->uw, UNWIND_DRAIN_NS);
+			tracker__step_packages(r->tr);
 			if (r->hc)
 				heapctl__window(r->hc, monotonic_ns(), say_heap, r);
 			if (r->tui && handle_tui(r)) {

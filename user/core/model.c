@@ -100,6 +100,9 @@ void model__free(struct model *m)
 	for (size_t i = 0; i < m->n_procs; i++)
 		process_free(&m->procs[i]);
 	free(m->procs);
+	for (size_t i = 0; i < m->n_sym_missing; i++)
+		sym_missing__clear(&m->sym_missing[i]);
+	free(m->sym_missing);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -208,6 +211,51 @@ void model__reported(struct model *m)
 	for (size_t i = 0; i < m->n_procs; i++)
 		if (m->procs[i].exited)
 			m->procs[i].exit_reported = true;
+	for (size_t i = 0; i < m->n_sym_missing; i++)
+		m->sym_missing[i].reported = true;
+}
+
+static bool same_answer(const struct sym_missing *a, const struct sym_missing *b)
+{
+	const char *x[] = { a->package, a->source, a->debug_package };
+	const char *y[] = { b->package, b->source, b->debug_package };
+
+	for (int i = 0; i < 3; i++)
+		if (x[i] != y[i] && (!x[i] || !y[i] || strcmp(x[i], y[i])))
+			return false;
+	return a->lookup == b->lookup;
+}
+
+int model__add_missing(struct model *m, const struct sym_missing *h)
+{
+	struct sym_missing copy, *v;
+	size_t i;
+
+	if (!h->module)
+		return 0;
+	for (i = 0; i < m->n_sym_missing; i++)
+		if (sym_missing__same(&m->sym_missing[i], h))
+			break;
+	if (i < m->n_sym_missing && same_answer(&m->sym_missing[i], h))
+		return 0;
+	if (i == m->n_sym_missing && i >= SYM_MISSING_MAX)
+		return 0;
+	if (sym_missing__copy(&copy, h))
+		return -ENOMEM;
+	copy.reported = false;
+	if (i < m->n_sym_missing) {
+		sym_missing__clear(&m->sym_missing[i]);
+		m->sym_missing[i] = copy;
+		return 0;
+	}
+	v = realloc(m->sym_missing, (m->n_sym_missing + 1) * sizeof(*v));
+	if (!v) {
+		sym_missing__clear(&copy);
+		return -ENOMEM;
+	}
+	m->sym_missing = v;
+	m->sym_missing[m->n_sym_missing++] = copy;
+	return 0;
 }
 
 size_t model__reap(struct model *m, struct dead_image **dead)
@@ -771,6 +819,11 @@ int model__apply(struct model *m, const struct sample *s)
 			return err;
 	}
 	apply_calls(m, s);
+	for (size_t i = 0; i < s->n_missing; i++) {
+		err = model__add_missing(m, &s->missing[i]);
+		if (err)
+			return err;
+	}
 	for (size_t i = 0; i < m->n_procs; i++) {
 		struct process *q = &m->procs[i];
 		const struct sample_proc *r;

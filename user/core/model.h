@@ -18,6 +18,7 @@
 #include "core/heapmode.h"
 #include "core/scan.h"
 #include "core/series.h"
+#include "core/symhint.h"
 #include "core/types.h"
 
 struct sample;
@@ -153,6 +154,10 @@ struct model {
 	enum heap_mode heap_mode;
 	double heap_cost_pct, heap_exact_cost_pct, heap_budget_pct, heap_trap_ns;
 	uint32_t heap_switches;
+	/* Modules without symbols that frames were resolved in: one entry per file (path and
+	 * build id), in the order they were found; never dropped. */
+	struct sym_missing *sym_missing;
+	size_t n_sym_missing;
 };
 
 void model__init(struct model *m, double interval_s, unsigned int resources, uint32_t window);
@@ -170,7 +175,13 @@ struct process *model__process(struct model *m, uint32_t pid, uint64_t gen);
 const struct process *model__find(const struct model *m, uint32_t pid, uint64_t gen);
 /* Any live image of pid. */
 const struct process *model__find_pid(const struct model *m, uint32_t pid);
-/* Note that a report showed the current state (exited images were in it). */
+/*
+ * Add (or update) a module without symbols, a copy of h (past SYM_MISSING_MAX modules, none
+ * is added).  0 or -ENOMEM.  An entry whose answer changed is no longer `reported`.
+ */
+int model__add_missing(struct model *m, const struct sym_missing *h);
+/* Note that a report showed the current state (exited images were in it, and the modules
+ * without symbols). */
 void model__reported(struct model *m);
 /* Remove exited images a report already showed; list them in dead (malloc'd). */
 size_t model__reap(struct model *m, struct dead_image **dead);

@@ -47,6 +47,11 @@ struct sample_scan *sample__add_scan(struct sample *s)
 	return grow((void **)&s->scans, &s->n_scans, &s->cap_scans, sizeof(*s->scans));
 }
 
+struct sym_missing *sample__add_missing(struct sample *s)
+{
+	return grow((void **)&s->missing, &s->n_missing, &s->cap_missing, sizeof(*s->missing));
+}
+
 struct sample_proc *sample__find_proc(const struct sample *s, uint32_t pid, uint64_t gen)
 {
 	size_t lo = 0, hi = s->n_procs;
@@ -106,7 +111,9 @@ void sample__reset(struct sample *s)
 	}
 	for (size_t i = 0; i < s->n_scans; i++)
 		scan_result__free(&s->scans[i].result);
-	s->n_events = s->n_procs = s->n_frames = s->n_scans = 0;
+	for (size_t i = 0; i < s->n_missing; i++)
+		sym_missing__clear(&s->missing[i]);
+	s->n_events = s->n_procs = s->n_frames = s->n_scans = s->n_missing = 0;
 	s->stacks_pending = 0;
 	s->reconciled_exited = s->reconciled_reused = 0;
 	memset(&s->timing, 0, sizeof(s->timing));
@@ -122,5 +129,6 @@ void sample__free(struct sample *s)
 	free(s->frames);
 	free(s->scans);
 	free(s->calls);
+	free(s->missing);
 	memset(s, 0, sizeof(*s));
 }

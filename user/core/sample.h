@@ -23,6 +23,7 @@
 #include "core/frame.h"
 #include "core/heapmode.h"
 #include "core/scan.h"
+#include "core/symhint.h"
 #include "core/types.h"
 
 /* One record of the kernel's `sites` map. */
@@ -211,6 +212,10 @@ struct sample {
 	size_t n_scans, cap_scans;
 	struct sample_calls *calls;		/* images with probe entries */
 	size_t n_calls;
+	/* Modules frames were resolved in that have no symbols, with what the package manager
+	 * said of them: each once, when the answer is in. */
+	struct sym_missing *missing;
+	size_t n_missing, cap_missing;
 
 	struct sample_timing timing;
 };
@@ -220,6 +225,7 @@ struct sample_event *sample__add_event(struct sample *s);
 struct sample_proc *sample__add_proc(struct sample *s);
 struct sample_frames *sample__add_frames(struct sample *s);
 struct sample_scan *sample__add_scan(struct sample *s);
+struct sym_missing *sample__add_missing(struct sample *s);
 /* The proc readings of (pid, gen), or NULL (procs must be sorted). */
 struct sample_proc *sample__find_proc(const struct sample *s, uint32_t pid, uint64_t gen);
 

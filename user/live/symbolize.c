@@ -76,6 +76,12 @@ struct sym_module {
 	bool dwarf_usable;		/* source lines may be looked up */
 	Dwarf *alt;			/* its dwz file, from the debug directory; NULL: none */
 	int alt_fd;
+	bool has_symtab;		/* the file has a .symtab */
+	bool has_debugdata;		/* or MiniDebugInfo (.gnu_debugdata, read by libdwfl) */
+	bool debug_found;		/* sym_find_debuginfo() gave libdwfl a debug file */
+	bool symbols_checked;		/* missing is known (after the first lookup) */
+	bool missing;			/* none of the three: named by .dynsym at best */
+	bool missing_queued;		/* handed to symbolizer__take_missing() */
 };
 
 /* One resolved address of a module (direct-mapped: a collision replaces the entry). */
@@ -108,6 +114,8 @@ struct symbolizer {
 	uint64_t next_serial;
 	struct sym_cached *cache;	/* SYM_CACHE_SLOTS */
 	size_t cache_used;
+	struct sym_missing_module *missing;	/* found without symbols, not yet taken */
+	size_t n_missing;
 };
 
 /* The main file is always reported with its descriptor: never look for one by name. */
@@ -223,19 +231,21 @@ static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *mod
 	if (debuglink_file && !debuglink_crc)
 		return -1;
 	id_len = dwfl_module_build_id(mod, &id, &id_vaddr);
-	if (id_len > 0 && !build_id_path(id, id_len, path, sizeof(path))) {
+	fd = -1;
+	if (id_len > 0 && !build_id_path(id, id_len, path, sizeof(path)))
 		fd = open_debug_file(path, id, id_len, 0);
-		if (fd >= 0)
-			return fd;
+	if (fd < 0 && debuglink_file && plain_name(debuglink_file) && main_name &&
+	    clean_path(main_name)) {
+		slash = strrchr(main_name, '/');
+		if (snprintf(path, sizeof(path), SYM_DEBUG_DIR "%.*s/%s", (int)(slash - main_name),
+			     main_name, debuglink_file) < (int)sizeof(path))
+			fd = open_debug_file(path, id_len > 0 ? id : NULL, id_len > 0 ? id_len : 0,
+					     debuglink_crc);
 	}
-	if (!debuglink_file || !plain_name(debuglink_file) || !main_name || !clean_path(main_name))
-		return -1;
-	slash = strrchr(main_name, '/');
-	if (snprintf(path, sizeof(path), SYM_DEBUG_DIR "%.*s/%s", (int)(slash - main_name),
-		     main_name, debuglink_file) >= (int)sizeof(path))
-		return -1;
-	return open_debug_file(path, id_len > 0 ? id : NULL, id_len > 0 ? id_len : 0,
-			       debuglink_crc);
+	/* The module's userdata is its struct sym_module (module_new). */
+	if (fd >= 0 && userdata && *userdata)
+		((struct sym_module *)*userdata)->debug_found = true;
+	return fd;
 }
 
 static const Dwfl_Callbacks sym_dwfl_callbacks = {
@@ -303,11 +313,38 @@ static void module_note_build_id(struct sym_module *m)
 		sprintf(m->build_id + 2 * i, "%02x", id[i]);
 }
 
+/*
+ * Which symbol tables the file itself has: .symtab, and MiniDebugInfo (.gnu_debugdata: an
+ * xz-compressed ELF holding a .symtab of the functions .dynsym lacks, as Fedora ships),
+ * which libdwfl (built with liblzma) reads as its auxiliary symbol table.
+ */
+static void module_note_sections(struct sym_module *m, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *name;
+
+		if (!sh)
+			continue;
+		if (sh->sh_type == SHT_SYMTAB)
+			m->has_symtab = true;
+		name = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (name && !strcmp(name, ".gnu_debugdata"))
+			m->has_debugdata = true;
+	}
+}
+
 /* Loads the module for mapping `map` of `pid` (`exe`: see module_open_file).  0 or -errno. */
 static int module_new(int pid, const struct proc_map *map, bool exe, struct sym_module **out)
 {
 	struct sym_module *m;
 	size_t i, nphdr;
+	void **userdata = NULL;
 	Elf *elf;
 	int fd, err;
 
@@ -353,11 +390,16 @@ static int module_new(int pid, const struct proc_map *map, bool exe, struct sym_
 		err = -ENOEXEC;
 		goto out;
 	}
+	/* sym_find_debuginfo() notes in the module that it found a debug file. */
+	dwfl_module_info(m->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (userdata)
+		*userdata = m;
 	elf = dwfl_module_getelf(m->mod, &m->bias);
 	if (!elf || elf_getphdrnum(elf, &nphdr)) {
 		err = -ENOEXEC;
 		goto out;
 	}
+	module_note_sections(m, elf);
 	m->segs = calloc(nphdr ?: 1, sizeof(*m->segs));
 	if (!m->segs) {
 		err = -ENOMEM;
@@ -549,6 +591,7 @@ void symbolizer__free(struct symbolizer *sym)
 	for (i = 0; i < SYM_CACHE_SLOTS; i++)
 		cached_clear(&sym->cache[i]);
 	free(sym->cache);
+	sym_missing_module__free(sym->missing, sym->n_missing);
 	free(sym);
 }
 
@@ -928,6 +971,49 @@ static int cached_copy(const struct sym_cached *c, uint64_t delta, struct sym_fr
 	return 0;
 }
 
+/* Note a module without symbols for symbolizer__take_missing() (once; bounded, else dropped). */
+static void queue_missing(struct symbolizer *sym, struct sym_module *m)
+{
+	struct sym_missing_module *v, *e;
+
+	m->missing_queued = true;
+	if (!m->path || sym->n_missing >= SYM_MAX_MODULES)
+		return;
+	v = realloc(sym->missing, (sym->n_missing + 1) * sizeof(*v));
+	if (!v)
+		return;
+	sym->missing = v;
+	e = &v[sym->n_missing];
+	*e = (struct sym_missing_module){ .dev = m->dev, .ino = m->ino };
+	e->path = strdup(m->path);
+	e->build_id = m->build_id ? strdup(m->build_id) : NULL;
+	if (!e->path || (m->build_id && !e->build_id)) {
+		free(e->path);
+		free(e->build_id);
+		m->missing_queued = false;	/* try again at its next lookup */
+		return;
+	}
+	sym->n_missing++;
+}
+
+void symbolizer__take_missing(struct symbolizer *sym, struct sym_missing_module **out,
+			      size_t *n)
+{
+	*out = sym->missing;
+	*n = sym->n_missing;
+	sym->missing = NULL;
+	sym->n_missing = 0;
+}
+
+void sym_missing_module__free(struct sym_missing_module *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].path);
+		free(v[i].build_id);
+	}
+	free(v);
+}
+
 int symbolizer__resolve_within(struct symbolizer *sym, uint64_t image_id, uint64_t addr,
 			       bool is_return_addr, struct sym_budget *budget,
 			       struct sym_frame *out)
@@ -991,6 +1077,13 @@ int symbolizer__resolve_within(struct symbolizer *sym, uint64_t image_id, uint64
 	}
 	if (budget)
 		budget->looked_up++;
+	/* The lookup made libdwfl look for every symbol table it may use: decide now. */
+	if (!m->symbols_checked) {
+		m->symbols_checked = true;
+		m->missing = !m->has_symtab && !m->has_debugdata && !m->debug_found;
+	}
+	if (m->missing && !m->missing_queued)
+		queue_missing(sym, m);
 	fresh.serial = m->serial;
 	fresh.dwaddr = dwaddr;
 	if (!slot->serial)

@@ -13,8 +13,9 @@
 #ifndef LEAKTOP_SYMBOLIZE_H
 #define LEAKTOP_SYMBOLIZE_H
 
-#include <stdint.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "core/frame.h"
 
@@ -87,5 +88,24 @@ void symbolizer__stats(const struct symbolizer *sym, struct sym_stats *out);
  * here.  `symbolizer` is a struct symbolizer (export_opts.build_id's signature).
  */
 char *symbolizer__build_id(void *symbolizer, const char *module);
+
+/*
+ * A module a frame was resolved in that has no symbol table to name its functions: no
+ * .symtab, no MiniDebugInfo (.gnu_debugdata), and no separate debug file in the debug
+ * directory (by build id or .gnu_debuglink).  Its frames are named by .dynsym at best.
+ */
+struct sym_missing_module {
+	char *path;		/* as the first process to map it saw it */
+	char *build_id;		/* lower-case hex, NULL: none */
+	uint64_t dev, ino;	/* the file's identity (its mapping's) */
+};
+
+/*
+ * Modules found without symbols since the last call, each once per load of its file: the
+ * array is the caller's (sym_missing_module__free()).  *out NULL when none.
+ */
+void symbolizer__take_missing(struct symbolizer *sym, struct sym_missing_module **out,
+			      size_t *n);
+void sym_missing_module__free(struct sym_missing_module *v, size_t n);
 
 #endif

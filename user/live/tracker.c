@@ -10,7 +10,9 @@
  * maps are re-read every few polls for a while.  At each sample the tracker hands over the
  * queued events, a reading of every image, and the frames of stacks its images had not
  * shown before (resolved once: a stack's frames never change; an address no mapping covers
- * makes it re-read the image's maps once per interval).
+ * makes it re-read the image's maps once per interval).  Modules those frames were resolved
+ * in that have no symbols are asked about (which package owns them, live/debpkg.c) in the
+ * background and go to the sample once answered.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 
 #include "util/clock.h"
 #include "live/collector.h"
+#include "live/debpkg.h"
 #include "live/procfs.h"
 #include "live/safe_open.h"
 #include "live/symbolize.h"
@@ -50,6 +53,28 @@ struct image {
 	struct proc_counters counters;	/* that reading */
 };
 
+/*
+ * How long a report that may be the last (a target exited) waits for the package answers
+ * still open, at most: asking dpkg takes about 0.3 s.
+ */
+#define PKG_LAST_WAIT_NS	(1000ULL * 1000000ULL)
+/* Modules without symbols whose package is being asked about, at most. */
+#define PKG_MAX_PENDING		64
+/* Answers kept per file (a module the symbolizer loads again is not asked again). */
+#define PKG_CACHE		128
+
+struct pkg_pending {
+	struct sym_missing_module mod;
+	struct debpkg_query q;
+	bool done;
+};
+
+struct pkg_answer {
+	uint64_t dev, ino;
+	enum sym_pkg_lookup lookup;
+	char package[DEBPKG_NAME_LEN], source[DEBPKG_NAME_LEN], arch[32];
+};
+
 /* Time the stacks of exited images may take beyond a spent interval budget. */
 #define EXITED_FRAMES_RESERVE_NS	(200 * 1000000ULL)
 
@@ -62,6 +87,11 @@ struct tracker {
 	size_t n_queue, cap_queue;
 	size_t read_cursor;		/* /proc reads resume here when a budget cut them */
 	bool backlog;			/* events still wait in the ring buffer */
+	struct pkg_pending *pkgs[PKG_MAX_PENDING];	/* asked of dpkg */
+	size_t n_pkgs;
+	unsigned int pkg_running;	/* dpkg-query children */
+	struct pkg_answer *answers;	/* PKG_CACHE, filled round robin */
+	size_t n_answers;
 };
 
 int tracker__new(struct tracker **out, struct symbolizer *sym, const struct tracker_config *cfg)
@@ -76,6 +106,14 @@ int tracker__new(struct tracker **out, struct symbolizer *sym, const struct trac
 	return 0;
 }
 
+static void pkg_free(struct pkg_pending *p)
+{
+	debpkg__cancel(&p->q);
+	free(p->mod.path);
+	free(p->mod.build_id);
+	free(p);
+}
+
 static void image_free(struct image *im)
 {
 	sample_identity__clear(&im->id);
@@ -88,6 +126,9 @@ void tracker__free(struct tracker *t)
 		return;
 	for (size_t i = 0; i < t->n_images; i++)
 		image_free(&t->images[i]);
+	for (size_t i = 0; i < t->n_pkgs; i++)
+		pkg_free(t->pkgs[i]);
+	free(t->answers);
 	free(t->images);
 	free(t->queue);
 	free(t);
@@ -592,18 +633,160 @@ static int add_readings(struct tracker *t, struct sample *s)
 	return 0;
 }
 
+static struct pkg_answer *answer_find(struct tracker *t, uint64_t dev, uint64_t ino)
+{
+	for (size_t i = 0; t->answers && i < t->n_answers && i < PKG_CACHE; i++)
+		if (t->answers[i].dev == dev && t->answers[i].ino == ino)
+			return &t->answers[i];
+	return NULL;
+}
+
+/* The answer to question p, into a. */
+static void answer_of(const struct pkg_pending *p, struct pkg_answer *a)
+{
+	a->dev = p->mod.dev;
+	a->ino = p->mod.ino;
+	a->lookup = p->q.lookup;
+	snprintf(a->package, sizeof(a->package), "%s", p->q.package);
+	snprintf(a->source, sizeof(a->source), "%s", p->q.source);
+	snprintf(a->arch, sizeof(a->arch), "%s", p->q.arch);
+}
+
+static int dup_or_null(char **dst, const char *src)
+{
+	*dst = src && *src ? strdup(src) : NULL;
+	return src && *src && !*dst ? -ENOMEM : 0;
+}
+
+/* The sample's entry for module mod, with the package answer a.  0 or -ENOMEM. */
+static int add_missing(struct sample *s, const struct sym_missing_module *mod,
+		       const struct pkg_answer *a)
+{
+	struct sym_missing *h = sample__add_missing(s);
+	char debug[2 * DEBPKG_NAME_LEN];
+
+	if (!h)
+		return -ENOMEM;
+	h->lookup = a->lookup;
+	if (dup_or_null(&h->module, mod->path) || dup_or_null(&h->build_id, mod->build_id))
+		return -ENOMEM;
+	if (a->lookup != SYM_PKG_OWNED)
+		return 0;
+	if (dup_or_null(&h->package, a->package) || dup_or_null(&h->source, a->source))
+		return -ENOMEM;
+	if (!symhint__debug_package(a->package, a->source[0] ? a->source : NULL,
+				    a->arch[0] ? a->arch : NULL, debpkg__native_arch(), debug,
+				    sizeof(debug)))
+		return dup_or_null(&h->debug_package, debug);
+	return 0;
+}
+
+/*
+ * Step every question without blocking; an answered one is kept (the cache) and, with a
+ * sample s, handed over to it.  0 or -ENOMEM.
+ */
+static int step_packages(struct tracker *t, struct sample *s)
+{
+	size_t keep = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < t->n_pkgs; i++) {
+		struct pkg_pending *p = t->pkgs[i];
+		struct pkg_answer a;
+
+		if (!p->done && debpkg__step(&p->q, monotonic_ns(), &t->pkg_running)) {
+			p->done = true;
+			if (t->answers || (t->answers = calloc(PKG_CACHE, sizeof(*t->answers))))
+				answer_of(p, &t->answers[t->n_answers++ % PKG_CACHE]);
+		}
+		if (p->done && s && !err) {
+			answer_of(p, &a);
+			err = add_missing(s, &p->mod, &a);
+			pkg_free(p);
+			continue;
+		}
+		t->pkgs[keep++] = p;
+	}
+	t->n_pkgs = keep;
+	return err;
+}
+
+/*
+ * Modules found without symbols: one asked about before gets the answer kept, the others
+ * are asked about (dpkg-query in the background); answers go to the sample when they are
+ * in.  A report that may be the last (b->last, or `final`: a target exited, which ends -p
+ * and --) waits for the questions still open, for PKG_LAST_WAIT_NS at most.
+ */
+static int symbols_missing(struct tracker *t, struct sample *s, const struct work_budget *b,
+			   bool final)
+{
+	struct work_budget wait = { .stop = b ? b->stop : NULL };
+	struct sym_missing_module *v;
+	size_t n, i;
+	int err = 0;
+
+	symbolizer__take_missing(t->sym, &v, &n);
+	for (i = 0; i < n && !err; i++) {
+		const struct pkg_answer *a = answer_find(t, v[i].dev, v[i].ino);
+		struct pkg_pending *p;
+
+		if (a) {
+			err = add_missing(s, &v[i], a);
+			continue;
+		}
+		p = t->n_pkgs < PKG_MAX_PENDING ? calloc(1, sizeof(*p)) : NULL;
+		if (!p) {
+			struct pkg_answer unknown = { .lookup = SYM_PKG_UNKNOWN };
+
+			err = add_missing(s, &v[i], &unknown);
+			continue;
+		}
+		p->mod = v[i];
+		v[i].path = v[i].build_id = NULL;	/* moved */
+		debpkg__init(&p->q, p->mod.path, p->mod.dev, p->mod.ino);
+		t->pkgs[t->n_pkgs++] = p;
+	}
+	sym_missing_module__free(v, n);
+	if (!err)
+		err = step_packages(t, s);
+	if (!final && !(b && b->last))
+		return err;
+	wait.deadline_ns = monotonic_ns() + PKG_LAST_WAIT_NS;
+	if (b && b->deadline_ns > wait.deadline_ns)
+		wait.deadline_ns = b->deadline_ns;
+	while (!err && t->n_pkgs && !work_budget__spent(&wait, monotonic_ns())) {
+		struct debpkg_query *q[PKG_MAX_PENDING];
+
+		for (i = 0; i < t->n_pkgs; i++)
+			q[i] = &t->pkgs[i]->q;
+		debpkg__wait(q, t->n_pkgs, wait.deadline_ns);
+		err = step_packages(t, s);
+	}
+	return err;
+}
+
+void tracker__step_packages(struct tracker *t)
+{
+	if (t->n_pkgs)
+		step_packages(t, NULL);
+}
+
 int tracker__fill(struct tracker *t, struct collector *c, struct sample *s,
 		  const struct work_budget *b)
 {
 	uint64_t t0 = monotonic_ns();
+	bool target_ended = false;
 	int err;
 
 	for (size_t i = 0; i < t->n_queue; i++) {
 		struct sample_event *ev = sample__add_event(s);
+		struct image *old;
 
 		if (!ev)
 			return -ENOMEM;
 		*ev = t->queue[i];
+		old = ev->type == SAMPLE_EV_EXIT ? image_find(t, ev->pid, ev->old_gen) : NULL;
+		target_ended |= old && old->target;
 	}
 	t->n_queue = 0;
 	for (size_t i = 0; i < t->n_images; i++)
@@ -636,6 +819,8 @@ int tracker__fill(struct tracker *t, struct collector *c, struct sample *s,
 		err = add_readings(t, s);
 	if (!err)
 		err = add_frames(t, c, s, b, false);
+	if (!err)
+		err = symbols_missing(t, s, b, target_ended);
 	s->timing.track_ms = (monotonic_ns() - t0) / 1e6;
 	return err;
 }

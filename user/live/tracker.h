@@ -42,6 +42,11 @@ void tracker__on_event(struct tracker *t, const struct lt_event *ev);
 int tracker__add_target(struct tracker *t, uint32_t pid, uint64_t gen);
 /* Between samples: re-read the maps of young images still loading their libraries. */
 void tracker__refresh_young(struct tracker *t);
+/*
+ * Between samples: move on the questions about modules without symbols (which package owns
+ * them), without blocking; their answers go to the next sample.
+ */
+void tracker__step_packages(struct tracker *t);
 
 /*
  * This interval's part of s (after the collector's): the queued events; images first seen
@@ -50,6 +55,9 @@ void tracker__refresh_young(struct tracker *t);
  * wait for the next sample (round robin, procs_deferred) and so do new stacks
  * (stacks_pending).  Live images read are reconciled with /proc: one shown ended at two
  * readings in a row, while no event said so, gets the lost EXIT event (reconciled_*).
+ * Modules the frames were resolved in that have no symbols go to s->missing once the
+ * package manager answered which package owns them (asked in the background; with b->last
+ * the answers still open are waited for until b's deadline).
  * Sets timing.track_ms.
  * 0 or -ENOMEM.
  */

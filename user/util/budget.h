@@ -14,6 +14,9 @@
 struct work_budget {
 	uint64_t deadline_ns;			/* CLOCK_MONOTONIC; 0: no limit */
 	const volatile sig_atomic_t *stop;	/* non-zero: stop optional work now */
+	bool last;				/* the last report's: nothing comes after it, so
+						 * answers still awaited are waited for (until the
+						 * deadline) */
 };
 
 static inline bool work_budget__spent(const struct work_budget *b, uint64_t now_ns)

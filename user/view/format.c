@@ -224,3 +224,42 @@ const char *fmt__heap_mode(char *buf, size_t len, const struct model *m)
 			 m->heap_budget_pct);
 	return buf;
 }
+
+/* "/usr/lib/debug/.build-id/c5/61....debug", where a debug file of build id `id` goes. */
+static void debug_file_path(char *buf, size_t len, const char *id)
+{
+	snprintf(buf, len, "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+}
+
+const char *fmt__symbols_hint(char *buf, size_t len, const struct sym_missing *h)
+{
+	char id[160] = "no build-id", fix[768], path[320];
+	bool has_id = h->build_id && strlen(h->build_id) > 2;
+
+	if (has_id) {
+		snprintf(id, sizeof(id), "build-id %s", h->build_id);
+		debug_file_path(path, sizeof(path), h->build_id);
+	}
+	if (h->lookup == SYM_PKG_OWNED && h->debug_package)
+		snprintf(fix, sizeof(fix), "apt install %s%s", h->debug_package,
+			 symhint__is_dbgsym(h->debug_package) ?
+			 " (from the debian-debug archive)" : "");
+	else if (h->lookup == SYM_PKG_OWNED)
+		snprintf(fix, sizeof(fix), "install the debug symbols of package %s",
+			 h->package ? h->package : "?");
+	else if (h->lookup == SYM_PKG_NOT_OWNED && has_id)
+		snprintf(fix, sizeof(fix), "no installed package owns it, so no debug package "
+			 "is known; rebuild it unstripped, or install its debug file as %s", path);
+	else if (h->lookup == SYM_PKG_NOT_OWNED)
+		snprintf(fix, sizeof(fix), "no installed package owns it, so no debug package "
+			 "is known; rebuild it unstripped (keep its .symtab)");
+	else if (has_id)
+		snprintf(fix, sizeof(fix), "its package is not known; install its debug file as %s",
+			 path);
+	else
+		snprintf(fix, sizeof(fix), "its package is not known; keep its .symtab (do not "
+			 "strip it)");
+	snprintf(buf, len, "symbols missing for %s (%s): %s", h->module ? h->module : "?", id,
+		 fix);
+	return buf;
+}

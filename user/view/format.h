@@ -70,6 +70,15 @@ int fmt__flag_names(FILE *out, unsigned int flags);
 int fmt__flag_by_name(const char *name);
 
 /*
+ * What a module without symbols is missing and the fix, one line of real bytes (print it
+ * with fmt__str, JSON keeps it as it is): "symbols missing for /usr/bin/python3.11
+ * (build-id c561...): apt install python3.11-dbg"; for a file no package owns, that no
+ * debug package is known, and where its debug file would go.  Returns buf.
+ */
+#define FMT_HINT_LEN 2048
+const char *fmt__symbols_hint(char *buf, size_t len, const struct sym_missing *h);
+
+/*
  * A stream that writes into buf (len > 0 bytes, NUL included) and never past it: what does
  * not fit is cut.  For views that draw fixed-size lines with the writers above.  NULL if
  * out of memory (buf is then "").  fmt__line_close ends it, buf terminated.

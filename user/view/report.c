@@ -3,7 +3,8 @@
  * report.c - renders the model as the readable text report of batch mode: a header (elapsed,
  * processes, probes, events, dropped), then per process its /proc counters, its heap totals
  * and its top call sites by outstanding bytes with their symbolized stacks.  Unknown symbols
- * and lines are printed as such, never invented.
+ * and lines are printed as such, never invented; the modules that left them unknown are
+ * named once each, with the package that would name them.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -150,6 +151,21 @@ static void write_scans(FILE *out, const struct model *m)
 	}
 }
 
+/* One line per module without symbols: what is missing and the fix. */
+static void write_symbols_missing(FILE *out, const struct model *m, const struct report_opts *o)
+{
+	char hint[FMT_HINT_LEN];
+
+	for (size_t i = 0; i < m->n_sym_missing; i++) {
+		const struct sym_missing *h = &m->sym_missing[i];
+
+		if (o->symbols_once && h->reported)
+			continue;
+		fmt__str(out, fmt__symbols_hint(hint, sizeof(hint), h), "");
+		fputc('\n', out);
+	}
+}
+
 void report__write(FILE *out, const struct model *m, const struct report_opts *o)
 {
 	struct process **procs;
@@ -174,6 +190,7 @@ void report__write(FILE *out, const struct model *m, const struct report_opts *o
 		fprintf(out, "deferred: %" PRIu32 " stacks not symbolized yet, %" PRIu32
 			" processes' /proc not re-read (collect %.0f ms)\n", m->stacks_pending,
 			m->procs_deferred, m->collect_ms);
+	write_symbols_missing(out, m, o);
 	for (size_t i = 0; i < n; i++) {
 		if (o->top_procs && shown >= o->top_procs)
 			break;

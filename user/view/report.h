@@ -2,6 +2,7 @@
 /*
  * report.h - the plain-text report of batch mode (and of `leaktop report` on saved data).
  */
+#include <stdbool.h>
 #ifndef LEAKTOP_REPORT_H
 #define LEAKTOP_REPORT_H
 
@@ -13,6 +14,8 @@ struct report_opts {
 	unsigned int top_sites;		/* sites per process */
 	unsigned int top_procs;		/* processes, 0: all */
 	unsigned int max_frames;	/* frames per stack, 0: all */
+	bool symbols_once;		/* a module without symbols only in the first report
+					 * that has it (live batch mode), not in every one */
 };
 
 void report__write(FILE *out, const struct model *m, const struct report_opts *o);

@@ -303,6 +303,31 @@ static json_t *process_json(const struct model *m, const struct process *p)
 	return obj;
 }
 
+/*
+ * "symbols_missing": each module frames were resolved in that has no symbols, with its
+ * package, the debug package that would name its functions, and the hint the text report
+ * prints; null where unknown.
+ */
+static json_t *symbols_missing_json(const struct model *m)
+{
+	json_t *arr = json_array();
+	char hint[FMT_HINT_LEN];
+
+	for (size_t i = 0; arr && i < m->n_sym_missing; i++) {
+		const struct sym_missing *h = &m->sym_missing[i];
+
+		json_array_append_new(arr, json_pack("{s:o, s:o, s:s, s:o, s:o, s:o, s:o}",
+			"module", snapshot__string(h->module),
+			"build_id", snapshot__string(h->build_id),
+			"package_lookup", sym_pkg_lookup_names[h->lookup],
+			"package", snapshot__string(h->package),
+			"source_package", snapshot__string(h->source),
+			"debug_package", snapshot__string(h->debug_package),
+			"hint", snapshot__string(fmt__symbols_hint(hint, sizeof(hint), h))));
+	}
+	return arr ? arr : json_null();
+}
+
 static json_t *model_json(const struct model *m)
 {
 	struct process **procs;
@@ -373,6 +398,8 @@ static json_t *model_json(const struct model *m)
 				    json_real(m->self_cpu_s) : json_null());
 		heap_stats_json(m, stats);
 	}
+	if (root)
+		json_object_set_new(root, "symbols_missing", symbols_missing_json(m));
 	return root;
 }
 

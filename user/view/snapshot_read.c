@@ -1276,6 +1276,66 @@ static int read_stats(struct rd *r, json_t *root, struct model *m, struct snapsh
 	return ret;
 }
 
+static int read_missing_entry(struct rd *r, json_t *je, struct sym_missing *h)
+{
+	json_t *lookup;
+	int ret, k;
+
+	if (!json_is_object(je))
+		return bad_type(r, NULL, je, "an object");
+	ret = read_strdup(r, je, "module", F_REQ, &h->module);
+	if (!ret && !h->module)
+		ret = bad(r, "module", "is null, expected a string");
+	if (!ret)
+		ret = read_strdup(r, je, "build_id", 0, &h->build_id);
+	if (!ret)
+		ret = read_strdup(r, je, "package", 0, &h->package);
+	if (!ret)
+		ret = read_strdup(r, je, "source_package", 0, &h->source);
+	if (!ret)
+		ret = read_strdup(r, je, "debug_package", 0, &h->debug_package);
+	if (!ret)
+		ret = member(r, je, "package_lookup", JSON_STRING, F_NULL, &lookup);
+	if (ret || !lookup)
+		return ret;
+	for (k = 0; k < SYM_PKG__COUNT; k++)
+		if (!strcmp(json_string_value(lookup), sym_pkg_lookup_names[k]))
+			break;
+	if (k == SYM_PKG__COUNT)
+		return bad(r, "package_lookup", "is \"%.40s\", expected \"owned\", "
+			   "\"not_owned\" or \"unknown\"", json_string_value(lookup));
+	h->lookup = k;
+	return 0;
+}
+
+/* "symbols_missing" (absent in files from before it: none); its "hint"s are derived. */
+static int read_symbols_missing(struct rd *r, json_t *root, struct model *m)
+{
+	json_t *arr;
+	size_t mark, n;
+	int ret = member(r, root, "symbols_missing", JSON_ARRAY, F_NULL, &arr);
+
+	if (ret || !arr)
+		return ret;
+	n = json_array_size(arr);
+	if (n > SYM_MISSING_MAX)
+		return bad(r, "symbols_missing", "has %zu entries, expected at most %d", n,
+			   SYM_MISSING_MAX);
+	mark = at_key(r, "symbols_missing");
+	for (size_t i = 0; i < n && !ret; i++) {
+		struct sym_missing h = {};
+		size_t at = at_index(r, i);
+
+		ret = read_missing_entry(r, json_array_get(arr, i), &h);
+		if (!ret)
+			ret = model__add_missing(m, &h);
+		sym_missing__clear(&h);
+		back(r, at);
+	}
+	back(r, mark);
+	return ret;
+}
+
 int snapshot__from_json(json_t *root, const char *name, const struct snapshot_read_opts *o,
 			struct model *m, struct snapshot_info *info, char *err, size_t len)
 {
@@ -1307,6 +1367,8 @@ int snapshot__from_json(json_t *root, const char *name, const struct snapshot_re
 		ret = read_strbuf(&r, root, "host", 0, info->host, sizeof(info->host));
 	if (!ret)
 		ret = read_stats(&r, root, m, info);
+	if (!ret)
+		ret = read_symbols_missing(&r, root, m);
 	if (!ret)
 		ret = member(&r, root, "processes", JSON_ARRAY, F_REQ, &procs);
 	if (ret)
