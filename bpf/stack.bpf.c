@@ -311,6 +311,29 @@ static __always_inline bool uw_valid(struct uw_state *s, __u64 ret, bool exact)
 	return m && m->exec_file;
 }
 
+/*
+ * The return address stored at ra_at, if a uretprobe took it: the kernel then keeps the
+ * caller's in its return instances (a syscall inside malloc, say, walks up through
+ * malloc's frame, whose return address is leaktop's own uretprobe trampoline).  0: none.
+ */
+static __always_inline __u64 uw_hijacked(__u64 ra_at)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
+
+	for (int i = 0; i < 8 && ri; i++) {
+		if (BPF_CORE_READ(ri, stack) == ra_at) {
+			/* A chained instance (a tail call between probed functions) holds the
+			 * trampoline again; the one below holds the caller's address. */
+			while (BPF_CORE_READ(ri, chained) && i++ < 8)
+				ri = BPF_CORE_READ(ri, next);
+			return ri ? BPF_CORE_READ(ri, orig_ret_vaddr) : 0;
+		}
+		ri = BPF_CORE_READ(ri, next);
+	}
+	return 0;
+}
+
 /* bpf_loop callback: one frame up.  0: go on; 1: the walk is over. */
 static long uw_step(__u32 idx, void *unused)
 {
@@ -381,8 +404,13 @@ static long uw_step(__u32 idx, void *unused)
 	if (!ra || cfa <= s->sp)
 		return 1;
 	if (!uw_valid(s, ra, signal)) {
-		bump(&counters, LT_CNT_STACK_TRUNCATED);
-		return 1;
+		__u64 orig = signal ? 0 : uw_hijacked(cfi ? cfa - 8 : s->bp + 8);
+
+		if (!orig || !uw_valid(s, orig, false)) {
+			bump(&counters, LT_CNT_STACK_TRUNCATED);
+			return 1;
+		}
+		ra = orig;
 	}
 	if (cfi)
 		s->cfi++;
