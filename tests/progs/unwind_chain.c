@@ -123,9 +123,10 @@ NOINLINE void dup_fds(int n)
 
 NOINLINE void map_anon(int n)
 {
+	const int prot = PROT_READ | PROT_WRITE, flags = MAP_PRIVATE | MAP_ANONYMOUS;
+
 	for (int i = 0; i < n; i++) {
-		void *p = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			       -1, 0); /* LEAK:mmap */
+		void *p = mmap(NULL, 65536, prot, flags, -1, 0); /* LEAK:mmap */
 
 		BARRIER();
 		if (p == MAP_FAILED)
