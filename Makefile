@@ -246,7 +246,8 @@ fuzz: deps
 
 test: deps
 	$(Q)$(SUBMAKE) leaktop $(OUT)/tests/leaktop-libc-malloc $(UNIT_BINS) $(PROG_BINS) \
-		$(OUT)/bench/bench $(OUT)/fuzz/fuzz_snapshot $(OUT)/fuzz/fuzz_elf
+		$(OUT)/bench/bench $(OUT)/bench/bench_nofp $(OUT)/fuzz/fuzz_snapshot \
+		$(OUT)/fuzz/fuzz_elf
 	$(Q)tests/run.sh
 
 run: deps
@@ -263,9 +264,16 @@ $(OUT)/bench/bench: tests/bench/bench.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -Wall -o $@ $<
 
+# The same workload without frame pointers anywhere: the stack-walk section compares
+# unwinding its stacks with .eh_frame against walking bench's frame pointers.
+$(OUT)/bench/bench_nofp: tests/bench/bench.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall -o $@ $<
+
 bench: deps
-	$(Q)$(SUBMAKE) leaktop $(OUT)/bench/bench $(OUT)/tests/progs/growth_mix \
-		$(OUT)/tests/progs/steady_grow
+	$(Q)$(SUBMAKE) leaktop $(OUT)/bench/bench $(OUT)/bench/bench_nofp \
+		$(OUT)/tests/progs/growth_mix $(OUT)/tests/progs/steady_grow
 	$(Q)tests/bench/run.sh
 
 install: leaktop
