@@ -13,7 +13,9 @@
 #
 # The programs (tests/progs/, their numbers mirrored below):
 #   cxx_new.cc       5 x new Node (48 B) from leak_new(), 3 x new char[200] from
-#                    leak_new_array(), both called from main
+#                    leak_new_array(), both called from main (C++ functions are named
+#                    demangled, with their parameters: "leak_new()", "operator new(unsigned
+#                    long)")
 #   strdup_leak.c    4 x strdup("leaktop-cfi") (12 B) from leak_strdup(), called from main
 #   unwind_chain.c   built -O2 -fomit-frame-pointer (unwind_chain) and, the same source,
 #                    -O2 -fno-omit-frame-pointer (unwind_chain_fp): 5 x malloc(72) four calls
@@ -150,8 +152,8 @@ expect_cxx() {
 test_unwind_cxx_new_names_the_function_above_operator_new() {
 	cxx || return 1
 	expect_cxx "heap sites at operator new then leak_new as [[counts, leading new frames, rest]]" \
-		'[[[5,240,5,0],["operator new(unsigned long)"],["leak_new","main"]]]' \
-		'[.[] | select(.rest[0] == "leak_new") | [.counts, .lead, .rest]]'
+		'[[[5,240,5,0],["operator new(unsigned long)"],["leak_new()","main"]]]' \
+		'[.[] | select(.rest[0] == "leak_new()") | [.counts, .lead, .rest]]'
 }
 
 test_unwind_cxx_new_array_names_the_function_above_operator_new_array() {
@@ -159,19 +161,19 @@ test_unwind_cxx_new_array_names_the_function_above_operator_new_array() {
 	# libstdc++'s operator new[] may tail-call operator new (GCC 12's jumps to it): the
 	# stack begins with operator new[], operator new or both, then leak_new_array.
 	expect_cxx "other sites at new as [[counts, leading frames all new/new[], rest]]" \
-		'[[[3,600,3,0],true,["leak_new_array","main"]]]' \
-		'[.[] | select(.rest[0] != "leak_new") | [.counts, (.lead | length > 0 and
+		'[[[3,600,3,0],true,["leak_new_array()","main"]]]' \
+		'[.[] | select(.rest[0] != "leak_new()") | [.counts, (.lead | length > 0 and
 		  all(IN("operator new(unsigned long)", "operator new[](unsigned long)"))), .rest]]'
 }
 
 test_unwind_cxx_caller_frames_are_on_the_new_expression_lines() {
 	local want
 	cxx || return 1
-	want="[{\"symbol\":\"leak_new\",\"file\":\"cxx_new.cc\",\"line\":$(leak_line cxx_new.cc new),"
-	want+="\"module\":\"cxx_new\"},{\"symbol\":\"leak_new_array\",\"file\":\"cxx_new.cc\","
+	want="[{\"symbol\":\"leak_new()\",\"file\":\"cxx_new.cc\",\"line\":$(leak_line cxx_new.cc new),"
+	want+="\"module\":\"cxx_new\"},{\"symbol\":\"leak_new_array()\",\"file\":\"cxx_new.cc\","
 	want+="\"line\":$(leak_line cxx_new.cc new_array),\"module\":\"cxx_new\"}]"
 	expect_cxx "the first frame after operator new/new[] of each site" "$want" \
-		'[.[] | .frame | select(.symbol | IN("leak_new", "leak_new_array"))] |
+		'[.[] | .frame | select(.symbol | IN("leak_new()", "leak_new_array()"))] |
 		 sort_by(.symbol)'
 }
 
@@ -263,6 +265,23 @@ test_unwind_nofp_mmap_site_reaches_its_caller_and_main() {
 		'["map_anon","make_resources","main"]' || return 1
 	expect_frame_at "$UW/nofp/alive.json" "$NOFP_PID" mmap map_anon 0 map_anon \
 		unwind_chain.c mmap unwind_chain
+}
+
+test_unwind_nofp_brk_growth_inside_malloc_reaches_the_caller_of_malloc() {
+	local got
+	nofp || return 1
+	# level4's first malloc grows the heap with brk from inside libc's malloc (sysmalloc),
+	# while malloc's return address on the stack is the kernel's uretprobe trampoline (the
+	# return probe leaktop put on malloc): the walk must go on from there to malloc's
+	# caller.  Frames from level4 up to main; what libc calls its internals is not checked.
+	got=$(uj "$UW/nofp/alive.json" '[procs($pid) | .sites[] |
+		select(.kind == "mmap" and (frames | index("sysmalloc")) != null) |
+		upto_main as $f | [.outstanding_count, ($f | index("level4")) as $i |
+		if $i == null then $f else $f[$i:] end]]' --argjson pid "$NOFP_PID")
+	[ "$got" == "[[1,$CHAIN_HEAP]]" ] ||
+		fail_because "mmap sites through sysmalloc as [[mappings, frames from level4 up to" \
+			"main (all of them when level4 is missing)]]: got $got, expected" \
+			"[[1,$CHAIN_HEAP]]"
 }
 
 test_unwind_fp_build_gives_the_expected_frames_by_default() {
