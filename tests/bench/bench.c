@@ -18,7 +18,8 @@
  *                                 x DEPTH (a recursion that stays DEPTH real frames: the
  *                                 recursive call is no tail call) -> time_rounds -> pairs ->
  *                                 malloc, so every malloc's stack is over DEPTH + 3 frames
- *                                 deep (the stack-walk cost of section 9 of run.sh)
+ *                                 deep (the stack-walk cost of section 9 of run.sh); then,
+ *                                 without -n, print "done" and sleep until killed
  *
  * Unless -n is given, the program first prints "ready pid=PID" and waits for SIGUSR1, so the
  * harness can attach leaktop -p PID (and wait for its first snapshot) before the measured
@@ -208,7 +209,15 @@ static int run_deep(int depth, long n, int rounds, int wait)
 {
 	if (wait)
 		wait_for_start();
-	return descend(depth, n, rounds) == depth ? 0 : 1;
+	if (descend(depth, n, rounds) != depth)
+		return 1;
+	if (!wait)
+		return 0;
+	printf("done\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+	return 0;
 }
 
 static int run_openclose(long n, int rounds, int wait)

@@ -1085,7 +1085,8 @@ declare -A UW_RESULTS UW_FRAMES
 
 # uw_frames JSONL PID: "FRAMES ALLOCS DROPPED": the frames leaktop kept at the workload's
 # busiest heap site (the timed loop's malloc) and its allocs, as the snapshot where it had
-# the most allocs shows it, and stats.dropped of the last snapshot.
+# the most allocs shows it (the last, once the workload is done), and stats.dropped of the
+# last snapshot.
 uw_frames() {
 	jq -rs --argjson pid "$2" '
 		([.[] | .processes[] | select(.pid == $pid) | .sites[] | select(.kind == "heap")] |
@@ -1107,26 +1108,30 @@ unwind_once() {
 		start_leaktop - "$log" -i 1 $flags || { stop_leaktop; kill_bench; return 1; }
 	fi
 	kill -USR1 "$BPID"
-	if ! wait_gone "$BPID" 300; then
-		fail "bench deep under $name: status $WAIT_RC: $(tail -3 "$out")"
-		kill_bench
+	# The workload stays alive after its loops ("done") until killed, so the snapshots that
+	# follow still have it with every allocation.
+	if ! wait_for 300 grep -q '^done' "$out"; then
+		fail "bench deep under $name did not finish: $(tail -3 "$out")"
 		stop_leaktop
+		kill_bench
 		return 1
 	fi
-	BPID=""
 	NS=$(awk '/^median_ns_per_pair/ { print $2 }' "$out")
-	[ -n "$NS" ] || { fail "bench deep under $name printed no result"; stop_leaktop; return 1; }
-	quiet
-	q=$?
-	[ "$name" = untraced ] || stop_leaktop || return 1
 	if [ "$name" != untraced ] && [ "$name" != floor ]; then
+		wait_for 10 lines_at_least "$log" $(($(wc -l <"$log") + 2))
 		read -r FRAMES allocs DR < <(uw_frames "$log" "$pid")
-		# The timed loops and the warm-up (bench.c): all must be at one site.
-		[ "${allocs:-0}" -ge $((PAIRS * INNER)) ] ||
+		# The timed loops, all at one site (the warm-up is another: its call to pairs()
+		# is another call in time_rounds).
+		[ "${allocs:-0}" -eq $((PAIRS * INNER)) ] ||
 			fail "leaktop $flags counted ${allocs:-no} allocations at the workload's site," \
-			     "expected at least $((PAIRS * INNER))"
+			     "expected $((PAIRS * INNER))"
 		[ "${DR:-?}" = 0 ] || fail "leaktop $flags dropped ${DR:-?} events"
 	fi
+	[ "$name" = untraced ] || stop_leaktop || { kill_bench; return 1; }
+	kill_bench
+	[ -n "$NS" ] || { fail "bench deep under $name printed no result"; return 1; }
+	quiet
+	q=$?
 	[ "$q" -eq 0 ] || return 2
 	return 0
 }
