@@ -203,7 +203,8 @@ test_unwind_strdup_caller_frame_is_on_the_strdup_line() {
 
 # The program's own sites, as the tests below expect them in both builds.
 CHAIN_HEAP='["level4","level3","level2","level1","main"]'
-CHAIN_OWN='["level4","open_files","open_sockets","make_pipe","dup_fds","map_anon"]'
+CHAIN_OWN='["heap:level4", "fd:open_files", "fd:open_sockets", "fd:make_pipe", "fd:dup_fds",
+	   "mmap:map_anon"]'
 
 NOFP_PID=""
 run_nofp() {
@@ -226,10 +227,10 @@ run_fp_walk() {
 }
 fpw() { scenario run_fp_walk; }
 
-# own_sites SNAP PID: the program's own sites (first frame in CHAIN_OWN) as [kind, first
+# own_sites SNAP PID: the program's own sites (KIND:first frame in CHAIN_OWN) as [kind, first
 # frame, counts, frames up to main], sorted.
 own_sites() {
-	uj "$1" '[procs($pid) | .sites[] | select(.stack[0].symbol | IN($own[])) |
+	uj "$1" '[procs($pid) | .sites[] | select("\(.kind):\(.stack[0].symbol)" | IN($own[])) |
 		[.kind, .stack[0].symbol, counts, upto_main]] | sort' \
 		--argjson pid "$2" --argjson own "$CHAIN_OWN"
 }
@@ -267,20 +268,34 @@ test_unwind_nofp_mmap_site_reaches_its_caller_and_main() {
 		unwind_chain.c mmap unwind_chain
 }
 
-test_unwind_nofp_brk_growth_inside_malloc_reaches_the_caller_of_malloc() {
+# brk_sites SNAP PID: the mmap sites of PID that grew the heap inside malloc (sysmalloc or
+# level4 in their stack) as [mappings, frames from level4 up to main (all of them when
+# level4 is missing)].
+brk_sites() {
+	uj "$1" '[procs($pid) | .sites[] | select(.kind == "mmap" and
+		((frames | index("sysmalloc")) != null or (frames | index("level4")) != null)) |
+		upto_main as $f | [.outstanding_count, ($f | index("level4")) as $i |
+		if $i == null then $f else $f[$i:] end]]' --argjson pid "$2"
+}
+
+test_unwind_brk_growth_inside_malloc_reaches_the_caller_of_malloc() {
 	local got
 	nofp || return 1
+	fp || return 1
 	# level4's first malloc grows the heap with brk from inside libc's malloc (sysmalloc),
 	# while malloc's return address on the stack is the kernel's uretprobe trampoline (the
 	# return probe leaktop put on malloc): the walk must go on from there to malloc's
-	# caller.  Frames from level4 up to main; what libc calls its internals is not checked.
-	got=$(uj "$UW/nofp/alive.json" '[procs($pid) | .sites[] |
-		select(.kind == "mmap" and (frames | index("sysmalloc")) != null) |
-		upto_main as $f | [.outstanding_count, ($f | index("level4")) as $i |
-		if $i == null then $f else $f[$i:] end]]' --argjson pid "$NOFP_PID")
+	# caller, in both builds.  Frames from level4 up to main; what libc calls its
+	# internals, and whether they are kept, is not checked.
+	got=$(brk_sites "$UW/nofp/alive.json" "$NOFP_PID")
 	[ "$got" == "[[1,$CHAIN_HEAP]]" ] ||
-		fail_because "mmap sites through sysmalloc as [[mappings, frames from level4 up to" \
-			"main (all of them when level4 is missing)]]: got $got, expected" \
+		fail_because "the no-FP build's mmap sites growing the heap in malloc as" \
+			"[[mappings, frames from level4 up to main]]: got $got, expected" \
+			"[[1,$CHAIN_HEAP]]" || return 1
+	got=$(brk_sites "$UW/fp/alive.json" "$FP_PID")
+	[ "$got" == "[[1,$CHAIN_HEAP]]" ] ||
+		fail_because "the FP build's mmap sites growing the heap in malloc as" \
+			"[[mappings, frames from level4 up to main]]: got $got, expected" \
 			"[[1,$CHAIN_HEAP]]"
 }
 
@@ -320,7 +335,8 @@ test_unwind_fp_option_on_fp_build_gives_the_same_frames_as_default() {
 }
 
 # The stats.unwind_* counters: present, numbers, and saying which method did the work.
-UNWIND_STATS='["unwind_cfi_frames","unwind_fp_frames","unwind_no_table","unwind_tables","unwind_rows","unwind_table_bytes","unwind_rows_full"]'
+UNWIND_STATS='["unwind_cfi_frames", "unwind_fp_frames", "unwind_no_table", "unwind_tables",
+	      "unwind_rows", "unwind_table_bytes", "unwind_rows_full"]'
 
 test_unwind_default_run_counts_cfi_frames_and_loaded_tables() {
 	nofp || return 1
