@@ -57,7 +57,10 @@ ASAN_LIB_OBJS := $(patsubst $(OUT)/%,$(ASAN_OUT)/%,$(LIB_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(ASAN_OUT)/tests/unit/%,$(UNIT_SRCS))
 PROG_SRCS := $(wildcard tests/progs/*.c)
-PROG_BINS := $(patsubst tests/progs/%.c,$(OUT)/tests/progs/%,$(PROG_SRCS))
+PROG_CXX_SRCS := $(wildcard tests/progs/*.cc)
+PROG_BINS := $(patsubst tests/progs/%.c,$(OUT)/tests/progs/%,$(PROG_SRCS)) \
+	     $(patsubst tests/progs/%.cc,$(OUT)/tests/progs/%,$(PROG_CXX_SRCS)) \
+	     $(OUT)/tests/progs/unwind_chain_fp
 
 .SECONDARY:
 .PHONY: all deps test run demo bench install uninstall clean unit e2e fuzz
@@ -159,11 +162,28 @@ $(ASAN_OUT)/tests/unit/%: tests/unit/%.c $(ASAN_LIB_OBJS)
 	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) -O0 -MMD -MP -MF $@.d -o $@ $< $(ASAN_LIB_OBJS) $(LDLIBS) -ldl
 
 # Leaky test programs: built the way users' code usually is for debugging, with frame
-# pointers and line info, no inlining so the leaking function keeps its frame.
+# pointers and line info, no inlining so the leaking function keeps its frame (C in *.c,
+# C++ in *.cc).  PROG_FLAGS set for one target builds that program otherwise.
+PROG_FLAGS := -g -O0 -fno-omit-frame-pointer -fno-inline
+# tests/e2e/unwind.sh: unwind_chain.c built optimized without frame pointers anywhere (as
+# Debian's own binaries are), and the same source again with them, as unwind_chain_fp.
+$(OUT)/tests/progs/unwind_chain: PROG_FLAGS := -g -O2 -fomit-frame-pointer
+$(OUT)/tests/progs/unwind_chain_fp: PROG_FLAGS := -g -O2 -fno-omit-frame-pointer
+
 $(OUT)/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer -fno-inline -Wall -o $@ $< -lpthread
+	$(Q)$(CC) $(PROG_FLAGS) -Wall -o $@ $< -lpthread
+
+$(OUT)/tests/progs/%: tests/progs/%.cc $(wildcard tests/progs/*.h)
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(PROG_FLAGS) -Wall -o $@ $< -lpthread
+
+$(OUT)/tests/progs/unwind_chain_fp: tests/progs/unwind_chain.c $(wildcard tests/progs/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_FLAGS) -Wall -o $@ $< -lpthread
 
 # tests/e2e/symbols.sh's programs: one stripped of every symbol table, with no debug file
 # anywhere and Debian's jansson in its stacks; one stripped but keeping MiniDebugInfo, made
@@ -226,7 +246,8 @@ fuzz: deps
 
 test: deps
 	$(Q)$(SUBMAKE) leaktop $(OUT)/tests/leaktop-libc-malloc $(UNIT_BINS) $(PROG_BINS) \
-		$(OUT)/bench/bench $(OUT)/fuzz/fuzz_snapshot $(OUT)/fuzz/fuzz_elf
+		$(OUT)/bench/bench $(OUT)/bench/bench_nofp $(OUT)/fuzz/fuzz_snapshot \
+		$(OUT)/fuzz/fuzz_elf
 	$(Q)tests/run.sh
 
 run: deps
@@ -243,9 +264,16 @@ $(OUT)/bench/bench: tests/bench/bench.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer -Wall -o $@ $<
 
+# The same workload without frame pointers anywhere: the stack-walk section compares
+# unwinding its stacks with .eh_frame against walking bench's frame pointers.
+$(OUT)/bench/bench_nofp: tests/bench/bench.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall -o $@ $<
+
 bench: deps
-	$(Q)$(SUBMAKE) leaktop $(OUT)/bench/bench $(OUT)/tests/progs/growth_mix \
-		$(OUT)/tests/progs/steady_grow
+	$(Q)$(SUBMAKE) leaktop $(OUT)/bench/bench $(OUT)/bench/bench_nofp \
+		$(OUT)/tests/progs/growth_mix $(OUT)/tests/progs/steady_grow
 	$(Q)tests/bench/run.sh
 
 install: leaktop

@@ -13,6 +13,13 @@
  *                                 pairs; then, without -n, print "done" and sleep until
  *                                 killed (so the harness reads leaktop's numbers for a live
  *                                 process)
+ *   bench [-n] deep DEPTH N [ROUNDS]
+ *                                 pairs, timed DEPTH calls deep: main -> run_deep -> descend
+ *                                 x DEPTH (a recursion that stays DEPTH real frames: the
+ *                                 recursive call is no tail call) -> time_rounds -> pairs ->
+ *                                 malloc, so every malloc's stack is over DEPTH + 3 frames
+ *                                 deep (the stack-walk cost of section 9 of run.sh); then,
+ *                                 without -n, print "done" and sleep until killed
  *
  * Unless -n is given, the program first prints "ready pid=PID" and waits for SIGUSR1, so the
  * harness can attach leaktop -p PID (and wait for its first snapshot) before the measured
@@ -23,7 +30,9 @@
  *   pairs, openclose: "round I ns_per_pair X" per round, then "median_ns_per_pair X" (a pair
  *          is malloc(64)+free, or open+close)
  *   live:  "alloc_ns_per_block X", then "done N"
- * Built by the Makefile with -O2 -g -fno-omit-frame-pointer (stack walks need the frames).
+ * Built by the Makefile with -O2 -g -fno-omit-frame-pointer (stack walks need the frames), and
+ * again with -O2 -g -fomit-frame-pointer as build/bench/bench_nofp (code like Debian's own,
+ * whose stacks only call frame information unwinds).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -134,6 +143,7 @@ static int usage(void)
 			"       bench [-n] live N\n"
 			"       bench [-n] heap MB\n"
 			"       bench [-n] openclose N [ROUNDS]\n"
+			"       bench [-n] deep DEPTH N [ROUNDS]\n"
 			"  -n  start at once instead of printing 'ready pid=PID' and waiting for "
 			"SIGUSR1\n");
 	return 2;
@@ -174,6 +184,39 @@ static int run_pairs(long n, int rounds, int wait)
 	if (wait)
 		wait_for_start();
 	time_rounds(pairs, n, rounds);
+	return 0;
+}
+
+/*
+ * deep's recursion: DEPTH frames of descend() above time_rounds.  noipa keeps the callers'
+ * arguments opaque (no clone specialised for one depth) and the barrier after the call
+ * keeps it a call, not a jump.
+ */
+__attribute__((noinline, noclone, noipa)) static long descend(int depth, long n, int rounds)
+{
+	long r;
+
+	if (depth == 0) {
+		time_rounds(pairs, n, rounds);
+		return 0;
+	}
+	r = descend(depth - 1, n, rounds);
+	__asm__ volatile("" : : : "memory");
+	return r + 1;
+}
+
+static int run_deep(int depth, long n, int rounds, int wait)
+{
+	if (wait)
+		wait_for_start();
+	if (descend(depth, n, rounds) != depth)
+		return 1;
+	if (!wait)
+		return 0;
+	printf("done\n");
+	fflush(stdout);
+	for (;;)
+		pause();
 	return 0;
 }
 
@@ -266,6 +309,17 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[a], "openclose"))
 			return run_openclose(n, (int)rounds, wait);
 		return run_pairs(n, (int)rounds, wait);
+	}
+	if (!strcmp(argv[a], "deep")) {
+		long depth = n;
+
+		if (depth > 1000 || argc - a < 3 || argc - a > 4)
+			return usage();
+		if ((n = parse_count(argv[a + 2], 1, 1L << 32)) < 0)
+			return usage();
+		if (argc - a == 4 && (rounds = parse_count(argv[a + 3], 1, MAX_ROUNDS)) < 0)
+			return usage();
+		return run_deep((int)depth, n, (int)rounds, wait);
 	}
 	if (!strcmp(argv[a], "live") && argc - a == 2)
 		return run_live(n, wait);

@@ -28,6 +28,17 @@
 # 8. The overhead budget: 6's build, repeated, untraced, under default whole-system leaktop
 #    and under leaktop --exact, with a steady leaker (steady_grow, 256 B every 20 ms) beside
 #    it in each run: the ratios, when leaktop left exact tracing, when the leak was flagged.
+# 9. Stack unwinding (issue 14): ns per malloc(64)+free pair under leaktop -p with stacks
+#    unwound from .eh_frame (--unwind cfi) beside the frame-pointer walk (--unwind fp), at
+#    --stack-depth 8 and 32, and the untraced baseline.  The workload (bench deep) mallocs
+#    BENCH_UNWIND_CHAIN (default 40) recursive calls deep, so every stack is deeper than
+#    either depth and both methods walk exactly --stack-depth frames: cfi on build/bench/
+#    bench_nofp (the same source built -fomit-frame-pointer: only CFI can walk it), fp on
+#    build/bench/bench (frame pointers).  The frames leaktop kept at the workload's site are
+#    checked to be the depth asked for.  Then the memory the unwind tables take
+#    (stats.unwind_table_bytes) while tracing Debian's python3.11 (PYTHON311) with -p: the
+#    tables of python3.11, libc and the rest it maps.  Fails, measuring nothing, when leaktop
+#    has no --unwind option.
 #
 # Uprobes that another tracer puts on libc for every process (leaktop in whole-system or
 # `--` mode, say) slow every malloc on the machine and would spoil the comparison: before and
@@ -46,13 +57,17 @@
 # BENCH_LIVE_INTERVALS (snapshots with all blocks live, default 5), BENCH_EXTRA (more
 # configurations: "name=leaktop options;name=..."), BENCH_OC_PAIRS (open+close pairs per
 # timed loop, default 20000), BENCH_GROWTH_RUNS (default 3), BENCH_SECTIONS (which sections
-# to run, default every one), BENCH_BUDGET_BUILDS (builds in a row in 8, default 2), LEAKTOP,
-# BENCH, GROWTH_MIX, STEADY_GROW.
+# to run, default every one), BENCH_BUDGET_BUILDS (builds in a row in 8, default 2),
+# BENCH_UNWIND_CHAIN (call depth of 9's workload, default 40), LEAKTOP, BENCH, BENCH_NOFP,
+# GROWTH_MIX, STEADY_GROW, PYTHON311.
 set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 LEAKTOP_SRC=${LEAKTOP:-$ROOT/leaktop}
 BENCH=${BENCH:-$ROOT/build/bench/bench}
+BENCH_NOFP_SRC=${BENCH_NOFP:-$ROOT/build/bench/bench_nofp}
+PYTHON311=${PYTHON311:-/usr/bin/python3.11}
+UW_CHAIN=${BENCH_UNWIND_CHAIN:-40}
 ROUNDS=${BENCH_ROUNDS:-5}
 PAIRS=${BENCH_PAIRS:-100000}
 INNER=${BENCH_INNER:-5}
@@ -63,7 +78,7 @@ OC_PAIRS=${BENCH_OC_PAIRS:-20000}
 GROWTH_MIX_SRC=${GROWTH_MIX:-$ROOT/build/tests/progs/growth_mix}
 STEADY_SRC=${STEADY_GROW:-$ROOT/build/tests/progs/steady_grow}
 GROWTH_RUNS=${BENCH_GROWTH_RUNS:-3}
-SECTIONS=" ${BENCH_SECTIONS:-1 2 3 4 5 6 7 8} "
+SECTIONS=" ${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9} "
 BUDGET_BUILDS=${BENCH_BUDGET_BUILDS:-2}
 # want_section N: is section N among BENCH_SECTIONS?
 want_section() { [[ $SECTIONS == *" $1 "* ]]; }
@@ -118,6 +133,10 @@ STEADY=""
 if [ -x "$STEADY_SRC" ] && cp "$STEADY_SRC" "$TMP/bin/steady_grow"; then
 	STEADY=$TMP/bin/steady_grow
 fi
+BENCH_NOFP=""
+if [ -x "$BENCH_NOFP_SRC" ] && cp "$BENCH_NOFP_SRC" "$TMP/bin/bench_nofp"; then
+	BENCH_NOFP=$TMP/bin/bench_nofp
+fi
 
 # --- helpers ----------------------------------------------------------------------------
 
@@ -157,12 +176,17 @@ lines_at_least() {
 
 # start_bench OUT ARGS...: start the workload, wait until it waits for SIGUSR1.
 start_bench() {
-	local out=$1
+	start_bench_bin "$BENCH" "$@"
+}
 
-	shift
+# start_bench_bin BIN OUT ARGS...: the same with another build of the workload.
+start_bench_bin() {
+	local bin=$1 out=$2
+
+	shift 2
 	# Remove it first: the redirection below happens in the child, after `&` returns.
 	rm -f "$out"
-	"$BENCH" "$@" >"$out" 2>&1 &
+	"$bin" "$@" >"$out" 2>&1 &
 	BPID=$!
 	wait_for 10 grep -qs '^ready pid=' "$out" || { fail "bench $* did not start: $(cat "$out")"; return 1; }
 }
@@ -1044,6 +1068,230 @@ printf '   %-40s %10s\n' "grow_leak rate (12800 exact)" "${rate:-?} B/s"
 printf '   %-40s %10s\n' "heap mode at the end" "${mode:-?}"
 echo "   goals (issue 13): default <= 1.10x untraced; the leak flagged at its rate within 30 s"
 grep -h "heap tracing" "$TMP/budget.err" | head -4 | sed 's/^/   /'
+echo "   ($((SECONDS - t_start)) s)"
+fi
+# --- 9. stack unwinding: .eh_frame (CFI) beside the frame-pointer walk -------------------
+
+# NAME|BUILD|leaktop options: BUILD "fp" is build/bench/bench (frame pointers), "nofp"
+# build/bench/bench_nofp (none: only .eh_frame unwinds it).  Each traced configuration at one
+# depth walks that many frames: the workload's stacks are deeper than both depths.  floor:
+# empty programs where leaktop puts its own (the traps alone), so that what leaktop's BPF
+# work costs, the walk included, can be told from the traps' cost that dwarfs it.
+UW_CONFIGS=("untraced|nofp|" "floor|nofp|--probe-floor planned" "fp-d8|fp|--unwind fp --stack-depth 8"
+	    "cfi-d8|nofp|--unwind cfi --stack-depth 8" "fp-d32|fp|--unwind fp --stack-depth 32"
+	    "cfi-d32|nofp|--unwind cfi --stack-depth 32")
+UW_GOAL=1.5	# issue 14: unwinding adds at most half to the FP walk's per-pair cost
+declare -A UW_RESULTS UW_FRAMES
+
+# uw_frames JSONL PID: "FRAMES ALLOCS DROPPED": the frames leaktop kept at the workload's
+# busiest heap site (the timed loop's malloc) and its allocs, as the snapshot where it had
+# the most allocs shows it (the last, once the workload is done), and stats.dropped of the
+# last snapshot.
+uw_frames() {
+	jq -rs --argjson pid "$2" '
+		([.[] | .processes[] | select(.pid == $pid) | .sites[] | select(.kind == "heap")] |
+		 max_by(.allocs) // {stack: [], allocs: 0}) as $site |
+		"\($site.stack | length) \($site.allocs) \(.[-1].stats.dropped)"' "$1" 2>/dev/null
+}
+
+# unwind_once NAME BUILD FLAGS: one fresh `bench deep` process under one configuration; sets
+# NS, and FRAMES, DR for the traced ones.  Returns 2 when the machine was not quiet after it.
+unwind_once() {
+	local name=$1 build=$2 flags=$3 out=$TMP/uw.out log=$TMP/uw.jsonl bin=$BENCH pid q allocs
+
+	NS="" FRAMES="" DR=""
+	[ "$build" = nofp ] && bin=$BENCH_NOFP
+	start_bench_bin "$bin" "$out" deep "$UW_CHAIN" "$PAIRS" "$INNER" || { kill_bench; return 1; }
+	pid=$BPID
+	if [ "$name" != untraced ]; then
+		# shellcheck disable=SC2086
+		start_leaktop - "$log" -i 1 $flags || { stop_leaktop; kill_bench; return 1; }
+	fi
+	kill -USR1 "$BPID"
+	# The workload stays alive after its loops ("done") until killed, so the snapshots that
+	# follow still have it with every allocation.
+	if ! wait_for 300 grep -q '^done' "$out"; then
+		fail "bench deep under $name did not finish: $(tail -3 "$out")"
+		stop_leaktop
+		kill_bench
+		return 1
+	fi
+	NS=$(awk '/^median_ns_per_pair/ { print $2 }' "$out")
+	if [ "$name" != untraced ] && [ "$name" != floor ]; then
+		wait_for 10 lines_at_least "$log" $(($(wc -l <"$log") + 2))
+		read -r FRAMES allocs DR < <(uw_frames "$log" "$pid")
+		# The timed loops, all at one site (the warm-up is another: its call to pairs()
+		# is another call in time_rounds).
+		[ "${allocs:-0}" -eq $((PAIRS * INNER)) ] ||
+			fail "leaktop $flags counted ${allocs:-no} allocations at the workload's site," \
+			     "expected $((PAIRS * INNER))"
+		[ "${DR:-?}" = 0 ] || fail "leaktop $flags dropped ${DR:-?} events"
+	fi
+	[ "$name" = untraced ] || stop_leaktop || { kill_bench; return 1; }
+	kill_bench
+	[ -n "$NS" ] || { fail "bench deep under $name printed no result"; return 1; }
+	quiet
+	q=$?
+	[ "$q" -eq 0 ] || return 2
+	return 0
+}
+
+run_unwind() {
+	local name=$1 build=$2 flags=$3 try pre rc ok=0
+
+	for ((try = 1; try <= ATTEMPTS; try++)); do
+		wait_quiet
+		pre=$?
+		unwind_once "$name" "$build" "$flags"
+		rc=$?
+		[ "$rc" -eq 1 ] && return 1
+		if [ "$rc" -eq 0 ] && [ "$pre" -eq 0 ]; then
+			ok=1
+			break
+		fi
+		[ "$try" -lt "$ATTEMPTS" ] && [ "$WAITED" -lt "$QUIET_BUDGET" ] || break
+		echo "   (other uprobes on every libc around the $name run ($NS ns/pair): again)"
+		DISCARDED=$((DISCARDED + 1))
+	done
+	[ "$ok" -eq 1 ] || UNQUIET=$((UNQUIET + 1))
+	UW_RESULTS[$name]+="$NS "
+	[ -z "$FRAMES" ] || UW_FRAMES[$name]+="$FRAMES "
+	return 0
+}
+
+# eh_frame_kib FILE: the size of FILE's .eh_frame and .eh_frame_hdr, in KiB.
+eh_frame_kib() {
+	local size t=0
+
+	for size in $(readelf -SW "$1" 2>/dev/null |
+		      awk '$2 == ".eh_frame" || $2 == ".eh_frame_hdr" { print $6 }'); do
+		t=$((t + 16#$size))
+	done
+	echo $(((t + 512) / 1024))
+}
+
+# unwind_tables_python: leaktop -p on python3.11 growing and trimming a list of bytearrays;
+# prints the stats.unwind_* of its fourth snapshot.
+unwind_tables_python() {
+	local log=$TMP/uw-py.jsonl libc stats tb tt tr tf
+
+	"$PYTHON311" -c '
+import time
+keep = []
+while True:
+    keep.append(bytearray(4096))
+    if len(keep) > 256:
+        del keep[:128]
+    time.sleep(0.005)
+' >/dev/null 2>&1 &
+	BPID=$!
+	start_leaktop - "$log" -i 0.5 || { stop_leaktop; kill_bench; return 1; }
+	wait_for 20 lines_at_least "$log" 4 || fail "leaktop -p python3.11 wrote $(wc -l <"$log") snapshots, expected 4"
+	libc=$(awk '$6 ~ /\/libc[.-][^\/]*$/ { print $6; exit }' "/proc/$BPID/maps" 2>/dev/null)
+	stop_leaktop
+	kill_bench
+	stats=$(sed -n 4p "$log" | jq -r '.stats | [.unwind_table_bytes, .unwind_tables,
+		.unwind_rows, .unwind_rows_full] | map(. // "null") | join(" ")' 2>/dev/null)
+	read -r tb tt tr tf <<<"$stats"
+	if ! [[ ${tb:-} =~ ^[0-9]+$ ]]; then
+		fail "leaktop -p python3.11: stats.unwind_table_bytes is ${tb:-missing}"
+		return 1
+	fi
+	printf '   %-44s %10s\n' "stats.unwind_table_bytes" "$(awk -v b="$tb" 'BEGIN {
+		printf "%.1f KiB", b / 1024 }')"
+	printf '   %-44s %10s\n' "stats.unwind_tables (objects)" "$tt"
+	printf '   %-44s %10s\n' "stats.unwind_rows; unwind_rows_full" "$tr; $tf"
+	printf '   %-44s %10s\n' ".eh_frame(+hdr): python3.11; libc" \
+		"$(eh_frame_kib "$PYTHON311") KiB; $(eh_frame_kib "${libc:-/nonexistent}") KiB"
+}
+
+if want_section 9; then
+t_start=$SECONDS
+echo
+echo "9. stack unwinding (issue 14): malloc(64)+free pairs $UW_CHAIN recursive calls deep (bench"
+echo "   deep), $ROUNDS processes per configuration, interleaved; median loop of $INNER x $PAIRS"
+echo "   pairs per process, median over processes.  cfi: leaktop -p --unwind cfi on the"
+echo "   workload built -fomit-frame-pointer; fp: leaktop -p --unwind fp on it built with frame"
+echo "   pointers; both walk exactly --stack-depth frames (\"frames\": what leaktop kept);"
+echo "   floor: empty programs where leaktop puts its own (--probe-floor planned)."
+if ! "$LEAKTOP" --unwind fp --version >/dev/null 2>"$TMP/uw.probe" ||
+   ! "$LEAKTOP" --unwind cfi --version >/dev/null 2>>"$TMP/uw.probe"; then
+	fail "section 9: this leaktop has no --unwind cfi|fp (issue 14's unwinder is not in" \
+	     "this build), nothing measured: $(head -1 "$TMP/uw.probe")"
+elif [ -z "$BENCH_NOFP" ]; then
+	fail "section 9: $BENCH_NOFP_SRC is missing; run 'make build/bench/bench_nofp'"
+else
+	for ((r = 0; r < ROUNDS; r++)); do
+		n=${#UW_CONFIGS[@]}
+		line="   round $((r + 1))/$ROUNDS:"
+		for ((k = 0; k < n; k++)); do
+			c=${UW_CONFIGS[$(((k + r) % n))]}
+			name=${c%%|*}
+			rest=${c#*|}
+			run_unwind "$name" "${rest%%|*}" "${rest#*|}" || continue
+			line+=" $name $NS"
+		done
+		echo "$line"
+	done
+	echo
+	declare -A UW_MED
+	uw_unlike=0
+	for c in "${UW_CONFIGS[@]}"; do
+		name=${c%%|*}
+		UW_MED[$name]=$(tr ' ' '\n' <<<"${UW_RESULTS[$name]:-}" | grep . | median)
+	done
+	printf '   %-10s %10s %17s %12s %14s %8s\n' config ns/pair "(min..max)" "x untraced" \
+		"x fp (depth)" frames
+	for c in "${UW_CONFIGS[@]}"; do
+		name=${c%%|*}
+		range=$(tr ' ' '\n' <<<"${UW_RESULTS[$name]:-}" | grep . | sort -g |
+			awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "(%.0f..%.0f)", lo, hi }')
+		fp=${name/cfi-/fp-}
+		frames=$(tr ' ' '\n' <<<"${UW_FRAMES[$name]:-}" | grep . | sort -u | tr '\n' ' ')
+		awk -v n="$name" -v m="${UW_MED[$name]}" -v u="${UW_MED[untraced]}" \
+		    -v f="${UW_MED[$fp]:-}" -v r="$range" -v fr="${frames:--}" 'BEGIN {
+			printf "   %-10s %10.1f %17s %12s %14s %8s\n", n, m, r,
+			       (u > 0 && m == m) ? sprintf("%.1fx", m / u) : "-",
+			       (n ~ /^(fp|cfi)-/ && f > 0 && m == m) ? sprintf("%.2fx", m / f) : "-", fr }'
+		# Like for like only if each walk kept exactly the frames asked for.
+		case $name in
+		*-d8) want=8 ;;
+		*-d32) want=32 ;;
+		*) continue ;;
+		esac
+		for f in ${UW_FRAMES[$name]:-}; do
+			[ "$f" = "$want" ] && continue
+			fail "$name: leaktop kept $f frames at the workload's site, expected $want" \
+			     "(the walk stopped early)"
+			uw_unlike=1
+		done
+	done
+	awk -v c8="${UW_MED[cfi-d8]}" -v f8="${UW_MED[fp-d8]}" -v c32="${UW_MED[cfi-d32]}" \
+	    -v f32="${UW_MED[fp-d32]}" -v fl="${UW_MED[floor]}" -v g="$UW_GOAL" \
+	    -v unlike="$uw_unlike" 'BEGIN {
+		if (!(c8 > 0 && f8 > 0 && c32 > 0 && f32 > 0)) exit
+		printf "   cfi over fp: %+.0f ns/pair at depth 8, %+.0f ns/pair at depth 32\n", c8 - f8,
+		       c32 - f32
+		printf "   per frame from depth 8 to 32: fp %.1f ns, cfi %.1f ns\n", (f32 - f8) / 24,
+		       (c32 - c8) / 24
+		v = (c8 <= g * f8 && c32 <= g * f32) ? "MET" : "NOT MET"
+		if (unlike)
+			v = "NOT JUDGED (a walk kept fewer frames than asked)"
+		printf "   goal (issue 14): cfi <= %.1fx fp at both depths: %s (%.2fx at 8, %.2fx at 32)\n",
+		       g, v, c8 / f8, c32 / f32
+		if (fl > 0 && f8 > fl && f32 > fl)
+			printf "   leaktop'"'"'s BPF work above the floor (%.0f ns/pair), depth 8 / 32: fp" \
+			       " %.0f / %.0f ns, cfi %.0f / %.0f ns (cfi %.2fx / %.2fx fp)\n", fl,
+			       f8 - fl, f32 - fl, c8 - fl, c32 - fl, (c8 - fl) / (f8 - fl),
+			       (c32 - fl) / (f32 - fl) }'
+	echo
+	echo "   unwind tables while tracing $PYTHON311 with -p (its own, libc's, the rest it maps):"
+	if [ -x "$PYTHON311" ]; then
+		unwind_tables_python
+	else
+		fail "section 9: $PYTHON311 is missing; run 'make deps'"
+	fi
+fi
 echo "   ($((SECONDS - t_start)) s)"
 fi
 [ "$UNQUIET" -eq 0 ] ||
