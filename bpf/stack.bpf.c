@@ -168,6 +168,30 @@ struct uw_state {
 };
 
 /*
+ * The rows found last, by pc: call sites repeat, and a hit saves the binary search.  Keyed by
+ * the pc and the table (its first row and size), so a pc of another object, or of a table
+ * evicted and replaced, misses.  Per CPU, direct-mapped.
+ */
+#define UW_ROW_CACHE	256	/* a power of two */
+
+struct uw_cached_row {
+	__u64 pc;
+	__u32 first, nrows;
+	struct lt_unwind_row row;
+};
+
+struct uw_row_cache {
+	struct uw_cached_row e[UW_ROW_CACHE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct uw_row_cache);
+} uw_row_cache SEC(".maps");
+
+/*
  * The walk's state lives in a per-CPU map value, not on the stack: the verifier tracks what
  * is on the stack, so counters there would make each bpf_loop iteration a new state and the
  * callback would never be proven.  (Like stack_scratch, a program that preempts another on
@@ -262,7 +286,9 @@ static __always_inline struct uw_mod *uw_mod_of(struct uw_state *s, __u64 addr, 
  */
 __noinline int lt_uw_row(const struct uw_mod *m, __u64 pc, struct lt_unwind_row *row)
 {
-	__u32 lo, hi, mid;
+	__u32 lo, hi, mid, zero = 0;
+	struct uw_row_cache *cache = bpf_map_lookup_elem(&uw_row_cache, &zero);
+	struct uw_cached_row *c = NULL;
 	struct lt_unwind_row *r;
 	__u64 off;
 
@@ -271,6 +297,13 @@ __noinline int lt_uw_row(const struct uw_mod *m, __u64 pc, struct lt_unwind_row 
 	off = pc - m->start + m->off_base;
 	if (off >> 32)
 		return -1;
+	if (cache) {
+		c = &cache->e[(pc ^ (pc >> 11)) & (UW_ROW_CACHE - 1)];
+		if (c->pc == pc && c->first == m->first && c->nrows == m->nrows) {
+			*row = c->row;
+			return row->kind == LT_UW_NONE ? -1 : 0;
+		}
+	}
 	lo = m->first;
 	hi = m->first + m->nrows;
 	/* The last row at or below off: rows of one object number at most 2^22. */
@@ -287,10 +320,16 @@ __noinline int lt_uw_row(const struct uw_mod *m, __u64 pc, struct lt_unwind_row 
 			hi = mid;
 	}
 	r = bpf_map_lookup_elem(&unwind_rows, &lo);
-	if (!r || r->pc > off || r->kind == LT_UW_NONE)
+	if (!r || r->pc > off)
 		return -1;
 	*row = *r;
-	return 0;
+	if (c) {
+		c->pc = pc;
+		c->first = m->first;
+		c->nrows = m->nrows;
+		c->row = *r;
+	}
+	return row->kind == LT_UW_NONE ? -1 : 0;
 }
 
 /* Is ret (exact: a pc, not a return address) code of this process a walk may keep? */
