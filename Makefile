@@ -169,6 +169,7 @@ PROG_FLAGS := -g -O0 -fno-omit-frame-pointer -fno-inline
 # Debian's own binaries are), and the same source again with them, as unwind_chain_fp.
 $(OUT)/tests/progs/unwind_chain: PROG_FLAGS := -g -O2 -fomit-frame-pointer
 $(OUT)/tests/progs/unwind_chain_fp: PROG_FLAGS := -g -O2 -fno-omit-frame-pointer
+$(OUT)/tests/progs/own_syscall: PROG_FLAGS := -g -O2 -fomit-frame-pointer
 
 $(OUT)/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h)
 	$(call msg,CC,$@)
@@ -210,7 +211,7 @@ e2e: leaktop $(OUT)/tests/leaktop-libc-malloc $(PROG_BINS)
 # (seeded from tests/fuzz/elf_seed.c, built); make test runs short bounded runs.
 FUZZ_TIME ?= 600
 FUZZ_INST := view/snapshot_read core/model core/series view/diff view/export view/report \
-	     live/symbolize live/safe_open
+	     live/symbolize live/safe_open live/cfi
 FUZZ_OBJS := $(patsubst %,$(OUT)/fuzz/%.o,$(FUZZ_INST)) \
 	     $(filter-out $(patsubst %,$(OUT)/user/%.o,$(FUZZ_INST)),$(LIB_OBJS))
 FUZZ_CFLAGS = $(CFLAGS) -fsanitize=fuzzer-no-link,address

@@ -242,14 +242,19 @@ static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs, __u64 s
 	w.text_end = code.end;
 	/*
 	 * With the library's CFI the walk goes up from the syscall itself; its frames inside the
-	 * library (the wrappers) are left out, as the scan leaves them out.
+	 * library (the wrappers) are left out, as the scan leaves them out.  A syscall made by
+	 * the program's own code (a static binary's libc, a wrapper of its own) keeps them all.
 	 */
 	if (cfg_unwind_cfi && code.key.inode) {
+		struct task_struct *task = bpf_get_current_task_btf();
+		bool own = ip >= BPF_CORE_READ(task, mm, start_code) &&
+			   ip < BPF_CORE_READ(task, mm, end_code);
+
 		w.ip = ip;
 		w.bp = bp;
 		w.floor = sp;
-		w.skip_start = code.start;
-		w.skip_end = code.end;
+		w.skip_start = own ? 0 : code.start;
+		w.skip_end = own ? 0 : code.end;
 		st->nr = lt_walk_user_stack(&w, st);
 		if (w.first_cfi)
 			return intern_stack(st, salt);

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * stack.bpf.c - user stacks: the frame-pointer walk every probe's capture shares, and the
- * restoring of a stack the collector deleted under a new site.
+ * stack.bpf.c - user stacks: the walk every probe's capture shares (by the modules' CFI
+ * tables, or by frame pointers), and the restoring of a stack the collector deleted under a
+ * new site.
  *
  * Stock distribution binaries keep no frame pointers: %rbp then holds anything, and a naive
  * walk reads text or heap data as return addresses, each garbage variant a separate site.
- * Here a return address counts only if the bytes before it encode a call (the decoder fd.bpf.c
- * uses to find a wrapper's caller, common.bpf.h) and it lies in an executable mapping of a
- * file (bpf_find_vma); the walk stops at the first frame that fails, so a site's stack hash
- * covers validated frames only and sites that differed by garbage are one.  A frame in the
- * same mapping as the frame before it is accepted without another vma lookup.
+ * With --unwind cfi each step follows the row of its module's .eh_frame table that covers
+ * the pc (user/live/cfi.c builds them, user/live/unwind_store.c places them), falling back
+ * to the frame pointer for that step only where the module has no table or no row.  Either
+ * way a return address counts only if the bytes before it encode a call (the decoder
+ * fd.bpf.c uses to find a wrapper's caller, common.bpf.h) and it lies in an executable
+ * mapping of a file (bpf_find_vma); the walk stops at the first frame that fails, so a
+ * site's stack hash covers validated frames only and sites that differed by garbage are one.
  *
  * Global functions, linked with the programs that call them: the verifier checks each once.
  */

@@ -417,6 +417,24 @@ test_unwind_python_growing_heap_site_is_flagged_with_a_deep_symbolized_stack() {
 
 # ------------------------------------------------------------ the runs themselves
 
+# ------------------------------------------------------------ a syscall of the program's own
+
+OWN_PID=""
+run_own() {
+	run_prog own own_syscall -r fd || return 1
+	OWN_PID=$RUN_PID
+}
+own() { scenario run_own; }
+
+test_unwind_own_syscall_wrapper_with_a_big_frame_reaches_its_callers() {
+	own || return 1
+	# own_dup makes the syscall itself under 4 KiB of locals, in code without frame
+	# pointers: no libc wrapper to know, no return address near the stack pointer.  Its
+	# frames stay (the syscall's "library" is the program), and CFI finds its callers.
+	expect_stack "$UW/own/alive.json" "$OWN_PID" fd own_dup '[3,3,0]' \
+		'["own_dup","dup_through_own_wrapper","main"]'
+}
+
 test_unwind_runs_have_no_drops() {
 	expect_no_drops_anywhere
 }

@@ -5,8 +5,9 @@
  * to a temporary regular file, registered as an image through symbolizer__add_exe_image
  * (opened by live/safe_open.c against the file's device and inode), and a few addresses are
  * resolved, which reads its program headers, symbol tables and DWARF and runs the search for
- * separate debug information its .gnu_debuglink, .gnu_debugaltlink and build id name.  Built
- * by `make fuzz` (clang -fsanitize=fuzzer,address); seeds: tests/fuzz/elf_seed.c, built.
+ * separate debug information its .gnu_debuglink, .gnu_debugaltlink and build id name; then
+ * the same file's unwind table is built (live/cfi.c: program headers, .eh_frame_hdr, the CFI).
+ * Built by `make fuzz` (clang -fsanitize=fuzzer,address); seeds: tests/fuzz/elf_seed.c, built.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "live/cfi.h"
 #include "live/safe_open.h"
 #include "live/symbolize.h"
 
@@ -60,5 +62,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	symbolizer__free(sym);
+	/* The same bytes as an object whose unwind table a traced process makes leaktop build. */
+	{
+		struct cfi_table t;
+
+		if (!cfi__build(fd, &t))
+			cfi__free(&t);
+	}
 	return 0;
 }
