@@ -223,33 +223,97 @@ static long uw_vma_cb(struct task_struct *task, struct vm_area_struct *vma, stru
 }
 
 /*
- * The module mapped at addr into *out, with its table if unwind_objects has it (else asked
- * for).  0; -ENOENT: nothing mapped there; -LT_EBUSY: the mapping lock is taken.  A global
- * function: verified once.
+ * Modules found lately, per CPU, by address space: where the mapping lock is taken (another
+ * thread maps or unmaps right then) and bpf_find_vma cannot look, the module a pc lies in
+ * is taken from here, so a walk does not turn to frame pointers halfway (one stack in
+ * thousands would be another site).  Round robin; a range unmapped and mapped again with
+ * another file since could be stale, and its frames are checked like any others.
  */
-__noinline int lt_uw_module(__u64 addr, struct uw_mod *out)
+#define UW_MOD_CACHE	16
+
+struct uw_mod_cache {
+	struct {
+		__u64 mm;
+		struct uw_mod m;
+	} e[UW_MOD_CACHE];
+	__u32 next;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct uw_mod_cache);
+} uw_mod_cache SEC(".maps");
+
+/* m's table as unwind_objects has it now (else asked for, by tgid). */
+static __always_inline void uw_table_of(struct uw_mod *m)
 {
 	struct lt_unwind_want want = {};
 	struct lt_unwind_obj *obj;
+
+	m->table = 0;
+	m->first = m->nrows = 0;
+	if (!m->exec_file)
+		return;
+	obj = bpf_map_lookup_elem(&unwind_objects, &m->key);
+	if (obj) {
+		m->table = 1;
+		m->first = obj->first;
+		m->nrows = obj->nrows;
+		return;
+	}
+	want.start = m->start;
+	want.end = m->end;
+	want.tgid = bpf_get_current_pid_tgid() >> 32;
+	bpf_map_update_elem(&unwind_wanted, &m->key, &want, BPF_NOEXIST);
+}
+
+/*
+ * The module mapped at addr into *out, with its table if unwind_objects has it (else asked
+ * for).  0; -ENOENT: nothing mapped there; -LT_EBUSY: the mapping lock is taken and no
+ * module of this address space known lately holds addr.  A global function: verified once.
+ */
+__noinline int lt_uw_module(__u64 addr, struct uw_mod *out)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
+	struct uw_mod_cache *cache;
 	struct uw_mod m = {};
+	__u32 zero = 0, slot;
 	long err;
 
 	if (!out)
 		return -1;
-	err = bpf_find_vma(bpf_get_current_task_btf(), addr, uw_vma_cb, &m, 0);
+	cache = bpf_map_lookup_elem(&uw_mod_cache, &zero);
+	err = bpf_find_vma(task, addr, uw_vma_cb, &m, 0);
+	if (err == -LT_EBUSY) {
+		for (int i = 0; cache && i < UW_MOD_CACHE; i++) {
+			if (cache->e[i].mm != mm || addr < cache->e[i].m.start ||
+			    addr >= cache->e[i].m.end)
+				continue;
+			m = cache->e[i].m;
+			uw_table_of(&m);
+			bump(&counters, LT_CNT_WALK_LOCK_BUSY);
+			*out = m;
+			return 0;
+		}
+		return -LT_EBUSY;
+	}
 	if (err)
-		return err == -LT_EBUSY ? -LT_EBUSY : -2;
-	if (m.exec_file) {
-		obj = bpf_map_lookup_elem(&unwind_objects, &m.key);
-		if (obj) {
-			m.table = 1;
-			m.first = obj->first;
-			m.nrows = obj->nrows;
-		} else {
-			want.start = m.start;
-			want.end = m.end;
-			want.tgid = bpf_get_current_pid_tgid() >> 32;
-			bpf_map_update_elem(&unwind_wanted, &m.key, &want, BPF_NOEXIST);
+		return -2;
+	uw_table_of(&m);
+	if (cache && m.exec_file) {
+		slot = UW_MOD_CACHE;
+		for (int i = 0; i < UW_MOD_CACHE; i++) {
+			if (cache->e[i].mm == mm && cache->e[i].m.start == m.start)
+				slot = i;
+		}
+		if (slot >= UW_MOD_CACHE)
+			slot = cache->next++ % UW_MOD_CACHE;
+		if (slot < UW_MOD_CACHE) {
+			cache->e[slot].mm = mm;
+			cache->e[slot].m = m;
 		}
 	}
 	*out = m;

@@ -41,9 +41,10 @@ test_growth_rate_of_heap_leak_within_20_percent() {
 
 test_growth_cache_and_churn_sites_traced_but_not_flagged() {
 	scenario run_growth || return 1
+	# (Their heap's growth by brk inside malloc is an mmap site of theirs too: not counted.)
 	expect_eq "[symbol, flagged, traced] of the look-alikes" \
 		'[["cache_insert",false,true],["churn_burst",false,true],["fd_churn_once",false,true]]' \
-		"$(jqc "$GR/snap.json" '[.processes[] | .sites[] |
+		"$(jqc "$GR/snap.json" '[.processes[] | .sites[] | select(.kind != "mmap") |
 			select(.stack[0].symbol | IN("cache_insert", "churn_burst", "fd_churn_once")) |
 			[.stack[0].symbol, .flagged, .allocs > 100]] | sort')"
 }
