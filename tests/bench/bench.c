@@ -205,12 +205,10 @@ __attribute__((noinline, noclone, noipa)) static long descend(int depth, long n,
 	return r + 1;
 }
 
-static int run_deep(int depth, long n, int rounds, int wait)
+/* The loops are over: with a waiting start, say "done" and stay until killed (the bench
+ * reads the tracer's last snapshots with every allocation still live). */
+static int stay_done(int wait)
 {
-	if (wait)
-		wait_for_start();
-	if (descend(depth, n, rounds) != depth)
-		return 1;
 	if (!wait)
 		return 0;
 	printf("done\n");
@@ -220,18 +218,21 @@ static int run_deep(int depth, long n, int rounds, int wait)
 	return 0;
 }
 
+static int run_deep(int depth, long n, int rounds, int wait)
+{
+	if (wait)
+		wait_for_start();
+	if (descend(depth, n, rounds) != depth)
+		return 1;
+	return stay_done(wait);
+}
+
 static int run_openclose(long n, int rounds, int wait)
 {
 	if (wait)
 		wait_for_start();
 	time_rounds(openclose, n, rounds);
-	if (!wait)
-		return 0;
-	printf("done\n");
-	fflush(stdout);
-	for (;;)
-		pause();
-	return 0;
+	return stay_done(wait);
 }
 
 static int run_live(long n, int wait)

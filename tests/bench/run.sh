@@ -358,13 +358,18 @@ pairs_once() {
 	return 0
 }
 
-run_pairs() {
-	local name=$1 flags=$2 try pre rc ok=0
+# quiet_attempts NAME CMD...: run CMD (a *_once function: 0 measured, 1 failed, 2 the machine
+# was not quiet after it) until a run starts and ends quiet, at most ATTEMPTS times while the
+# waiting budget lasts; counts discarded runs and configurations never measured quiet.
+# Returns 1 when CMD failed.
+quiet_attempts() {
+	local name=$1 try pre rc ok=0
+	shift
 
 	for ((try = 1; try <= ATTEMPTS; try++)); do
 		wait_quiet
 		pre=$?
-		pairs_once "$name" "$flags"
+		"$@"
 		rc=$?
 		[ "$rc" -eq 1 ] && return 1
 		if [ "$rc" -eq 0 ] && [ "$pre" -eq 0 ]; then
@@ -377,6 +382,13 @@ run_pairs() {
 		DISCARDED=$((DISCARDED + 1))
 	done
 	[ "$ok" -eq 1 ] || UNQUIET=$((UNQUIET + 1))
+	return 0
+}
+
+run_pairs() {
+	local name=$1 flags=$2
+
+	quiet_attempts "$name" pairs_once "$name" "$flags" || return 1
 	RESULTS[$name]+="$NS "
 	if [ "$name" != untraced ]; then
 		EVENTS[$name]+="${EV:-?} "
@@ -1152,23 +1164,9 @@ uw_bpf_ns() {
 }
 
 run_unwind() {
-	local name=$1 build=$2 flags=$3 try pre rc ok=0
+	local name=$1 build=$2 flags=$3
 
-	for ((try = 1; try <= ATTEMPTS; try++)); do
-		wait_quiet
-		pre=$?
-		unwind_once "$name" "$build" "$flags"
-		rc=$?
-		[ "$rc" -eq 1 ] && return 1
-		if [ "$rc" -eq 0 ] && [ "$pre" -eq 0 ]; then
-			ok=1
-			break
-		fi
-		[ "$try" -lt "$ATTEMPTS" ] && [ "$WAITED" -lt "$QUIET_BUDGET" ] || break
-		echo "   (other uprobes on every libc around the $name run ($NS ns/pair): again)"
-		DISCARDED=$((DISCARDED + 1))
-	done
-	[ "$ok" -eq 1 ] || UNQUIET=$((UNQUIET + 1))
+	quiet_attempts "$name" unwind_once "$name" "$build" "$flags" || return 1
 	UW_RESULTS[$name]+="$NS "
 	[ -z "$FRAMES" ] || UW_FRAMES[$name]+="$FRAMES "
 	[ -z "${BPFNS:-}" ] || UW_BPF[$name]+="$BPFNS "
