@@ -3,8 +3,8 @@
  * symhint.h - modules whose frames cannot be named, and what would name them: a module with
  * neither a symbol table (.symtab, or MiniDebugInfo's) nor a separate debug file, the
  * package that owns it and the debug package that carries its build id.  Pure data and
- * rules: the tracker fills entries (live/debpkg.c asks dpkg), the model keeps one per
- * module, the views print them (view/format.c spells the hint).
+ * rules: the tracker fills entries (live/debpkg.c reads dpkg's database), the model keeps
+ * one per module, the views print them (view/format.c spells the hint).
  */
 #ifndef LEAKTOP_SYMHINT_H
 #define LEAKTOP_SYMHINT_H
@@ -17,8 +17,8 @@
 
 /* What the package manager said of the module's file. */
 enum sym_pkg_lookup {
-	SYM_PKG_UNKNOWN,	/* not asked or no answer (no dpkg, another mount namespace,
-				 * a path it cannot be asked about, a timeout) */
+	SYM_PKG_UNKNOWN,	/* not asked or no answer (no dpkg database, another mount
+				 * namespace, a path it cannot be asked about, not in time) */
 	SYM_PKG_OWNED,		/* an installed package owns it */
 	SYM_PKG_NOT_OWNED,	/* no installed package owns it */
 	SYM_PKG__COUNT,

@@ -1,38 +1,91 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * debpkg.c - asks dpkg which installed package owns a module's file (`dpkg-query -S PATH`)
- * and which source package that was built from (`dpkg-query -W`), each a child process run
- * with posix_spawn: execve of a fixed program, no shell, a fixed environment, stdin and
- * stderr /dev/null, every other descriptor closed, default signals, its own process group
- * (the terminal's Ctrl-C is leaktop's).  Its stdout is a non-blocking pipe read at each
- * step; a child still running after DEBPKG_TIMEOUT_NS is killed.  The path comes from a
- * traced process: it is asked about only when it names here the very file that process
- * mapped, and only as a literal path (dpkg takes names with *?[\ as patterns: refused).
+ * debpkg.c - reads dpkg's database inside leaktop to say which installed package owns a
+ * module's file and which source package that was built from (what `dpkg-query -S PATH` and
+ * `dpkg-query -W -f '${source:Package}'` say).  No child process: in whole-system mode every
+ * allocator call of a dpkg-query child (tens of thousands, reading this same database) would
+ * trap in leaktop's own probes, while leaktop's own allocator never does.
+ *
+ * Owner: a pass over the file lists (ADMINDIR/info/PACKAGE[:ARCH].list, one installed path a
+ * line), in name order, compares each line with the path of every question in flight and its
+ * other name under merged /usr (a bit filter on each line's length and last bytes dismisses
+ * most lines at once); the first list that has it names the owner.  A question that joins a
+ * pass midway goes on into the next pass up to where it joined; one that has seen every list
+ * without a match is not owned.  Source: a pass over ADMINDIR/status, joined the same way
+ * (up to the stanza it joined at), finds the owner's stanza (Package, and Architecture for a
+ * "name:arch" owner), an installed one at once, else the best at the end.  A database that
+ * changes under a pass (a package installed) may be read partly old, partly new.
+ *
+ * Reading goes in units (open the directory, read 256 of its entries, open a file, read
+ * 64 KiB of it), about 2 ms of them a step, after which the reader rests four times as long
+ * as it worked (a fifth of a CPU at most; debpkg__wait does not rest).  Files are opened
+ * O_NOFOLLOW | O_NONBLOCK, must be regular and are read up to a bound (16 MiB a list, 64 MiB
+ * the status); no database is no answer.  The path comes from a traced process: it is asked
+ * about only when it names here the very file that process mapped, never with control
+ * characters.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include "live/debpkg.h"
 #include "util/clock.h"
 
-#define DPKG_QUERY		"/usr/bin/dpkg-query"
-#define DEBPKG_TIMEOUT_NS	(10ULL * 1000000000ULL)
-#define DEBPKG_MAX_RUNNING	2
+#define DEBPKG_ADMINDIR		"/var/lib/dpkg"
+#define DEBPKG_CHUNK		(64 * 1024)
+#define DEBPKG_LIST_MAX		(16ULL << 20)
+#define DEBPKG_STATUS_MAX	(64ULL << 20)
+#define DEBPKG_LISTS_MAX	(256 * 1024)	/* file lists a pass reads at most */
+#define DEBPKG_LIST_ENTRIES	256		/* directory entries a unit reads */
+#define DEBPKG_STEP_NS		(2ULL * 1000000ULL)
+#define DEBPKG_REST		4		/* a step rests this many times its work */
+#define DEBPKG_WAIT_NS		(20ULL * 1000000ULL)
+#define DEBPKG_FILTER_BITS	4096
 
 enum stage {
-	STAGE_WAITING,		/* -S not started: too many children run */
-	STAGE_SEARCH,		/* dpkg-query -S runs */
-	STAGE_SOURCE,		/* dpkg-query -W runs */
+	STAGE_NEW,		/* not in a db yet */
+	STAGE_OWNER,		/* in db->owners: its path is looked for in the file lists */
+	STAGE_SOURCE,		/* in db->sources: owned, its stanza is looked for in status */
 	STAGE_DONE,
+};
+
+/* How much of the pass under way a question has seen. */
+enum join {
+	JOIN_NEXT,		/* waits for the next pass to begin */
+	JOIN_WHOLE,		/* was there when it began */
+	JOIN_MIDWAY,		/* joined it at file list `from` (stanza from_stanza) */
+	JOIN_WRAPPED,		/* that pass ended: sees this one up to where it joined */
+};
+
+/* One file read a chunk at a time. */
+struct reading {
+	int fd;
+	uint64_t left;		/* bytes it may still read */
+	struct dpkgdb_lines lines;
+};
+
+struct debpkg_db {
+	char *admindir;
+	struct debpkg_query *owners, *sources;
+	/* The pass over the file lists: their names in order, the next to open. */
+	DIR *info;		/* NULL: no pass under way */
+	bool listing;		/* their names are still being read */
+	char **names;
+	size_t n_names, cap_names, next;
+	char list_pkg[DPKGDB_NAME_LEN];	/* the package of the list being read */
+	struct reading list;
+	uint64_t wanted[DEBPKG_FILTER_BITS / 64];	/* line_key()s of the owners' names */
+	/* The pass over the status file. */
+	struct reading status;
+	struct dpkgdb_stanza stanza;
+	size_t stanza_no;		/* the stanza being read, from 0 */
+	uint64_t rest_until_ns;
+	char chunk[DEBPKG_CHUNK];
 };
 
 const char *debpkg__native_arch(void)
@@ -48,7 +101,7 @@ const char *debpkg__native_arch(void)
 #endif
 }
 
-/* A path dpkg takes literally: absolute, clean, no pattern or control characters. */
+/* A path a file list may hold: absolute, clean, no control characters. */
 static bool askable_path(const char *p)
 {
 	const char *c;
@@ -56,22 +109,10 @@ static bool askable_path(const char *p)
 	if (p[0] != '/' || strlen(p) >= PATH_MAX - 8)
 		return false;
 	for (c = p; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f || strchr("*?[\\", *c))
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			return false;
 	for (c = p; (c = strstr(c, "/.")); c++)
 		if (c[2] == '/' || !c[2] || (c[2] == '.' && (c[3] == '/' || !c[3])))
-			return false;
-	return true;
-}
-
-/* A package name as dpkg prints it: [a-z0-9+.-], maybe ":arch". */
-static bool package_name(const char *s, size_t len)
-{
-	if (!len || len >= DEBPKG_NAME_LEN)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
-		      strchr("+.-:", s[i])))
 			return false;
 	return true;
 }
@@ -97,10 +138,27 @@ static void merged_usr_alias(const char *path, char *alias, size_t size)
 	}
 }
 
+static void unlink_query(struct debpkg_query **list, struct debpkg_query *q)
+{
+	for (; *list; list = &(*list)->next) {
+		if (*list == q) {
+			*list = q->next;
+			break;
+		}
+	}
+	q->next = NULL;
+}
+
+/* q leaves its db's lists with this answer. */
 static void finish(struct debpkg_query *q, enum sym_pkg_lookup lookup)
 {
+	if (q->db && q->stage == STAGE_OWNER)
+		unlink_query(&q->db->owners, q);
+	else if (q->db && q->stage == STAGE_SOURCE)
+		unlink_query(&q->db->sources, q);
 	q->lookup = lookup;
 	q->stage = STAGE_DONE;
+	q->db = NULL;
 }
 
 void debpkg__init(struct debpkg_query *q, const char *path, uint64_t dev, uint64_t ino)
@@ -108,247 +166,467 @@ void debpkg__init(struct debpkg_query *q, const char *path, uint64_t dev, uint64
 	struct stat st;
 
 	memset(q, 0, sizeof(*q));
-	q->fd = -1;
-	q->stage = STAGE_WAITING;
-	if (!path || !askable_path(path) || access(DPKG_QUERY, X_OK) ||
-	    stat(path, &st) || !S_ISREG(st.st_mode) || st.st_dev != dev || st.st_ino != ino) {
+	q->stage = STAGE_NEW;
+	if (!path || !askable_path(path) || stat(path, &st) || !S_ISREG(st.st_mode) ||
+	    st.st_dev != dev || st.st_ino != ino) {
 		finish(q, SYM_PKG_UNKNOWN);
 		return;
 	}
 	snprintf(q->path, sizeof(q->path), "%s", path);
 	merged_usr_alias(path, q->alias, sizeof(q->alias));
+	q->path_len = strlen(q->path);
+	q->alias_len = strlen(q->alias);
 }
 
-/* Run dpkg-query with argv; its stdout is q->fd.  0 or -errno. */
-static int spawn(struct debpkg_query *q, char *const argv[], uint64_t now_ns)
+int debpkg_db__new(struct debpkg_db **out, const char *admindir)
 {
-	static char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, all;
-	int p[2], err;
+	struct debpkg_db *db = calloc(1, sizeof(*db));
 
-	if (pipe2(p, O_CLOEXEC))
-		return -errno;
-	if (fcntl(p[0], F_SETFL, O_NONBLOCK)) {
-		err = -errno;
-		close(p[0]);
-		close(p[1]);
-		return err;
+	if (!db || !(db->admindir = strdup(admindir ? admindir : DEBPKG_ADMINDIR))) {
+		free(db);
+		return -ENOMEM;
 	}
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&attr);
-	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
-	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-					POSIX_SPAWN_SETPGROUP);
-	err = -posix_spawn(&q->pid, DPKG_QUERY, &fa, &attr, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	close(p[1]);
-	if (err) {
-		close(p[0]);
-		q->pid = 0;
-		return err;
-	}
-	q->fd = p[0];
-	q->n_out = 0;
-	q->eof = false;
-	q->deadline_ns = now_ns + DEBPKG_TIMEOUT_NS;
+	db->list.fd = db->status.fd = -1;
+	*out = db;
 	return 0;
 }
 
-static int start_search(struct debpkg_query *q, uint64_t now_ns)
+static void reading_close(struct reading *r)
 {
-	char *argv[] = { "dpkg-query", "-S", "--", q->path, q->alias[0] ? q->alias : NULL,
-			 NULL };
-
-	return spawn(q, argv, now_ns);
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	dpkgdb_lines__reset(&r->lines);
 }
 
-static int start_source(struct debpkg_query *q, uint64_t now_ns)
+/* Open file name under dirfd for reading, at most max bytes.  0 or -errno. */
+static int reading_open(struct reading *r, int dirfd, const char *name, uint64_t max)
 {
-	char *argv[] = { "dpkg-query", "-W", "-f=${Package}\t${source:Package}\t${Architecture}\n",
-			 "--", q->package, NULL };
+	struct stat st;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
-	return spawn(q, argv, now_ns);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+		close(fd);
+		return -EINVAL;
+	}
+	r->fd = fd;
+	r->left = max;
+	dpkgdb_lines__reset(&r->lines);
+	return 0;
 }
 
-/* Read what the child wrote; then reap it.  true once it has ended (status in q). */
-static bool collect(struct debpkg_query *q, uint64_t now_ns)
+/* The next chunk of r into buf: its length, 0 at its end (or an error), -EINTR: again. */
+static ssize_t reading_chunk(struct reading *r, char *buf, size_t size)
 {
-	char buf[1024];
+	size_t want = r->left < size ? (size_t)r->left : size;
 	ssize_t n;
-	int status;
 
-	while (!q->eof) {
-		n = read(q->fd, buf, sizeof(buf));
-		if (n > 0) {
-			size_t keep = sizeof(q->out) - 1 - q->n_out;
-
-			keep = (size_t)n < keep ? (size_t)n : keep;
-			memcpy(q->out + q->n_out, buf, keep);
-			q->n_out += keep;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			break;
-		q->eof = true;
-	}
-	q->out[q->n_out] = '\0';
-	if (now_ns >= q->deadline_ns) {
-		kill(q->pid, SIGKILL);
-		waitpid(q->pid, &status, 0);
-		q->status = -1;
-		goto ended;
-	}
-	if (!q->eof || waitpid(q->pid, &status, WNOHANG) != q->pid)
-		return false;
-	q->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-ended:
-	close(q->fd);
-	q->fd = -1;
-	q->pid = 0;
-	return true;
+	if (!want)
+		return 0;
+	n = read(r->fd, buf, want);
+	if (n < 0)
+		return errno == EINTR ? -EINTR : 0;
+	r->left -= (uint64_t)n;
+	return n;
 }
 
-/* "libc6:amd64, libc6-dev:amd64: /lib/x86_64-linux-gnu/libc.so.6": the first owner of ours. */
-static bool parse_search(struct debpkg_query *q)
+static void free_names(struct debpkg_db *db)
 {
-	char *line, *save = NULL;
-
-	for (line = strtok_r(q->out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *sep = strstr(line, ": ");
-		size_t len;
-
-		if (!sep || !strncmp(line, "diversion ", 10))
-			continue;
-		if (strcmp(sep + 2, q->path) && (!q->alias[0] || strcmp(sep + 2, q->alias)))
-			continue;
-		len = strcspn(line, ",:");
-		if (line[len] == ':' && line + len != sep)	/* "pkg:arch" */
-			len += strcspn(line + len + 1, ",:") + 1;
-		if (!package_name(line, len))
-			continue;
-		memcpy(q->package, line, len);
-		q->package[len] = '\0';
-		return true;
-	}
-	return false;
+	for (size_t i = 0; i < db->n_names; i++)
+		free(db->names[i]);
+	free(db->names);
+	db->names = NULL;
+	db->n_names = db->cap_names = db->next = 0;
 }
 
-/* "libc6\tglibc\tamd64". */
-static void parse_source(struct debpkg_query *q)
+/* The pass over the file lists stops (no question left, or it ended). */
+static void list_pass_drop(struct debpkg_db *db)
 {
-	char *src = strchr(q->out, '\t'), *arch;
-	size_t len;
+	reading_close(&db->list);
+	free_names(db);
+	if (db->info)
+		closedir(db->info);
+	db->info = NULL;
+	db->listing = false;
+}
 
-	if (!src)
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every question looking for an owner is answered: the database cannot be read. */
+static void owners_unknown(struct debpkg_db *db)
+{
+	while (db->owners)
+		finish(db->owners, SYM_PKG_UNKNOWN);
+}
+
+/* A pass over the file lists begins: their directory is opened. */
+static void list_pass_begin(struct debpkg_db *db)
+{
+	char dir[PATH_MAX];
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/info", db->admindir);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(db->info = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		owners_unknown(db);
 		return;
-	src++;
-	len = strcspn(src, "\t\n");
-	if (package_name(src, len)) {
-		memcpy(q->source, src, len);
-		q->source[len] = '\0';
 	}
-	arch = src[len] == '\t' ? src + len + 1 : NULL;
-	len = arch ? strcspn(arch, "\t\n") : 0;
-	if (arch && len < sizeof(q->arch) && package_name(arch, len)) {
-		memcpy(q->arch, arch, len);
-		q->arch[len] = '\0';
+	db->listing = true;
+}
+
+/* A unit of listing the file lists; once all are, they are put in name order. */
+static void list_names(struct debpkg_db *db)
+{
+	char pkg[DPKGDB_NAME_LEN];
+	struct dirent *de = NULL;
+	unsigned int seen = 0;
+
+	while (seen++ < DEBPKG_LIST_ENTRIES && (de = readdir(db->info))) {
+		char **grown;
+
+		if (dpkgdb__list_package(de->d_name, pkg, sizeof(pkg)))
+			continue;
+		if (db->n_names == DEBPKG_LISTS_MAX)
+			break;
+		if (db->n_names == db->cap_names) {
+			size_t cap = db->cap_names ? 2 * db->cap_names : 1024;
+
+			grown = realloc(db->names, cap * sizeof(*grown));
+			if (!grown)
+				goto nomem;
+			db->names = grown;
+			db->cap_names = cap;
+		}
+		if (!(db->names[db->n_names] = strdup(de->d_name)))
+			goto nomem;
+		db->n_names++;
+	}
+	if (de && db->n_names < DEBPKG_LISTS_MAX)
+		return;
+	db->listing = false;
+	if (db->n_names)
+		qsort(db->names, db->n_names, sizeof(*db->names), cmp_names);
+	for (struct debpkg_query *q = db->owners; q; q = q->next)
+		if (q->join == JOIN_NEXT)
+			q->join = JOIN_WHOLE;
+	return;
+nomem:
+	list_pass_drop(db);
+	owners_unknown(db);
+}
+
+/* The pass has read every file list: who saw them all is not owned. */
+static void list_pass_end(struct debpkg_db *db)
+{
+	struct debpkg_query *q, *next;
+
+	for (q = db->owners; q; q = next) {
+		next = q->next;
+		if (q->join == JOIN_WHOLE || q->join == JOIN_WRAPPED)
+			finish(q, SYM_PKG_NOT_OWNED);
+		else if (q->join == JOIN_MIDWAY)
+			q->join = JOIN_WRAPPED;
+	}
+	list_pass_drop(db);
+}
+
+/* Questions back where they joined, at file list `name`, have seen every list. */
+static void list_reached(struct debpkg_db *db, const char *name)
+{
+	struct debpkg_query *q, *next;
+
+	for (q = db->owners; q; q = next) {
+		next = q->next;
+		if (q->join == JOIN_WRAPPED && strcmp(name, q->from) >= 0)
+			finish(q, SYM_PKG_NOT_OWNED);
 	}
 }
 
-bool debpkg__step(struct debpkg_query *q, uint64_t now_ns, unsigned int *running)
+/* q owns its path: it goes on to look for its source package. */
+static void owned(struct debpkg_query *q, const char *pkg)
 {
-	switch (q->stage) {
-	case STAGE_WAITING:
-		if (*running >= DEBPKG_MAX_RUNNING)
-			return false;
-		if (start_search(q, now_ns)) {
-			finish(q, SYM_PKG_UNKNOWN);
-			return true;
-		}
-		(*running)++;
-		q->stage = STAGE_SEARCH;
-		return false;
-	case STAGE_SEARCH:
-		if (!collect(q, now_ns))
-			return false;
-		(*running)--;
-		/* 0: every name found; 1: some not found; anything else: no answer. */
-		if (q->status == 0 || q->status == 1) {
-			if (!parse_search(q)) {
-				finish(q, q->status == 1 ? SYM_PKG_NOT_OWNED : SYM_PKG_UNKNOWN);
-				return true;
-			}
-		} else {
-			finish(q, SYM_PKG_UNKNOWN);
-			return true;
-		}
-		q->lookup = SYM_PKG_OWNED;
-		if (start_source(q, now_ns)) {
-			q->stage = STAGE_DONE;		/* owned, source unknown */
-			return true;
-		}
-		(*running)++;
-		q->stage = STAGE_SOURCE;
-		return false;
-	case STAGE_SOURCE:
-		if (!collect(q, now_ns))
-			return false;
-		(*running)--;
-		if (q->status == 0)
-			parse_source(q);
-		q->stage = STAGE_DONE;
-		return true;
-	default:
-		return true;
+	struct debpkg_db *db = q->db;
+
+	unlink_query(&db->owners, q);
+	snprintf(q->package, sizeof(q->package), "%s", pkg);
+	q->lookup = SYM_PKG_OWNED;
+	q->stage = STAGE_SOURCE;
+	q->join = db->status.fd >= 0 ? JOIN_MIDWAY : JOIN_NEXT;
+	q->from_stanza = db->stanza_no;
+	q->rank = DPKGDB_NO_MATCH;
+	q->next = db->sources;
+	db->sources = q;
+}
+
+/*
+ * A line's bit in db->wanted: its length and last 8 bytes, mixed.  Most lines of a list are
+ * dismissed by it, whatever the number of questions; a line whose bit is set is compared.
+ */
+static unsigned int line_key(const char *line, size_t len)
+{
+	size_t n = len < 8 ? len : 8;
+	uint64_t tail = 0;
+
+	memcpy(&tail, line + len - n, n);
+	return (unsigned int)(((tail ^ len) * 0x9e3779b97f4a7c15ULL) >> 52) % DEBPKG_FILTER_BITS;
+}
+
+static void want(struct debpkg_db *db, const char *name, size_t len)
+{
+	unsigned int k = line_key(name, len);
+
+	db->wanted[k / 64] |= 1ULL << (k % 64);
+}
+
+/* db->wanted for the questions looking for an owner now. */
+static void list_wanted(struct debpkg_db *db)
+{
+	memset(db->wanted, 0, sizeof(db->wanted));
+	for (struct debpkg_query *q = db->owners; q; q = q->next) {
+		want(db, q->path, q->path_len);
+		if (q->alias_len)
+			want(db, q->alias, q->alias_len);
 	}
+}
+
+static void list_line(struct debpkg_db *db, const char *line, size_t len)
+{
+	struct debpkg_query *q, *next;
+	unsigned int k = line_key(line, len);
+
+	if (!(db->wanted[k / 64] & (1ULL << (k % 64))))
+		return;
+	for (q = db->owners; q; q = next) {
+		next = q->next;
+		if ((len == q->path_len || len == q->alias_len) &&
+		    dpkgdb__list_line_is(line, len, q->path, q->alias))
+			owned(q, db->list_pkg);
+	}
+}
+
+/* One unit of the pass over the file lists. */
+static void list_work(struct debpkg_db *db)
+{
+	const char *line;
+	size_t len, pos = 0;
+	ssize_t n;
+
+	if (!db->info) {
+		list_pass_begin(db);
+		return;
+	}
+	if (db->listing) {
+		list_names(db);
+		return;
+	}
+	if (db->list.fd < 0) {
+		const char *name;
+
+		if (db->next == db->n_names) {
+			list_pass_end(db);
+			return;
+		}
+		name = db->names[db->next++];
+		list_reached(db, name);
+		if (dpkgdb__list_package(name, db->list_pkg, sizeof(db->list_pkg)) ||
+		    reading_open(&db->list, dirfd(db->info), name, DEBPKG_LIST_MAX))
+			db->list.fd = -1;	/* gone since, or not a file: skipped */
+		return;
+	}
+	n = reading_chunk(&db->list, db->chunk, sizeof(db->chunk));
+	if (n == -EINTR)
+		return;
+	list_wanted(db);
+	while (n > 0 && db->owners &&
+	       dpkgdb_lines__next(&db->list.lines, db->chunk, (size_t)n, &pos, &line, &len))
+		list_line(db, line, len);
+	if (n > 0 && db->owners)
+		return;
+	if (dpkgdb_lines__end(&db->list.lines, &line, &len))
+		list_line(db, line, len);
+	reading_close(&db->list);
+}
+
+/*
+ * The stanza just read answers the questions it matches (an installed one at once); those
+ * back where they joined have seen every stanza (the best of them is their answer).
+ */
+static void stanza_read(struct debpkg_db *db)
+{
+	const struct dpkgdb_stanza *s = &db->stanza;
+	struct debpkg_query *q, *next;
+
+	for (q = db->sources; q; q = next) {
+		enum dpkgdb_rank rank;
+
+		next = q->next;
+		if (q->join == JOIN_WRAPPED && db->stanza_no >= q->from_stanza) {
+			finish(q, SYM_PKG_OWNED);
+			continue;
+		}
+		rank = dpkgdb_stanza__rank(s, q->package);
+		if (rank <= q->rank)
+			continue;
+		q->rank = rank;
+		snprintf(q->source, sizeof(q->source), "%s", dpkgdb_stanza__source(s));
+		snprintf(q->arch, sizeof(q->arch), "%s", s->arch);
+		if (rank == DPKGDB_INSTALLED)
+			finish(q, SYM_PKG_OWNED);
+	}
+	db->stanza_no++;
+}
+
+/* Every question of the pass that ended has its answer: the best stanza, or no source. */
+static void status_pass_end(struct debpkg_db *db, bool all)
+{
+	struct debpkg_query *q, *next;
+
+	for (q = db->sources; q; q = next) {
+		next = q->next;
+		if (all || q->join == JOIN_WHOLE || q->join == JOIN_WRAPPED)
+			finish(q, SYM_PKG_OWNED);
+		else if (q->join == JOIN_MIDWAY)
+			q->join = JOIN_WRAPPED;
+	}
+	reading_close(&db->status);
+}
+
+static void status_line(struct debpkg_db *db, const char *line, size_t len)
+{
+	if (dpkgdb_stanza__line(&db->stanza, line, len)) {
+		stanza_read(db);
+		dpkgdb_stanza__reset(&db->stanza);
+	}
+}
+
+/* One unit of the pass over the status file. */
+static void status_work(struct debpkg_db *db)
+{
+	const char *line;
+	size_t len, pos = 0;
+	ssize_t n;
+
+	if (db->status.fd < 0) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/status", db->admindir);
+		if (reading_open(&db->status, AT_FDCWD, path, DEBPKG_STATUS_MAX)) {
+			status_pass_end(db, true);	/* owned, source unknown */
+			return;
+		}
+		dpkgdb_stanza__reset(&db->stanza);
+		db->stanza_no = 0;
+		for (struct debpkg_query *q = db->sources; q; q = q->next)
+			if (q->join == JOIN_NEXT)
+				q->join = JOIN_WHOLE;
+		return;
+	}
+	n = reading_chunk(&db->status, db->chunk, sizeof(db->chunk));
+	if (n == -EINTR)
+		return;
+	while (n > 0 && dpkgdb_lines__next(&db->status.lines, db->chunk, (size_t)n, &pos, &line,
+					   &len))
+		status_line(db, line, len);
+	if (n > 0)
+		return;
+	if (dpkgdb_lines__end(&db->status.lines, &line, &len))
+		status_line(db, line, len);
+	status_line(db, "", 0);			/* the end of the file ends a stanza */
+	status_pass_end(db, false);
+}
+
+/* Read in units until until_ns or until no question is left. */
+static void work(struct debpkg_db *db, uint64_t until_ns)
+{
+	do {
+		if (db->sources)
+			status_work(db);
+		if (db->owners)
+			list_work(db);
+	} while ((db->owners || db->sources) && monotonic_ns() < until_ns);
+	if (!db->owners && db->info)
+		list_pass_drop(db);
+	if (!db->sources && db->status.fd >= 0)
+		reading_close(&db->status);
+}
+
+void debpkg__join(struct debpkg_query *q, struct debpkg_db *db)
+{
+	if (q->stage != STAGE_NEW)
+		return;
+	if (!db) {
+		finish(q, SYM_PKG_UNKNOWN);
+		return;
+	}
+	q->db = db;
+	q->stage = STAGE_OWNER;
+	q->join = JOIN_NEXT;
+	if (db->info && !db->next) {
+		q->join = JOIN_WHOLE;		/* no list opened yet */
+	} else if (db->info && db->next < db->n_names) {
+		q->join = JOIN_MIDWAY;
+		snprintf(q->from, sizeof(q->from), "%s", db->names[db->next]);
+	}
+	q->next = db->owners;
+	db->owners = q;
+}
+
+bool debpkg__step(struct debpkg_query *q, uint64_t now_ns, struct debpkg_db *db)
+{
+	uint64_t start, end;
+
+	debpkg__join(q, db);
+	db = q->db;
+	if (q->stage == STAGE_DONE || now_ns < db->rest_until_ns)
+		return q->stage == STAGE_DONE;
+	start = monotonic_ns();
+	work(db, start + DEBPKG_STEP_NS);
+	end = monotonic_ns();
+	db->rest_until_ns = end + DEBPKG_REST * (end - start);
+	return q->stage == STAGE_DONE;
+}
+
+void debpkg_db__read(struct debpkg_db *db, unsigned int rounds)
+{
+	while (rounds-- && (db->owners || db->sources))
+		work(db, 0);
 }
 
 void debpkg__wait(struct debpkg_query *const *q, size_t n, uint64_t deadline_ns)
 {
-	struct pollfd fds[16];
-	nfds_t nfds = 0;
 	uint64_t now = monotonic_ns();
+	struct debpkg_db *db = NULL;
 
-	for (size_t i = 0; i < n && nfds < 16; i++)
-		if (q[i]->fd >= 0 && !q[i]->eof)
-			fds[nfds++] = (struct pollfd){ .fd = q[i]->fd, .events = POLLIN };
-	if (deadline_ns <= now)
+	for (size_t i = 0; i < n && !db; i++)
+		if (q[i]->stage != STAGE_DONE)
+			db = q[i]->db;
+	if (!db || deadline_ns <= now)
 		return;
-	if (!nfds) {
-		/* Children that closed their output and are still exiting: a short nap. */
-		struct timespec ts = { .tv_nsec = 2 * 1000 * 1000 };
-
-		nanosleep(&ts, NULL);
-		return;
-	}
-	poll(fds, nfds, (int)((deadline_ns - now + 999999) / 1000000));
+	work(db, deadline_ns < now + DEBPKG_WAIT_NS ? deadline_ns : now + DEBPKG_WAIT_NS);
 }
 
 void debpkg__cancel(struct debpkg_query *q)
 {
-	int status;
-
-	if (q->pid > 0) {
-		kill(q->pid, SIGKILL);
-		waitpid(q->pid, &status, 0);
-	}
-	if (q->fd >= 0)
-		close(q->fd);
-	q->fd = -1;
-	q->pid = 0;
 	if (q->stage != STAGE_DONE)
 		finish(q, SYM_PKG_UNKNOWN);
+}
+
+void debpkg_db__free(struct debpkg_db *db)
+{
+	if (!db)
+		return;
+	owners_unknown(db);
+	while (db->sources)
+		finish(db->sources, SYM_PKG_UNKNOWN);
+	list_pass_drop(db);
+	reading_close(&db->status);
+	free(db->admindir);
+	free(db);
 }
