@@ -197,6 +197,14 @@ static int attach_system(struct run *r, bool quiet)
 			continue;
 		}
 		attached++;
+		/*
+		 * Every heap stack goes through its libc: its table now, not at the first walk
+		 * that asks, so the first stacks of every process are whole there already.
+		 */
+		if (r->uw)
+			unwind_store__load_mapping(r->uw, refs[i].pid, refs[i].start, refs[i].end,
+						   refs[i].deleted ? NULL : refs[i].path,
+						   refs[i].dev, refs[i].ino);
 	}
 	free(refs);
 	if (!attached && !quiet) {

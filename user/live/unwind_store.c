@@ -303,6 +303,14 @@ static int load_mapping(struct unwind_store *u, int pid, uint64_t start, uint64_
 	return load_fd(u, key, fd, what, now);
 }
 
+int unwind_store__load_mapping(struct unwind_store *u, int pid, uint64_t start, uint64_t end,
+			       const char *path, uint64_t dev, uint64_t ino)
+{
+	struct lt_unwind_key key = { .ino = ino, .dev = kernel_dev(dev) };
+
+	return load_mapping(u, pid, start, end, path, &key, monotonic_ns());
+}
+
 int unwind_store__load_pid(struct unwind_store *u, int pid)
 {
 	struct proc_maps maps = {};

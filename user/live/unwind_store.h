@@ -22,6 +22,12 @@ struct unwind_store_fds {
 
 int unwind_store__new(struct unwind_store **out, const struct unwind_store_fds *fds, bool verbose);
 void unwind_store__free(struct unwind_store *u);
+/*
+ * The table of the file pid maps at [start, end) (path: as its maps name it, or NULL; dev,
+ * ino: its identity as the maps give it).  0 or -errno.
+ */
+int unwind_store__load_mapping(struct unwind_store *u, int pid, uint64_t start, uint64_t end,
+			       const char *path, uint64_t dev, uint64_t ino);
 /* Tables for every executable file pid maps now.  0, or -ESRCH when the process is gone. */
 int unwind_store__load_pid(struct unwind_store *u, int pid);
 /*
