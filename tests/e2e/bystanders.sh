@@ -88,6 +88,9 @@ run_command_mode() {
 	BY_CMD_CHILD=$(at_malloc "$BY/cmd.err" "$(pid_in "$BY/c/ready")")
 	# 1.5 s of the bystander's malloc/free loop beside the traced command.
 	nap 1.5
+	# The waiter as it lives (replaced atomically: a whole file): after quit it exits, and
+	# an interval may report it gone before the last snapshot.
+	cp "$BY/cmd.json" "$BY/cmd-alive.json"
 	touch "$BY/c/quit"
 	wait_exit "$LT_PID" || return 1
 	LT_STATUS=$WAIT_STATUS
@@ -137,7 +140,7 @@ test_command_mode_counts_the_forked_program_exactly() {
 	# The waiter (nogo): 2 blocks before ready, one of them freed, then 5.  (Its first
 	# malloc grows the heap: an mmap site of its own that begins at leak_before_go too.)
 	expect_jq "the waiter's blocks [leak_before_go, leak_after_go]" '[[1],[5]]' \
-		"$BY/cmd.json" '[.processes[].sites[] | select(.kind == "heap")] as $s |
+		"$BY/cmd-alive.json" '[.processes[].sites[] | select(.kind == "heap")] as $s |
 		["leak_before_go", "leak_after_go"] |
 		map(. as $f | [$s[] | select(.stack[0].symbol == $f) | .outstanding_count])'
 }
