@@ -303,7 +303,6 @@ static int walk_fdes(struct build *b, Dwarf_CFI *cfi, const uint64_t *locs, size
 			continue;
 		pc = locs[i];
 		any = true;
-		b->t->fdes++;
 		for (;;) {
 			Dwarf_Frame *fr = NULL;
 			Dwarf_Addr start, end;

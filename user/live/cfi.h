@@ -20,7 +20,6 @@ struct cfi_table {
 	struct lt_unwind_row *rows;	/* sorted by pc, no two neighbours alike */
 	size_t n;
 	size_t unusable;		/* rows whose rule the unwinder cannot follow (LT_UW_NONE) */
-	size_t fdes;			/* functions described */
 };
 
 /*
