@@ -19,7 +19,9 @@ mkdir -p "$TUI"
 
 tm() { tmux -S "$SOCK" "$@"; }
 screen() { tm capture-pane -t lt -p; }
-screen_has() { screen | grep -qE -- "$1"; }
+# The pattern goes to grep through a file descriptor, not its argv: in whole-system mode a
+# grep whose command line holds a PID would match the TUI's own filter for that PID.
+screen_has() { screen | grep -qE -f <(printf '%s\n' "$1"); }
 # wait_screen REGEX: wait for a line of the screen to match; on timeout the failure shows
 # the screen's top lines (blank ones left out), for a look at what was there instead.
 wait_screen() {
@@ -164,8 +166,9 @@ test_tui_shows_whole_comm_and_escaped_command_line() {
 # Whole system over a tiny budget: suspects only.  The quiet process is watched; `t` traces
 # its heap on the user's word (picked), `t` again stops it.
 sys_mode_of() {
-	[ "$(jq -r ".processes[] | select(.pid == $1) | \"\(.heap.mode) \(.heap.picked)\"" \
-		"$TUI/sys.json" 2>/dev/null)" = "$2" ]
+	# The PID goes through the environment so that jq's command line does not match the filter.
+	[ "$(LT_PID=$1 jq -r '.processes[] | select(.pid == ($ENV.LT_PID | tonumber)) |
+		"\(.heap.mode) \(.heap.picked)"' "$TUI/sys.json" 2>/dev/null)" = "$2" ]
 }
 
 test_tui_t_key_traces_and_untraces_the_selected_process_heap() {
