@@ -26,7 +26,12 @@
 #define LT_MAX_PROCS		(1u << 15)	/* traced processes */
 #define LT_RINGBUF_BYTES	(1u << 18)
 
-/* Allocator functions, one uprobe (and uretprobe where the result is needed) each. */
+/*
+ * How an allocator entry point takes its arguments and gives its block, one value per shape
+ * (the attach cookie of its probe): every allocator's functions are one of these, e.g.
+ * jemalloc's mallocx and C++ operator new are LT_FN_MALLOC (size in the first argument),
+ * operator delete and sdallocx LT_FN_FREE (block in the first), rallocx LT_FN_REALLOC.
+ */
 enum lt_alloc_fn {
 	LT_FN_MALLOC,
 	LT_FN_CALLOC,

@@ -440,7 +440,7 @@ static uint8_t *read_bytes(const char *path, uint64_t offset, size_t len)
 
 static void test_plan_real_libc(void)
 {
-	static const int fns[] = { LT_FN_MALLOC, LT_FN_FREE };
+	static const char *const fns[] = { "malloc", "free" };
 	struct probe_plan plan;
 	struct mapping libc, m;
 	const struct probe_fn_plan *f;
@@ -460,16 +460,21 @@ static void test_plan_real_libc(void)
 	CHECK(fcntl(fd, F_GETFD) >= 0 && lseek(fd, 0, SEEK_CUR) == 0);
 	close(fd);
 	CHECK_EQ_INT(err, 0);
-	CHECK(plan.fn[LT_FN_MALLOC].found);
-	CHECK(plan.fn[LT_FN_FREE].found);
+	CHECK(probe_plan__find(&plan, "malloc")->found);
+	CHECK(probe_plan__find(&plan, "free")->found);
+	CHECK(!strcmp(plan.kind, "glibc"));
+	CHECK(plan.exports_malloc && plan.defines_malloc && plan.is_dynamic);
+	/* glibc defines no C++ operator and no other allocator's API. */
+	CHECK(!probe_plan__find(&plan, "_Znwm")->found);
+	CHECK(!probe_plan__find(&plan, "mallocx")->found);
 
-	for (i = 0; i < LT_FN__COUNT; i++) {
+	for (i = 0; i < (int)plan.n_fn; i++) {
 		f = &plan.fn[i];
 		CHECK(f->name != NULL);
 		if (!f->found)
 			continue;
-		/* Only free() moves; the others keep the entry their uretprobe needs. */
-		if (i != LT_FN_FREE)
+		/* Only free-shaped functions move; the others keep the entry their uretprobe needs. */
+		if (f->fn != LT_FN_FREE)
 			CHECK_EQ_INT(f->probe_offset, f->entry_offset);
 		CHECK(f->alias_of < i);
 		if (f->alias_of >= 0)
@@ -481,7 +486,7 @@ static void test_plan_real_libc(void)
 	h = dlopen(libc.path, RTLD_NOW | RTLD_NOLOAD);
 	CHECK(h != NULL);
 	for (i = 0; i < 2; i++) {
-		f = &plan.fn[fns[i]];
+		f = probe_plan__find(&plan, fns[i]);
 		addr = dlsym(h, f->name);
 		if (!addr)
 			break;
@@ -496,7 +501,7 @@ static void test_plan_real_libc(void)
 	CHECK(i == 2);
 
 	/* free(): the moved point must be what the pure decision picks on the file's bytes. */
-	f = &plan.fn[LT_FN_FREE];
+	f = probe_plan__find(&plan, "free");
 	len = sym->st_size;
 	CHECK(len > 0 && len <= 64 * 1024);
 	code = read_bytes(libc.path, f->entry_offset, len);
@@ -535,8 +540,113 @@ static void test_plan_real_libc(void)
 	}
 }
 
+/* --- other allocators (Debian's, installed by make deps) ------------------------------- */
+
+/* The plan of the object at path (a Debian multiarch library), or the error. */
+static int plan_of(const char *name, struct probe_plan *plan)
+{
+	char path[256];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/usr/lib/x86_64-linux-gnu/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = probe_plan__build(fd, plan);
+	close(fd);
+	return err;
+}
+
+/* Every found entry either probes its own code or names an earlier one at its address. */
+static void check_plan_consistent(const struct probe_plan *plan)
+{
+	for (unsigned int i = 0; i < plan->n_fn; i++) {
+		const struct probe_fn_plan *f = &plan->fn[i];
+
+		if (!f->found)
+			continue;
+		CHECK(f->alias_of < (int)i);
+		if (f->alias_of >= 0)
+			CHECK_EQ_INT(f->sym_vaddr, plan->fn[f->alias_of].sym_vaddr);
+		if (f->fn != LT_FN_FREE)
+			CHECK_EQ_INT(f->probe_offset, f->entry_offset);
+		CHECK(f->insn[0] != '\0');
+	}
+}
+
+static void test_plan_jemalloc_probes_its_api_and_cxx_operators(void)
+{
+	static struct probe_plan plan;
+
+	CHECK_EQ_INT(plan_of("libjemalloc.so.2", &plan), 0);
+	CHECK(!strcmp(plan.kind, "jemalloc"));
+	CHECK(plan.exports_malloc);
+	CHECK(probe_plan__find(&plan, "malloc")->found);
+	CHECK(probe_plan__find(&plan, "sdallocx")->found);
+	CHECK_EQ_INT(probe_plan__find(&plan, "sdallocx")->fn, LT_FN_FREE);
+	CHECK_EQ_INT(probe_plan__find(&plan, "rallocx")->fn, LT_FN_REALLOC);
+	CHECK(probe_plan__find(&plan, "_Znwm")->found);
+	CHECK(probe_plan__find(&plan, "_ZdaPvm")->found);
+	CHECK(!probe_plan__find(&plan, "tc_malloc")->found);
+	check_plan_consistent(&plan);
+}
+
+static void test_plan_tcmalloc_is_tcmalloc_with_its_prefixed_api(void)
+{
+	static struct probe_plan plan;
+
+	CHECK_EQ_INT(plan_of("libtcmalloc_minimal.so.4", &plan), 0);
+	CHECK(!strcmp(plan.kind, "tcmalloc"));
+	CHECK(probe_plan__find(&plan, "tc_malloc")->found);
+	CHECK(probe_plan__find(&plan, "tc_delete_sized")->found);
+	CHECK(probe_plan__find(&plan, "_ZnamRKSt9nothrow_t")->found);
+	check_plan_consistent(&plan);
+}
+
+static void test_plan_mimalloc_aliases_malloc_to_mi_malloc(void)
+{
+	static struct probe_plan plan;
+	const struct probe_fn_plan *m, *mi;
+
+	CHECK_EQ_INT(plan_of("libmimalloc.so.2", &plan), 0);
+	CHECK(!strcmp(plan.kind, "mimalloc"));
+	m = probe_plan__find(&plan, "malloc");
+	mi = probe_plan__find(&plan, "mi_malloc");
+	CHECK(m->found && mi->found);
+	/* One function under two names: probed once (the later name is an alias). */
+	CHECK_EQ_INT(mi->sym_vaddr, m->sym_vaddr);
+	CHECK(mi->alias_of >= 0);
+	check_plan_consistent(&plan);
+}
+
+static void test_plan_libstdcxx_operator_new_alone_is_not_an_allocator(void)
+{
+	static struct probe_plan plan;
+
+	CHECK_EQ_INT(plan_of("libstdc++.so.6", &plan), -ENOENT);
+}
+
+static void test_plan_names_of_the_table_are_unique(void)
+{
+	static struct probe_plan plan;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+	CHECK(fd >= 0);
+	probe_plan__scan(fd, &plan);
+	close(fd);
+	CHECK(plan.n_fn > 0 && plan.n_fn <= PROBE_MAX_FNS);
+	for (unsigned int i = 0; i < plan.n_fn; i++)
+		for (unsigned int j = 0; j < i; j++)
+			CHECK(strcmp(plan.fn[i].name, plan.fn[j].name));
+}
+
 int main(void)
 {
+	RUN(test_plan_jemalloc_probes_its_api_and_cxx_operators);
+	RUN(test_plan_tcmalloc_is_tcmalloc_with_its_prefixed_api);
+	RUN(test_plan_mimalloc_aliases_malloc_to_mi_malloc);
+	RUN(test_plan_libstdcxx_operator_new_alone_is_not_an_allocator);
+	RUN(test_plan_names_of_the_table_are_unique);
 	RUN(test_probe_stays_at_entry_when_not_movable);
 	RUN(test_probe_moves_past_test_to_jcc);
 	RUN(test_probe_stays_at_entry_when_entry_is_emulated);

@@ -57,7 +57,7 @@ struct attached_libc {
 /* Probes of one libc defined in tracefs: the perf events of every tree open these ids. */
 struct tree_libc {
 	uint64_t dev, ino;
-	int ids[1 + LT_FN__COUNT];	/* the returns, then each entry */
+	int ids[1 + PROBE_MAX_FNS];	/* the returns, then each entry */
 	uint32_t n_ids;
 	uint32_t n_probes;		/* the probes those events hold */
 };
@@ -588,11 +588,11 @@ static int link_multi(struct bpf_program *prog, const char *path, const uint64_t
 	return fd < 0 ? -errno : (int)fd;
 }
 
-/* Where each probe of a libc goes, and which function it is. */
+/* Where each probe of an allocator object goes, and which function it is. */
 struct probe_set {
-	uint64_t entry_at[LT_FN__COUNT], entry_fn[LT_FN__COUNT];
-	uint64_t return_at[LT_FN__COUNT];
-	int entry_of[LT_FN__COUNT];		/* probe index -> enum lt_alloc_fn */
+	uint64_t entry_at[PROBE_MAX_FNS], entry_fn[PROBE_MAX_FNS];	/* offset, its shape */
+	uint64_t return_at[PROBE_MAX_FNS];
+	int entry_of[PROBE_MAX_FNS];		/* probe index -> the plan's fn[] index */
 	uint32_t n_entry, n_return;
 };
 
@@ -634,18 +634,18 @@ static int attach_each(struct loader *ld, struct attached_libc *a, const struct 
 	int err;
 
 	for (uint32_t i = 0; i < ps->n_entry; i++) {
-		int fn = ps->entry_of[i];
+		const struct probe_fn_plan *f = &plan->fn[ps->entry_of[i]];
 
 		err = 0;
-		if (fn != LT_FN_FREE)
+		if (f->fn != LT_FN_FREE)
 			err = attach_one(a, ld->cfg.probes == PROBES_ACCOUNTING ?
 					 ld->skel->progs.alloc_return : ld->skel->progs.floor_return,
 					 true, path, ps->return_at[r++]);
 		if (!err)
-			err = attach_one(a, entry_prog(ld, fn), false, path, ps->entry_at[i]);
+			err = attach_one(a, entry_prog(ld, f->fn), false, path, ps->entry_at[i]);
 		if (err) {
 			msg__set(msg, msg_len, 0, "cannot attach a uprobe to %s in %s: %s%s%s",
-				 plan->fn[fn].name, name, strerror(-err),
+				 f->name, name, strerror(-err),
 				 err == -EMFILE || err == -ENFILE ? "; " : "", attach_fix(err, ""));
 			return err;
 		}
@@ -723,13 +723,14 @@ static int define_tree(struct loader *ld, const struct probe_set *ps, const stru
 		progs[tl->n_ids++] = ld->cfg.probes == PROBES_ACCOUNTING ?
 				     ld->skel->progs.alloc_return : ld->skel->progs.floor_return;
 	for (uint32_t i = 0; i < ps->n_entry; i++) {
-		int fn = ps->entry_of[i];
+		const struct probe_fn_plan *f = &plan->fn[ps->entry_of[i]];
 
-		snprintf(ev, sizeof(ev), "e%u_%s", set, plan->fn[fn].name);
+		/* Event names: letters, digits and '_' (mangled C++ names are). */
+		snprintf(ev, sizeof(ev), "e%u_%.40s", set, f->name);
 		err = tracefs__define(ld->tfs, ev, false, path, ps->entry_at[i], &tl->ids[tl->n_ids]);
 		if (err)
 			return err;
-		progs[tl->n_ids++] = entry_prog(ld, fn);
+		progs[tl->n_ids++] = entry_prog(ld, f->fn);
 	}
 	return 0;
 }
@@ -749,7 +750,7 @@ static int attach_tree(struct loader *ld, struct attached_libc *a, const struct 
 		       const struct probe_set *ps, const struct probe_plan *plan, int pid,
 		       const char *path)
 {
-	struct bpf_program *progs[1 + LT_FN__COUNT];
+	struct bpf_program *progs[1 + PROBE_MAX_FNS];
 	struct tree_libc *tl = find_tree(ld, ref->dev, ref->ino), fresh = { .dev = ref->dev };
 	const struct tree_libc *use = tl ? tl : &fresh;
 	int err;
@@ -849,8 +850,8 @@ static int attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, b
 		msg__set(msg, msg_len, 0, "cannot find the allocator in %s: %s", name, strerror(-err));
 		goto out;
 	}
-	for (int fn = 0; fn < LT_FN__COUNT; fn++) {
-		const struct probe_fn_plan *p = &plan.fn[fn];
+	for (unsigned int i = 0; i < plan.n_fn; i++) {
+		const struct probe_fn_plan *p = &plan.fn[i];
 		uint64_t at = p->probe_offset;
 
 		if (!p->found || p->alias_of >= 0)
@@ -858,16 +859,16 @@ static int attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, b
 		if (ld->cfg.probes == PROBES_FLOOR_ENTRY)
 			at = p->entry_offset;
 		if (ld->cfg.verbose)
-			fprintf(stderr, "leaktop: %s: %s at +0x%llx (entry +0x%llx)%s%s%s\n", name,
-				p->name, (unsigned long long)at,
+			fprintf(stderr, "leaktop: %s (%s): %s at +0x%llx (entry +0x%llx)%s%s%s\n",
+				name, plan.kind, p->name, (unsigned long long)at,
 				(unsigned long long)p->entry_offset,
 				at == p->probe_offset && p->entry_emulated ? " emulated" : "",
 				at == p->probe_offset ? ": " : "",
 				at == p->probe_offset ? p->insn : "");
-		ps.entry_of[ps.n_entry] = fn;
-		ps.entry_fn[ps.n_entry] = fn;
+		ps.entry_of[ps.n_entry] = (int)i;
+		ps.entry_fn[ps.n_entry] = p->fn;
 		ps.entry_at[ps.n_entry++] = at;
-		if (fn != LT_FN_FREE)
+		if (p->fn != LT_FN_FREE)
 			ps.return_at[ps.n_return++] = p->entry_offset;
 	}
 	if (tree) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * probes.c - the probe plan for one libc: which allocator functions it defines, the file
- * offset of each entry (what the kernel's uprobe API takes), and for free() a probe point
+ * probes.c - the probe plan for one allocator object (a libc, jemalloc, tcmalloc, mimalloc,
+ * an executable with its allocator inside): which allocator entry points it defines (the
+ * table below), what kind of allocator it is, the file offset of each entry (what the kernel's uprobe API takes), and for free() a probe point
  * that may sit a few instructions past the entry when that lets the kernel emulate the
  * probed instruction instead of single-stepping it out of line.
  *
@@ -43,17 +44,157 @@
 #define VERSYM_VERSION		0x7fff
 #endif
 
-static const char *const probe_fn_names[LT_FN__COUNT] = {
-	[LT_FN_MALLOC]		= "malloc",
-	[LT_FN_CALLOC]		= "calloc",
-	[LT_FN_REALLOC]		= "realloc",
-	[LT_FN_REALLOCARRAY]	= "reallocarray",
-	[LT_FN_FREE]		= "free",
-	[LT_FN_POSIX_MEMALIGN]	= "posix_memalign",
-	[LT_FN_ALIGNED_ALLOC]	= "aligned_alloc",
-	[LT_FN_MEMALIGN]	= "memalign",
-	[LT_FN_VALLOC]		= "valloc",
-	[LT_FN_PVALLOC]		= "pvalloc",
+/*
+ * Every allocator entry point leaktop knows, by symbol, with its argument shape (what its
+ * probe reads) and family.  The `core` pair of a family (its malloc and its free) makes an
+ * object an allocator.  Not here: functions that only report or resize in place (xallocx,
+ * malloc_usable_size), helpers that allocate through a probed entry (strdup), and mimalloc's
+ * mi_reallocf (it frees its block when it fails, which the realloc shape would not see).
+ */
+#define FN(name, shape, family)		{ name, shape, family, false }
+#define CORE(name, shape, family)	{ name, shape, family, true }
+
+static const struct probe_name {
+	const char *name;
+	enum lt_alloc_fn fn;
+	enum probe_family family;
+	bool core;
+} probe_names[] = {
+	CORE("malloc",		LT_FN_MALLOC,		PROBE_FAM_STD),
+	FN("calloc",		LT_FN_CALLOC,		PROBE_FAM_STD),
+	FN("realloc",		LT_FN_REALLOC,		PROBE_FAM_STD),
+	FN("reallocarray",	LT_FN_REALLOCARRAY,	PROBE_FAM_STD),
+	CORE("free",		LT_FN_FREE,		PROBE_FAM_STD),
+	FN("posix_memalign",	LT_FN_POSIX_MEMALIGN,	PROBE_FAM_STD),
+	FN("aligned_alloc",	LT_FN_ALIGNED_ALLOC,	PROBE_FAM_STD),
+	FN("memalign",		LT_FN_MEMALIGN,		PROBE_FAM_STD),
+	FN("valloc",		LT_FN_VALLOC,		PROBE_FAM_STD),
+	FN("pvalloc",		LT_FN_PVALLOC,		PROBE_FAM_STD),
+	FN("cfree",		LT_FN_FREE,		PROBE_FAM_STD),
+	FN("free_sized",		LT_FN_FREE,		PROBE_FAM_STD),
+	FN("free_aligned_sized",	LT_FN_FREE,		PROBE_FAM_STD),
+	/* operator new (size), new[], nothrow, aligned (size, align), aligned nothrow */
+	FN("_Znwm",				LT_FN_MALLOC,	PROBE_FAM_CXX),
+	FN("_Znam",				LT_FN_MALLOC,	PROBE_FAM_CXX),
+	FN("_ZnwmRKSt9nothrow_t",		LT_FN_MALLOC,	PROBE_FAM_CXX),
+	FN("_ZnamRKSt9nothrow_t",		LT_FN_MALLOC,	PROBE_FAM_CXX),
+	FN("_ZnwmSt11align_val_t",		LT_FN_MALLOC,	PROBE_FAM_CXX),
+	FN("_ZnamSt11align_val_t",		LT_FN_MALLOC,	PROBE_FAM_CXX),
+	FN("_ZnwmSt11align_val_tRKSt9nothrow_t",	LT_FN_MALLOC,	PROBE_FAM_CXX),
+	FN("_ZnamSt11align_val_tRKSt9nothrow_t",	LT_FN_MALLOC,	PROBE_FAM_CXX),
+	/* operator delete: plain, sized, nothrow, aligned, sized aligned, aligned nothrow */
+	FN("_ZdlPv",				LT_FN_FREE,	PROBE_FAM_CXX),
+	FN("_ZdaPv",				LT_FN_FREE,	PROBE_FAM_CXX),
+	FN("_ZdlPvm",				LT_FN_FREE,	PROBE_FAM_CXX),
+	FN("_ZdaPvm",				LT_FN_FREE,	PROBE_FAM_CXX),
+	FN("_ZdlPvRKSt9nothrow_t",		LT_FN_FREE,	PROBE_FAM_CXX),
+	FN("_ZdaPvRKSt9nothrow_t",		LT_FN_FREE,	PROBE_FAM_CXX),
+	FN("_ZdlPvSt11align_val_t",		LT_FN_FREE,	PROBE_FAM_CXX),
+	FN("_ZdaPvSt11align_val_t",		LT_FN_FREE,	PROBE_FAM_CXX),
+	FN("_ZdlPvmSt11align_val_t",		LT_FN_FREE,	PROBE_FAM_CXX),
+	FN("_ZdaPvmSt11align_val_t",		LT_FN_FREE,	PROBE_FAM_CXX),
+	FN("_ZdlPvSt11align_val_tRKSt9nothrow_t",	LT_FN_FREE,	PROBE_FAM_CXX),
+	FN("_ZdaPvSt11align_val_tRKSt9nothrow_t",	LT_FN_FREE,	PROBE_FAM_CXX),
+	/* jemalloc: the *allocx API (size first, then flags), and a je_ prefix when built so */
+	CORE("mallocx",		LT_FN_MALLOC,		PROBE_FAM_JE),
+	FN("rallocx",		LT_FN_REALLOC,		PROBE_FAM_JE),
+	CORE("dallocx",		LT_FN_FREE,		PROBE_FAM_JE),
+	FN("sdallocx",		LT_FN_FREE,		PROBE_FAM_JE),
+	CORE("je_malloc",		LT_FN_MALLOC,		PROBE_FAM_JE),
+	FN("je_calloc",		LT_FN_CALLOC,		PROBE_FAM_JE),
+	FN("je_realloc",		LT_FN_REALLOC,		PROBE_FAM_JE),
+	CORE("je_free",		LT_FN_FREE,		PROBE_FAM_JE),
+	FN("je_posix_memalign",	LT_FN_POSIX_MEMALIGN,	PROBE_FAM_JE),
+	FN("je_aligned_alloc",	LT_FN_ALIGNED_ALLOC,	PROBE_FAM_JE),
+	FN("je_memalign",	LT_FN_MEMALIGN,		PROBE_FAM_JE),
+	FN("je_valloc",		LT_FN_VALLOC,		PROBE_FAM_JE),
+	FN("je_mallocx",		LT_FN_MALLOC,		PROBE_FAM_JE),
+	FN("je_rallocx",		LT_FN_REALLOC,		PROBE_FAM_JE),
+	FN("je_dallocx",		LT_FN_FREE,		PROBE_FAM_JE),
+	FN("je_sdallocx",	LT_FN_FREE,		PROBE_FAM_JE),
+	/* tcmalloc (gperftools) */
+	CORE("tc_malloc",		LT_FN_MALLOC,		PROBE_FAM_TC),
+	FN("tc_calloc",		LT_FN_CALLOC,		PROBE_FAM_TC),
+	FN("tc_realloc",		LT_FN_REALLOC,		PROBE_FAM_TC),
+	CORE("tc_free",		LT_FN_FREE,		PROBE_FAM_TC),
+	FN("tc_free_sized",	LT_FN_FREE,		PROBE_FAM_TC),
+	FN("tc_cfree",		LT_FN_FREE,		PROBE_FAM_TC),
+	FN("tc_memalign",	LT_FN_MEMALIGN,		PROBE_FAM_TC),
+	FN("tc_posix_memalign",	LT_FN_POSIX_MEMALIGN,	PROBE_FAM_TC),
+	FN("tc_valloc",		LT_FN_VALLOC,		PROBE_FAM_TC),
+	FN("tc_pvalloc",		LT_FN_PVALLOC,		PROBE_FAM_TC),
+	FN("tc_malloc_skip_new_handler",	LT_FN_MALLOC,	PROBE_FAM_TC),
+	FN("tc_new",			LT_FN_MALLOC,	PROBE_FAM_TC),
+	FN("tc_newarray",		LT_FN_MALLOC,	PROBE_FAM_TC),
+	FN("tc_new_nothrow",		LT_FN_MALLOC,	PROBE_FAM_TC),
+	FN("tc_newarray_nothrow",	LT_FN_MALLOC,	PROBE_FAM_TC),
+	FN("tc_new_aligned",		LT_FN_MALLOC,	PROBE_FAM_TC),
+	FN("tc_newarray_aligned",	LT_FN_MALLOC,	PROBE_FAM_TC),
+	FN("tc_new_aligned_nothrow",	LT_FN_MALLOC,	PROBE_FAM_TC),
+	FN("tc_newarray_aligned_nothrow", LT_FN_MALLOC,	PROBE_FAM_TC),
+	FN("tc_delete",			LT_FN_FREE,	PROBE_FAM_TC),
+	FN("tc_deletearray",		LT_FN_FREE,	PROBE_FAM_TC),
+	FN("tc_delete_nothrow",		LT_FN_FREE,	PROBE_FAM_TC),
+	FN("tc_deletearray_nothrow",	LT_FN_FREE,	PROBE_FAM_TC),
+	FN("tc_delete_sized",		LT_FN_FREE,	PROBE_FAM_TC),
+	FN("tc_deletearray_sized",	LT_FN_FREE,	PROBE_FAM_TC),
+	FN("tc_delete_aligned",		LT_FN_FREE,	PROBE_FAM_TC),
+	FN("tc_deletearray_aligned",	LT_FN_FREE,	PROBE_FAM_TC),
+	FN("tc_delete_sized_aligned",	LT_FN_FREE,	PROBE_FAM_TC),
+	FN("tc_deletearray_sized_aligned", LT_FN_FREE,	PROBE_FAM_TC),
+	FN("tc_delete_aligned_nothrow",	LT_FN_FREE,	PROBE_FAM_TC),
+	FN("tc_deletearray_aligned_nothrow", LT_FN_FREE,	PROBE_FAM_TC),
+	/* mimalloc */
+	CORE("mi_malloc",		LT_FN_MALLOC,		PROBE_FAM_MI),
+	FN("mi_zalloc",		LT_FN_MALLOC,		PROBE_FAM_MI),
+	FN("mi_calloc",		LT_FN_CALLOC,		PROBE_FAM_MI),
+	FN("mi_mallocn",		LT_FN_CALLOC,		PROBE_FAM_MI),
+	FN("mi_realloc",		LT_FN_REALLOC,		PROBE_FAM_MI),
+	FN("mi_reallocn",	LT_FN_REALLOCARRAY,	PROBE_FAM_MI),
+	FN("mi_reallocarray",	LT_FN_REALLOCARRAY,	PROBE_FAM_MI),
+	CORE("mi_free",		LT_FN_FREE,		PROBE_FAM_MI),
+	FN("mi_cfree",		LT_FN_FREE,		PROBE_FAM_MI),
+	FN("mi_free_size",	LT_FN_FREE,		PROBE_FAM_MI),
+	FN("mi_free_aligned",	LT_FN_FREE,		PROBE_FAM_MI),
+	FN("mi_free_size_aligned", LT_FN_FREE,		PROBE_FAM_MI),
+	FN("mi_malloc_aligned",	LT_FN_MALLOC,		PROBE_FAM_MI),
+	FN("mi_zalloc_aligned",	LT_FN_MALLOC,		PROBE_FAM_MI),
+	FN("mi_calloc_aligned",	LT_FN_CALLOC,		PROBE_FAM_MI),
+	FN("mi_realloc_aligned",	LT_FN_REALLOC,		PROBE_FAM_MI),
+	FN("mi_aligned_alloc",	LT_FN_ALIGNED_ALLOC,	PROBE_FAM_MI),
+	FN("mi_memalign",	LT_FN_MEMALIGN,		PROBE_FAM_MI),
+	FN("mi_posix_memalign",	LT_FN_POSIX_MEMALIGN,	PROBE_FAM_MI),
+	FN("mi_valloc",		LT_FN_VALLOC,		PROBE_FAM_MI),
+	FN("mi_pvalloc",		LT_FN_PVALLOC,		PROBE_FAM_MI),
+	FN("mi_new",		LT_FN_MALLOC,		PROBE_FAM_MI),
+	FN("mi_new_nothrow",	LT_FN_MALLOC,		PROBE_FAM_MI),
+	FN("mi_new_aligned",	LT_FN_MALLOC,		PROBE_FAM_MI),
+	FN("mi_new_aligned_nothrow", LT_FN_MALLOC,	PROBE_FAM_MI),
+	FN("mi_new_n",		LT_FN_CALLOC,		PROBE_FAM_MI),
+	FN("mi_new_realloc",	LT_FN_REALLOC,		PROBE_FAM_MI),
+	FN("mi_new_reallocn",	LT_FN_REALLOCARRAY,	PROBE_FAM_MI),
+};
+
+#undef FN
+#undef CORE
+
+#define N_PROBE_NAMES	(sizeof(probe_names) / sizeof(probe_names[0]))
+_Static_assert(N_PROBE_NAMES <= PROBE_MAX_FNS, "PROBE_MAX_FNS is too small for probe_names");
+
+/* Symbols that tell which C library an allocator is (absent from the probe table). */
+enum probe_marker {
+	MARK_GLIBC,			/* malloc_trim, gnu_get_libc_version: glibc only */
+	MARK_LIBC,			/* __libc_start_main: a C library (musl when not glibc) */
+	MARK__COUNT,
+};
+
+static const struct {
+	const char *name;
+	enum probe_marker mark;
+} marker_names[] = {
+	{ "malloc_trim", MARK_GLIBC },
+	{ "gnu_get_libc_version", MARK_GLIBC },
+	{ "__libc_start_main", MARK_LIBC },
 };
 
 /*
@@ -307,19 +448,65 @@ struct sym_pick {
 	uint64_t size;
 };
 
+/* What one pass over the symbol tables found: a pick per probe table entry, and markers. */
+struct sym_scan {
+	struct sym_pick pick[N_PROBE_NAMES];
+	bool mark[MARK__COUNT];
+};
+
+/* probe_names' indexes sorted by name, for a binary search per symbol. */
+static uint8_t name_order[N_PROBE_NAMES];
+static bool name_order_ready;
+
+static int cmp_order(const void *a, const void *b)
+{
+	return strcmp(probe_names[*(const uint8_t *)a].name, probe_names[*(const uint8_t *)b].name);
+}
+
+/* strcmp of a table name against a symbol name that may carry "@@VERSION" (the default). */
+static int cmp_sym(const char *name, size_t name_len, const char *table)
+{
+	int c = strncmp(name, table, name_len);
+
+	if (c)
+		return c;
+	return table[name_len] ? -1 : 0;
+}
+
 /* Names in the table are plain; a .symtab may also carry "name@@VERSION" (the default). */
 static int match_name(const char *name)
 {
-	size_t n;
-	int i;
+	const char *at = strstr(name, "@@");
+	size_t len = at ? (size_t)(at - name) : strlen(name), lo = 0, hi = N_PROBE_NAMES;
 
-	for (i = 0; i < LT_FN__COUNT; i++) {
-		n = strlen(probe_fn_names[i]);
-		if (!strncmp(name, probe_fn_names[i], n) &&
-		    (name[n] == '\0' || !strncmp(name + n, "@@", 2)))
-			return i;
+	if (!name_order_ready) {
+		for (size_t i = 0; i < N_PROBE_NAMES; i++)
+			name_order[i] = (uint8_t)i;
+		qsort(name_order, N_PROBE_NAMES, sizeof(name_order[0]), cmp_order);
+		name_order_ready = true;
+	}
+	/* A name with a single '@' (a non-default version) is none of ours. */
+	if (!at && strchr(name, '@'))
+		return -1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = cmp_sym(name, len, probe_names[name_order[mid]].name);
+
+		if (!c)
+			return name_order[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
 	return -1;
+}
+
+static void match_marker(const char *name, bool *mark)
+{
+	for (size_t i = 0; i < sizeof(marker_names) / sizeof(marker_names[0]); i++)
+		if (!strcmp(name, marker_names[i].name))
+			mark[marker_names[i].mark] = true;
 }
 
 /*
@@ -327,7 +514,7 @@ static int match_name(const char *name)
  * versions, the default version (hidden bit clear) wins over hidden ones; a name defined
  * only as an IFUNC is reported as such (resolved at run time: nothing to probe here).
  */
-static int scan_symbols(Elf *elf, Elf_Scn *scn, Elf_Data *versym, struct sym_pick *pick)
+static int scan_symbols(Elf *elf, Elf_Scn *scn, Elf_Data *versym, struct sym_scan *out)
 {
 	GElf_Shdr sh;
 	Elf_Data *data;
@@ -341,6 +528,7 @@ static int scan_symbols(Elf *elf, Elf_Scn *scn, Elf_Data *versym, struct sym_pic
 	count = sh.sh_size / sh.sh_entsize;
 
 	for (i = 1; i < count; i++) {
+		struct sym_pick *pick;
 		GElf_Sym sym;
 		GElf_Versym vs = 0;
 		const char *name;
@@ -358,21 +546,24 @@ static int scan_symbols(Elf *elf, Elf_Scn *scn, Elf_Data *versym, struct sym_pic
 		if (!name)
 			continue;
 		fn = match_name(name);
-		if (fn < 0)
+		if (fn < 0) {
+			match_marker(name, out->mark);
 			continue;
+		}
 		if (versym && !gelf_getversym(versym, (int)i, &vs))
 			return -EINVAL;
 		if (versym && (vs & VERSYM_VERSION) == VER_NDX_LOCAL)
 			continue;
 		hidden = vs & VERSYM_HIDDEN;
+		pick = &out->pick[fn];
 		/* The first default definition stays; a hidden one only fills an empty slot. */
-		if (pick[fn].seen && (hidden || !pick[fn].hidden))
+		if (pick->seen && (hidden || !pick->hidden))
 			continue;
-		pick[fn].seen = true;
-		pick[fn].ifunc = type == STT_GNU_IFUNC;
-		pick[fn].hidden = hidden;
-		pick[fn].value = sym.st_value;
-		pick[fn].size = sym.st_size;
+		pick->seen = true;
+		pick->ifunc = type == STT_GNU_IFUNC;
+		pick->hidden = hidden;
+		pick->value = sym.st_value;
+		pick->size = sym.st_size;
 	}
 	return 0;
 }
@@ -428,12 +619,28 @@ static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *offset, uint64_t 
 	return -ENOENT;
 }
 
+static bool has_dynamic(Elf *elf)
+{
+	size_t i, n;
+
+	if (elf_getphdrnum(elf, &n))
+		return false;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_DYNAMIC)
+			return true;
+	}
+	return false;
+}
+
+/* Where the entry of one found function is; with decode, where its probe goes. */
 static int plan_one(Elf *elf, const uint8_t *image, size_t image_size, Elf_Scn *symtabs[2],
-		    int fn, const struct sym_pick *pick, struct probe_fn_plan *out)
+		    const struct sym_pick *pick, bool decode, struct probe_fn_plan *out)
 {
 	uint64_t offset, avail, len;
 	size_t delta = 0;
-	bool may_move = fn == LT_FN_FREE;
+	bool may_move = out->fn == LT_FN_FREE;
 	int err, i;
 
 	if (!pick->seen || pick->ifunc)
@@ -443,6 +650,8 @@ static int plan_one(Elf *elf, const uint8_t *image, size_t image_size, Elf_Scn *
 		return 0;	/* not in the file's code: nothing we can probe */
 	if (err)
 		return err;
+	if (!decode)
+		goto found;
 
 	/* The whole function, or the probe does not move (the branch scan would be partial). */
 	len = pick->size;
@@ -457,7 +666,7 @@ static int plan_one(Elf *elf, const uint8_t *image, size_t image_size, Elf_Scn *
 	if (len > image_size - offset)
 		len = image_size - offset;
 
-	/* free(): entry probe only, and its program reads rdi only. */
+	/* Free-shaped functions: entry probe only, and its program reads rdi only. */
 	err = probe_plan__choose_offset(image + offset, len, pick->value, may_move,
 					may_move ? 1u << 0 : 0, &delta, &out->entry_emulated,
 					out->insn, sizeof(out->insn));
@@ -474,7 +683,7 @@ static int plan_one(Elf *elf, const uint8_t *image, size_t image_size, Elf_Scn *
 		if (err)
 			return err;
 	}
-
+found:
 	out->found = true;
 	out->sym_vaddr = pick->value;
 	out->entry_offset = offset;
@@ -482,9 +691,52 @@ static int plan_one(Elf *elf, const uint8_t *image, size_t image_size, Elf_Scn *
 	return 0;
 }
 
-int probe_plan__build(int fd, struct probe_plan *plan)
+/* Does some family other than C++'s have its malloc and its free (the core pair) here? */
+static bool plan_is_allocator(const struct probe_plan *plan)
 {
-	struct sym_pick pick[LT_FN__COUNT];
+	bool has_alloc[PROBE_FAM__COUNT] = { false }, has_free[PROBE_FAM__COUNT] = { false };
+
+	for (unsigned int i = 0; i < plan->n_fn; i++) {
+		const struct probe_fn_plan *f = &plan->fn[i];
+
+		if (!f->found || !probe_names[i].core)
+			continue;
+		if (f->fn == LT_FN_FREE)
+			has_free[f->family] = true;
+		else
+			has_alloc[f->family] = true;
+	}
+	for (int fam = 0; fam < PROBE_FAM__COUNT; fam++)
+		if (fam != PROBE_FAM_CXX && has_alloc[fam] && has_free[fam])
+			return true;
+	return false;
+}
+
+static const char *plan_kind(const struct probe_plan *plan, const bool *mark)
+{
+	static const struct {
+		enum probe_family family;
+		const char *kind;
+	} by_family[] = {
+		{ PROBE_FAM_JE, "jemalloc" },
+		{ PROBE_FAM_TC, "tcmalloc" },
+		{ PROBE_FAM_MI, "mimalloc" },
+	};
+
+	for (size_t k = 0; k < sizeof(by_family) / sizeof(by_family[0]); k++)
+		for (unsigned int i = 0; i < plan->n_fn; i++)
+			if (plan->fn[i].found && plan->fn[i].family == by_family[k].family)
+				return by_family[k].kind;
+	if (mark[MARK_GLIBC])
+		return "glibc";
+	if (mark[MARK_LIBC])
+		return "musl";
+	return "other";
+}
+
+static int plan_build(int fd, struct probe_plan *plan, bool decode)
+{
+	struct sym_scan *found = NULL, *more = NULL;
 	Elf_Scn *scn = NULL, *dynsym = NULL, *symtab = NULL, *versym_scn = NULL;
 	Elf_Scn *symtabs[2];
 	Elf_Data *versym = NULL;
@@ -493,14 +745,17 @@ int probe_plan__build(int fd, struct probe_plan *plan)
 	struct stat st;
 	GElf_Ehdr eh;
 	Elf *elf = NULL;
-	int i, j, err = 0;
+	unsigned int i, j;
+	int err = 0;
 
 	memset(plan, 0, sizeof(*plan));
-	for (i = 0; i < LT_FN__COUNT; i++) {
-		plan->fn[i].name = probe_fn_names[i];
+	plan->n_fn = N_PROBE_NAMES;
+	for (i = 0; i < N_PROBE_NAMES; i++) {
+		plan->fn[i].name = probe_names[i].name;
+		plan->fn[i].fn = probe_names[i].fn;
+		plan->fn[i].family = probe_names[i].family;
 		plan->fn[i].alias_of = -1;
 	}
-	memset(pick, 0, sizeof(pick));
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
@@ -512,6 +767,10 @@ int probe_plan__build(int fd, struct probe_plan *plan)
 	/* The whole file is read into memory (below): bounded. */
 	if (st.st_size > PROBE_MAX_FILE)
 		return -EFBIG;
+	found = calloc(2, sizeof(*found));
+	if (!found)
+		return -ENOMEM;
+	more = found + 1;
 
 	/*
 	 * Read, never mmap: a private mapping of a file that another tracer (or an earlier
@@ -533,6 +792,7 @@ int probe_plan__build(int fd, struct probe_plan *plan)
 		err = -EINVAL;
 		goto out;
 	}
+	plan->is_dynamic = has_dynamic(elf);
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
@@ -556,39 +816,55 @@ int probe_plan__build(int fd, struct probe_plan *plan)
 	}
 
 	if (dynsym) {
-		err = scan_symbols(elf, dynsym, versym, pick);
+		err = scan_symbols(elf, dynsym, versym, found);
 		if (err)
 			goto out;
+		for (i = 0; i < N_PROBE_NAMES; i++)
+			plan->fn[i].exported = found->pick[i].seen;
 	}
 	if (symtab) {
 		/* Fallback for names .dynsym does not define (or no .dynsym at all). */
-		struct sym_pick more[LT_FN__COUNT];
-
-		memset(more, 0, sizeof(more));
 		err = scan_symbols(elf, symtab, NULL, more);
 		if (err)
 			goto out;
-		for (i = 0; i < LT_FN__COUNT; i++)
-			if (!pick[i].seen)
-				pick[i] = more[i];
+		for (i = 0; i < N_PROBE_NAMES; i++)
+			if (!found->pick[i].seen)
+				found->pick[i] = more->pick[i];
+		for (i = 0; i < MARK__COUNT; i++)
+			found->mark[i] |= more->mark[i];
 	}
 
 	symtabs[0] = dynsym;
 	symtabs[1] = symtab;
-	for (i = 0; i < LT_FN__COUNT; i++) {
-		err = plan_one(elf, image, image_size, symtabs, i, &pick[i], &plan->fn[i]);
+	/* Which functions are here first (cheap); the code is decoded for allocators only. */
+	for (i = 0; i < N_PROBE_NAMES; i++) {
+		err = plan_one(elf, image, image_size, symtabs, &found->pick[i], false,
+			       &plan->fn[i]);
 		if (err)
 			goto out;
 	}
-	if (!plan->fn[LT_FN_MALLOC].found || !plan->fn[LT_FN_FREE].found) {
+	if (!plan_is_allocator(plan)) {
 		err = -ENOENT;
 		goto out;
 	}
+	for (i = 0; decode && i < N_PROBE_NAMES; i++) {
+		if (!plan->fn[i].found)
+			continue;
+		plan->fn[i].found = false;
+		err = plan_one(elf, image, image_size, symtabs, &found->pick[i], true,
+			       &plan->fn[i]);
+		if (err)
+			goto out;
+	}
+	plan->kind = plan_kind(plan, found->mark);
+	/* probe_names[0] is plain malloc. */
+	plan->defines_malloc = plan->fn[0].found;
+	plan->exports_malloc = plan->fn[0].found && plan->fn[0].exported;
 
-	for (i = 0; i < LT_FN__COUNT; i++) {
+	for (i = 0; i < N_PROBE_NAMES; i++) {
 		for (j = 0; j < i && plan->fn[i].found; j++) {
 			if (plan->fn[j].found && plan->fn[j].sym_vaddr == plan->fn[i].sym_vaddr) {
-				plan->fn[i].alias_of = j;
+				plan->fn[i].alias_of = (int)j;
 				break;
 			}
 		}
@@ -596,5 +872,24 @@ int probe_plan__build(int fd, struct probe_plan *plan)
 out:
 	if (elf)
 		elf_end(elf);
+	free(found);
 	return err;
+}
+
+int probe_plan__build(int fd, struct probe_plan *plan)
+{
+	return plan_build(fd, plan, true);
+}
+
+int probe_plan__scan(int fd, struct probe_plan *plan)
+{
+	return plan_build(fd, plan, false);
+}
+
+const struct probe_fn_plan *probe_plan__find(const struct probe_plan *plan, const char *name)
+{
+	for (unsigned int i = 0; i < plan->n_fn; i++)
+		if (!strcmp(plan->fn[i].name, name))
+			return &plan->fn[i];
+	return NULL;
 }

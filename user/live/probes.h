@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * probes.h - where to put the allocator uprobes in one libc, decided from its ELF file.
+ * probes.h - where to put the allocator uprobes in one object (a libc, jemalloc, tcmalloc,
+ * mimalloc, a static executable, ...), decided from its ELF file.
  *
- * For each allocator function: its entry (file offset, for the kernel's uprobe API) and, for
+ * For each allocator entry point it defines (malloc family, C++ operators, the allocator's
+ * own API): its entry (file offset, for the kernel's uprobe API) and, for
  * the functions traced at entry only (free), a later probe point chosen so the kernel can
  * emulate the probed instruction instead of single-stepping it.  The choice is verified by
  * decoding the function with capstone: every instruction before the probe point runs
@@ -19,9 +21,25 @@
 
 #include "bpf/leaktop.h"
 
+/* Allocator families: whose API a name belongs to. */
+enum probe_family {
+	PROBE_FAM_STD,			/* malloc, free, ...: the C library's names */
+	PROBE_FAM_CXX,			/* operator new / delete, every variant */
+	PROBE_FAM_JE,			/* jemalloc's non-standard API: mallocx, sdallocx, je_* */
+	PROBE_FAM_TC,			/* tcmalloc's tc_* */
+	PROBE_FAM_MI,			/* mimalloc's mi_* */
+	PROBE_FAM__COUNT,
+};
+
+/* Entries of the probe table (user/live/probes.c), at most. */
+#define PROBE_MAX_FNS		128
+
 struct probe_fn_plan {
-	const char *name;		/* "malloc", ... */
-	bool found;			/* the libc exports it */
+	const char *name;		/* the symbol: "malloc", "_Znwm", "sdallocx", ... */
+	enum lt_alloc_fn fn;		/* its shape: how its arguments and result are read */
+	enum probe_family family;
+	bool found;			/* the object defines it */
+	bool exported;			/* ... in .dynsym (others may bind to it) */
 	uint64_t sym_vaddr;		/* st_value */
 	uint64_t entry_offset;		/* file offset of the entry */
 	uint64_t probe_offset;		/* file offset of the entry probe (== entry unless moved) */
@@ -31,16 +49,34 @@ struct probe_fn_plan {
 };
 
 struct probe_plan {
-	struct probe_fn_plan fn[LT_FN__COUNT];
+	struct probe_fn_plan fn[PROBE_MAX_FNS];	/* the whole table, found or not */
+	unsigned int n_fn;
+	const char *kind;		/* "glibc", "musl", "jemalloc", "tcmalloc", "mimalloc",
+					 * "other" (an allocator of no known family) */
+	bool exports_malloc;		/* defines plain malloc in .dynsym: interposes */
+	bool defines_malloc;		/* defines plain malloc at all (.symtab included) */
+	bool is_dynamic;		/* has a PT_DYNAMIC (not a static executable) */
 };
 
 /*
- * Plan probes for the ELF file open at fd (a libc; read with pread, the descriptor is left
- * open and its offset alone).  Only a regular file of at most 256 MiB is read.  0, or
- * -errno (-ENOENT: no malloc and free, not a libc; -EINVAL: not a regular file;
- * -ENOEXEC: not an x86-64 ELF file; -EFBIG: larger).
+ * Plan probes for the ELF file open at fd (read with pread, the descriptor is left open
+ * and its offset alone).  Only a regular file of at most 256 MiB is read.  An object is an
+ * allocator when it defines a complete C-level API of one family (malloc and free, mallocx
+ * and dallocx, tc_malloc and tc_free, mi_malloc and mi_free): then every entry point of the
+ * table it defines gets a probe, its C++ operators included (an object with operator new
+ * alone, libstdc++, is not an allocator: its new calls malloc).  0, or -errno (-ENOENT: not
+ * an allocator; -EINVAL: not a regular file; -ENOEXEC: not an x86-64 ELF file; -EFBIG:
+ * larger).
  */
 int probe_plan__build(int fd, struct probe_plan *plan);
+/*
+ * The same decision without decoding any code: found, exported, offsets and kind are set,
+ * probe_offset is the entry and insn is empty.  For deciding which objects are allocators.
+ */
+int probe_plan__scan(int fd, struct probe_plan *plan);
+
+/* The plan's entry for the symbol `name`, or NULL when the table has no such name. */
+const struct probe_fn_plan *probe_plan__find(const struct probe_plan *plan, const char *name);
 
 /*
  * The pure decision, exposed for unit tests: given the machine code of a function (code,
