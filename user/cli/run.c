@@ -30,6 +30,7 @@
 #include "live/collector.h"
 #include "view/export.h"
 #include "cli/launcher.h"
+#include "live/allocs.h"
 #include "live/libcs.h"
 #include "live/loader.h"
 #include "core/model.h"
@@ -97,6 +98,7 @@ struct run {
 	struct scanner *sc;
 	struct heapctl *hc;		/* whole-system mode: the overhead budget */
 	struct unwind_store *uw;	/* --unwind cfi: the unwind tables */
+	struct allocs *al;		/* which allocators processes use */
 	struct model model;
 	struct sample sample;
 	struct launcher child;
@@ -139,24 +141,19 @@ static void on_event(void *ctx, const struct lt_event *ev)
 	tracker__on_event(r->tr, ev);
 }
 
+/* Allocator objects per process, at most (the bound one and any called directly). */
+#define PROC_ALLOCS_MAX		8
+
 /*
- * Attach to every libc process pid maps that is not probed yet: for filter_pid (-1: every
- * process), or with tree for filter_pid and every process it forks from then on.
+ * Attach to each object of refs[] not probed yet: for filter_pid (-1: every process), or
+ * with tree for filter_pid and every process it forks from then on.
  */
-static int attach_libcs_of(struct run *r, int pid, int filter_pid, bool tree, bool quiet)
+static int attach_refs(struct run *r, const struct libc_ref *refs, size_t n, int filter_pid,
+		       bool tree, bool quiet)
 {
-	struct libc_ref refs[4];
 	char msg[512];
-	size_t n;
 	int err;
 
-	if (!(r->o->resources & RES_HEAP))
-		return procfs__exists(pid) ? 0 : -ESRCH;
-	err = libcs__of_pid(pid, refs, 4, &n);
-	if (err)
-		return err;
-	if (!n)
-		return -ENOEXEC;
 	for (size_t i = 0; i < n; i++) {
 		if (tree)
 			err = loader__attach_libc_tree(r->ld, &refs[i], filter_pid, msg, sizeof(msg));
@@ -170,45 +167,76 @@ static int attach_libcs_of(struct run *r, int pid, int filter_pid, bool tree, bo
 	return 0;
 }
 
+/* Attach to the allocators process pid uses (allocs__of_pid), as attach_refs does. */
+static int attach_allocs_of(struct run *r, int pid, int filter_pid, bool tree, bool quiet)
+{
+	struct alloc_obj objs[PROC_ALLOCS_MAX];
+	struct libc_ref refs[PROC_ALLOCS_MAX];
+	size_t n;
+	int err;
+
+	if (!(r->o->resources & RES_HEAP))
+		return procfs__exists(pid) ? 0 : -ESRCH;
+	err = allocs__of_pid(r->al, pid, objs, PROC_ALLOCS_MAX, &n);
+	if (err)
+		return err;
+	if (!n)
+		return -ENOEXEC;
+	for (size_t i = 0; i < n; i++) {
+		refs[i] = objs[i].ref;
+		if (r->o->verbose && !quiet)
+			err_line("process %d: allocator %s (%s)%s", pid, objs[i].ref.path,
+				 objs[i].kind, objs[i].bound ? ", malloc binds here" : "");
+	}
+	return attach_refs(r, refs, n, filter_pid, tree, quiet);
+}
+
+/* New files examined per rescan of the system's allocators (a rescan stays short). */
+#define SYSTEM_SCAN_BUDGET	64
+
 static int attach_system(struct run *r, bool quiet)
 {
-	struct libc_ref *refs;
+	struct alloc_obj *objs;
 	char msg[512];
 	size_t n;
 	int err, attached = 0;
 
 	if (!(r->o->resources & RES_HEAP))
 		return 0;
-	err = libcs__scan_system(&refs, &n);
+	/* At start every object is examined; later scans take a few new ones at a time. */
+	err = allocs__scan_system(r->al, quiet ? SYSTEM_SCAN_BUDGET : SIZE_MAX, &objs, &n);
 	if (err) {
 		if (!quiet)
 			err_line("cannot list processes in /proc: %s", strerror(-err));
 		return err;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (loader__has_libc(r->ld, refs[i].dev, refs[i].ino, -1)) {
+		if (loader__has_libc(r->ld, objs[i].ref.dev, objs[i].ref.ino, -1)) {
 			attached++;
 			continue;
 		}
-		err = loader__attach_libc(r->ld, &refs[i], -1, msg, sizeof(msg));
+		if (r->o->verbose)
+			err_line("allocator %s (%s) in process %d", objs[i].ref.path, objs[i].kind,
+				 objs[i].ref.pid);
+		err = loader__attach_libc(r->ld, &objs[i].ref, -1, msg, sizeof(msg));
 		if (err) {
 			if (r->o->verbose || !quiet)
-				err_line("skipping %s: %s", refs[i].path, msg);
+				err_line("skipping %s: %s", objs[i].ref.path, msg);
 			continue;
 		}
 		attached++;
 		/*
-		 * Every heap stack goes through its libc: its table now, not at the first walk
+		 * Every heap stack goes through its allocator: its table now, not at the first walk
 		 * that asks, so the first stacks of every process are whole there already.
 		 */
 		if (r->uw)
-			unwind_store__load_mapping(r->uw, refs[i].pid, refs[i].start, refs[i].end,
-						   refs[i].deleted ? NULL : refs[i].path,
-						   refs[i].dev, refs[i].ino);
+			unwind_store__load_mapping(r->uw, objs[i].ref.pid, objs[i].ref.start, objs[i].ref.end,
+						   objs[i].ref.deleted ? NULL : objs[i].ref.path,
+						   objs[i].ref.dev, objs[i].ref.ino);
 	}
-	free(refs);
+	free(objs);
 	if (!attached && !quiet) {
-		err_line("found no C library to probe in any process; is /proc mounted?");
+		err_line("found no allocator to probe in any process; is /proc mounted?");
 		return -ENOENT;
 	}
 	return 0;
@@ -237,7 +265,7 @@ static int setup_pids(struct run *r)
 			continue;
 		seen[n_seen++] = pid;
 
-		err = attach_libcs_of(r, pid, pid, false, false);
+		err = attach_allocs_of(r, pid, pid, false, false);
 		if (err == -ESRCH) {
 			err_line("PID %d not found; check it with 'ps -p %d'", pid, pid);
 			return err;
@@ -245,8 +273,9 @@ static int setup_pids(struct run *r)
 		if (err == -ENOEXEC) {
 			if (procfs__comm(pid, comm, sizeof(comm)))
 				strcpy(comm, "?");
-			err_line("PID %d (%s) maps no C library leaktop can probe (statically "
-				 "linked?); only dynamically linked programs can be traced", pid, comm);
+			err_line("PID %d (%s) maps no allocator leaktop can find (a static program "
+				 "stripped of its symbol table?); only programs whose malloc has a "
+				 "symbol can be traced", pid, comm);
 			return err;
 		}
 		if (err) {
@@ -275,20 +304,42 @@ static int setup_pids(struct run *r)
 
 static int setup_command(struct run *r)
 {
+	struct alloc_obj objs[PROC_ALLOCS_MAX];
+	struct libc_ref refs[PROC_ALLOCS_MAX];
 	char path[4096];
+	bool have_path;
+	size_t n = 0;
 	uint64_t gen;
 	int err;
 
-	/* CMD (forked from us, held before exec) runs in our mount namespace: it loads the libc
-	 * we map. */
-	err = attach_libcs_of(r, getpid(), r->child.pid, true, false);
-	if (err) {
-		if (err == -ENOEXEC)
-			err_line("leaktop itself maps no C library to probe; rebuild it dynamically "
-				 "linked");
-		return err;
+	have_path = !launcher__which(r->o->cmd[0], path, sizeof(path));
+	if (r->o->resources & RES_HEAP) {
+		/*
+		 * CMD (forked from us, held before exec) runs in our mount namespace and with
+		 * our environment: the C library we map, and the allocators CMD's own file
+		 * and its libraries say it will bind (a static CMD, one linked with jemalloc,
+		 * an LD_PRELOAD), probed before it runs.  What a later exec loads is followed
+		 * each interval (follow_new_libcs).
+		 */
+		err = libcs__of_pid(getpid(), refs, PROC_ALLOCS_MAX, &n);
+		if (!err)
+			err = attach_refs(r, refs, n, r->child.pid, true, false);
+		if (err)
+			return err;
+		if (have_path && !allocs__of_command(r->al, path, objs, PROC_ALLOCS_MAX, &n)) {
+			for (size_t i = 0; i < n; i++) {
+				refs[i] = objs[i].ref;
+				if (r->o->verbose)
+					err_line("%s: allocator %s (%s)%s", r->o->cmd[0],
+						 objs[i].ref.path, objs[i].kind,
+						 objs[i].bound ? ", malloc binds here" : "");
+			}
+			err = attach_refs(r, refs, n, r->child.pid, true, false);
+			if (err)
+				return err;
+		}
 	}
-	if (r->uw && !launcher__which(r->o->cmd[0], path, sizeof(path)))
+	if (r->uw && have_path)
 		unwind_store__load_command(r->uw, path);
 	gen = loader__seed_proc(r->ld, r->child.pid);
 	if (!gen) {
@@ -320,7 +371,7 @@ static void follow_new_libcs(struct run *r)
 		struct process *p = &r->model.procs[i];
 
 		if (p->target && !p->exited)
-			attach_libcs_of(r, p->pid, p->pid, true, true);
+			attach_allocs_of(r, p->pid, p->pid, true, true);
 	}
 }
 
@@ -344,7 +395,7 @@ static void follow_exited_threads(struct run *r)
 		if (r->o->verbose)
 			err_line("thread %d of process %d exited: probes attached again with thread %d",
 				 r->followed[i].tid, pid, tid);
-		if (!attach_libcs_of(r, tid, tid, false, true))
+		if (!attach_allocs_of(r, tid, tid, false, true))
 			r->followed[i].tid = tid;
 	}
 }
@@ -865,7 +916,7 @@ int run__main(const struct options *o)
 
 	model__init(&r.model, o->interval_s, o->resources, o->window);
 	r.sym = symbolizer__new();
-	if (!r.sym) {
+	if (!r.sym || allocs__new(&r.al)) {
 		err_line("out of memory");
 		goto out;
 	}
@@ -900,6 +951,7 @@ int run__main(const struct options *o)
 			goto out;
 		}
 	}
+	tcfg.allocs = r.al;
 	if (!err)
 		err = tracker__new(&r.tr, r.sym, &tcfg);
 	if (!err)
@@ -912,7 +964,7 @@ int run__main(const struct options *o)
 		struct heapctl_config hcfg = {
 			.budget_pct = o->budget_pct, .max_suspects = o->max_suspects,
 			.exact = o->exact, .interval_s = o->interval_s, .self_tgid = getpid(),
-			.verbose = o->verbose,
+			.verbose = o->verbose, .allocs = r.al,
 		};
 
 		err = heapctl__new(&r.hc, r.ld, r.col, r.tr, &hcfg, monotonic_ns(), msg, sizeof(msg));
@@ -967,6 +1019,7 @@ out:
 	collector__free(r.col);
 	loader__destroy(r.ld);
 	symbolizer__free(r.sym);
+	allocs__free(r.al);
 	model__free(&r.model);
 	return status;
 }

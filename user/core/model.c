@@ -93,6 +93,7 @@ static void process_free(struct process *p)
 		site_free(&p->sites[i]);
 	free(p->sites);
 	free(p->cmdline);
+	free(p->alloc_module);
 }
 
 void model__free(struct model *m)
@@ -467,6 +468,14 @@ static int apply_identity(struct process *p, const struct sample_identity *id)
 		memcpy(p->comm, id->comm, sizeof(p->comm));
 	if (!p->start_ticks)
 		p->start_ticks = id->start_ticks;
+	/* The allocator an image binds is fixed at its start: kept once known. */
+	if (!p->alloc_module && id->alloc_module) {
+		p->alloc_module = strdup(id->alloc_module);
+		if (!p->alloc_module)
+			return -ENOMEM;
+		memcpy(p->alloc_kind, id->alloc_kind, sizeof(p->alloc_kind));
+		p->alloc_kind[sizeof(p->alloc_kind) - 1] = '\0';
+	}
 	if (id->cmdline) {
 		char *c = strdup(id->cmdline);
 

@@ -89,6 +89,8 @@ struct process {
 	uint64_t gen;			/* image id: changes on exec, unique across pids */
 	char comm[32];
 	char *cmdline;
+	char *alloc_module;		/* the allocator its malloc binds to (NULL: unknown) */
+	char alloc_kind[16];
 	uint64_t start_ticks;		/* /proc/PID/stat starttime; 0 if unknown */
 	struct proc_counters counters;
 	bool counters_fresh;		/* counters read this interval (not deferred) */

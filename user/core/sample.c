@@ -73,6 +73,7 @@ struct sample_proc *sample__find_proc(const struct sample *s, uint32_t pid, uint
 void sample_identity__clear(struct sample_identity *id)
 {
 	free(id->cmdline);
+	free(id->alloc_module);
 	memset(id, 0, sizeof(*id));
 }
 

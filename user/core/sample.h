@@ -55,6 +55,9 @@ struct sample_identity {
 	char comm[32];
 	char *cmdline;				/* malloc'd */
 	uint64_t start_ticks;
+	char *alloc_module;			/* malloc'd: the file its malloc binds to; NULL
+						 * while unknown */
+	char alloc_kind[16];			/* "glibc", "jemalloc", ...: with alloc_module */
 };
 
 enum sample_event_type {

@@ -24,7 +24,7 @@
 #include "live/calibrate.h"
 #include "live/collector.h"
 #include "live/heapctl.h"
-#include "live/libcs.h"
+#include "live/allocs.h"
 #include "live/loader.h"
 #include "live/procfs.h"
 #include "live/tracker.h"
@@ -182,21 +182,21 @@ static const char *who(const struct model *m, uint32_t pid, char *buf, size_t le
 	return buf;
 }
 
-/* Pid-filtered heap probes on each libc pid maps; 0 or -errno. */
+/* Pid-filtered heap probes on the allocators pid uses; 0 or -errno. */
 static int attach_pid(struct heapctl *hc, uint32_t pid)
 {
-	struct libc_ref refs[4];
+	struct alloc_obj objs[8];
 	char msg[512];
 	size_t n;
-	int err = libcs__of_pid(pid, refs, 4, &n);
+	int err = allocs__of_pid(hc->cfg.allocs, (int)pid, objs, 8, &n);
 
 	if (!err && !n)
 		err = -ENOEXEC;
 	for (size_t i = 0; !err && i < n; i++)
-		err = loader__attach_libc(hc->ld, &refs[i], pid, msg, sizeof(msg));
+		err = loader__attach_libc(hc->ld, &objs[i].ref, pid, msg, sizeof(msg));
 	if (err && hc->cfg.verbose)
 		err_line("cannot trace the heap of process %" PRIu32 ": %s", pid,
-			 err == -ENOEXEC ? "it maps no C library leaktop can probe" : strerror(-err));
+			 err == -ENOEXEC ? "it maps no allocator leaktop can probe" : strerror(-err));
 	if (err)
 		loader__detach_pid(hc->ld, pid);
 	return err;

@@ -15,6 +15,7 @@
 #include "core/heapmode.h"
 
 struct heapctl;
+struct allocs;
 struct loader;
 struct collector;
 struct tracker;
@@ -28,6 +29,7 @@ struct heapctl_config {
 	double interval_s;
 	int self_tgid;
 	bool verbose;
+	struct allocs *allocs;		/* which allocators a suspect uses */
 };
 
 /* Calibrates the trap cost (about 0.1 s) and starts counting the programs' run time. */

@@ -197,6 +197,19 @@ int libcs__open(const struct libc_ref *ref, int *fd, char *why, size_t why_len)
 	bool refused = false;
 
 	*fd = -1;
+	/* No process maps it yet (a command's library, before it runs): the path here only. */
+	if (ref->pid <= 0) {
+		err = open_way(ref, WAY_HOST_PATH, fd);
+		if (err == -EINVAL || err == -ESTALE) {
+			err = -ESTALE;
+			snprintf(why, why_len, "refusing %s: it is not the regular file listed "
+				 "(device %u:%u, inode %" PRIu64 ")", ref->path, major(ref->dev),
+				 minor(ref->dev), ref->ino);
+		} else if (err) {
+			snprintf(why, why_len, "cannot open %s: %s", ref->path, strerror(-err));
+		}
+		return err;
+	}
 	for (way = 0; way < WAY__COUNT; way++) {
 		err = open_way(ref, way, fd);
 		if (!err)

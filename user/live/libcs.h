@@ -15,7 +15,8 @@ struct libc_ref {
 	char path[PATH_MAX];		/* as the process sees it; for messages only */
 	uint64_t start, end;		/* one mapping of it in pid (its map_files name) */
 	uint64_t dev, ino;		/* identity, as /proc/PID/maps reports it */
-	int pid;			/* a process mapping it */
+	int pid;			/* a process mapping it; 0: none yet (a file leaktop
+					 * found by path in its own namespace) */
 	bool deleted;			/* unlinked since it was mapped (a libc update) */
 };
 
@@ -40,8 +41,9 @@ int libcs__map_files_path(int pid, uint64_t start, uint64_t end, char *buf, size
  * through /proc/PID/map_files; only when that link may not be followed (no CAP_SYS_ADMIN),
  * the same path in leaktop's namespace, else the path inside the process's root (never
  * leaving it).  Nothing but a regular file is ever opened (no FIFO wait, no device open),
- * and only when its (dev, ino) is ref's.  0, -ESTALE (what it reaches is not the mapped
- * file: refused), or -errno (-ENOENT: the mapping is gone); on failure why gets one line.
+ * and only when its (dev, ino) is ref's; with pid 0, the path in leaktop's namespace only.
+ * 0, -ESTALE (what it reaches is not the mapped file: refused), or -errno (-ENOENT: the
+ * mapping is gone); on failure why gets one line.
  */
 int libcs__open(const struct libc_ref *ref, int *fd, char *why, size_t why_len);
 

@@ -740,7 +740,7 @@ static int plan_build(int fd, struct probe_plan *plan, bool decode)
 	Elf_Scn *scn = NULL, *dynsym = NULL, *symtab = NULL, *versym_scn = NULL;
 	Elf_Scn *symtabs[2];
 	Elf_Data *versym = NULL;
-	const uint8_t *image;
+	const uint8_t *image = NULL;
 	size_t image_size = 0;
 	struct stat st;
 	GElf_Ehdr eh;
@@ -785,11 +785,6 @@ static int plan_build(int fd, struct probe_plan *plan, bool decode)
 	if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64 ||
 	    !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64) {
 		err = -ENOEXEC;
-		goto out;
-	}
-	image = (const uint8_t *)elf_rawfile(elf, &image_size);
-	if (!image) {
-		err = -EINVAL;
 		goto out;
 	}
 	plan->is_dynamic = has_dynamic(elf);
@@ -845,6 +840,12 @@ static int plan_build(int fd, struct probe_plan *plan, bool decode)
 	}
 	if (!plan_is_allocator(plan)) {
 		err = -ENOENT;
+		goto out;
+	}
+	/* The whole file, read only for an allocator whose code is decoded. */
+	image = decode ? (const uint8_t *)elf_rawfile(elf, &image_size) : NULL;
+	if (decode && !image) {
+		err = -EINVAL;
 		goto out;
 	}
 	for (i = 0; decode && i < N_PROBE_NAMES; i++) {

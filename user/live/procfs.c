@@ -213,6 +213,38 @@ int procfs__cmdline(int pid, char *buf, size_t len)
 	return 0;
 }
 
+int procfs__environ_value(int pid, const char *name, char *buf, size_t len)
+{
+	size_t name_len = strlen(name), cap = 64 * 1024;
+	char path[64], *env = malloc(cap);
+	long n;
+	int err = -ENOENT;
+
+	if (!env)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	n = procfs__read_file(path, env, cap);
+	if (n < 0) {
+		err = (int)n;
+		goto out;
+	}
+	/* NUL-separated NAME=VALUE strings; a cut last one (past 64 KiB) is not trusted. */
+	for (long i = 0; i < n; i += (long)strlen(env + i) + 1) {
+		const char *e = env + i;
+
+		if (i + (long)strlen(e) >= n)
+			break;
+		if (strncmp(e, name, name_len) || e[name_len] != '=')
+			continue;
+		snprintf(buf, len, "%s", e + name_len + 1);
+		err = 0;
+		break;
+	}
+out:
+	free(env);
+	return err;
+}
+
 /* /proc/PID/stat into buf (len bytes); its length or -errno. */
 static long read_stat(int pid, char *buf, size_t len)
 {

@@ -26,6 +26,11 @@ int procfs__counters(int pid, struct proc_counters *c);
 int procfs__comm(int pid, char *buf, size_t len);
 /* Arguments joined by spaces. */
 int procfs__cmdline(int pid, char *buf, size_t len);
+/*
+ * The value of environment variable `name` in /proc/PID/environ (what the process was
+ * started with; its first 64 KiB), into buf.  0, -ENOENT (not set), or -errno.
+ */
+int procfs__environ_value(int pid, const char *name, char *buf, size_t len);
 int procfs__start_ticks(int pid, uint64_t *ticks);
 /* Field 4 of /proc/PID/stat (the parent process). */
 int procfs__parse_stat_ppid(const char *text, int *ppid);

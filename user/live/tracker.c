@@ -15,6 +15,7 @@
  * background and go to the sample once answered.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include <sys/sysmacros.h>
 
 #include "util/clock.h"
+#include "live/allocs.h"
 #include "live/collector.h"
 #include "live/debpkg.h"
 #include "live/procfs.h"
@@ -31,6 +33,9 @@
 
 #define YOUNG_IMAGE_NS		(2ULL * 1000000000ULL)
 #define YOUNG_REFRESH_NS	(50ULL * 1000000ULL)
+/* Images whose allocator is looked for per sample, at most (each reads its maps and ELF files
+ * not seen before). */
+#define ALLOC_LOOKUPS_PER_SAMPLE	16
 /* A process may rewrite its command line (a title): read again this often, not every interval. */
 #define CMDLINE_REFRESH_NS	(10ULL * 1000000000ULL)
 
@@ -46,6 +51,7 @@ struct image {
 	uint64_t first_seen_ns;
 	uint64_t maps_read_ns;		/* last time its maps went to the symbolizer */
 	uint64_t cmdline_read_ns;	/* last time its command line was read (0: never) */
+	bool alloc_asked;		/* its allocator was looked for (found or not) */
 	uint64_t *stacks;		/* stacks whose frames went to a sample, sorted */
 	size_t n_stacks, cap_stacks;
 	bool read_now;			/* its /proc is read this interval */
@@ -281,6 +287,12 @@ static bool borrow_parent(struct tracker *t, struct image *im, uint32_t ppid)
 		memcpy(im->id.comm, parent->id.comm, sizeof(im->id.comm));
 	if (!im->id.cmdline && parent->id.cmdline)
 		im->id.cmdline = strdup(parent->id.cmdline);
+	/* A fork runs the same program: the same allocator. */
+	if (!im->id.alloc_module && parent->id.alloc_module) {
+		im->id.alloc_module = strdup(parent->id.alloc_module);
+		memcpy(im->id.alloc_kind, parent->id.alloc_kind, sizeof(im->id.alloc_kind));
+		im->alloc_asked = true;
+	}
 	return im->registered && im->id.comm[0];
 }
 
@@ -378,6 +390,28 @@ void tracker__on_event(struct tracker *t, const struct lt_event *ev)
 	queue_event(t, &se);
 }
 
+/*
+ * The allocator the image's malloc binds to, looked for while it lives: a young image may
+ * not have mapped its libraries yet (only the program and ld.so right after exec), so not
+ * finding one is final only once it is no longer young.
+ */
+static void find_allocator(struct tracker *t, struct image *im)
+{
+	char module[PATH_MAX];
+	const char *kind;
+
+	if (!t->cfg.allocs || im->alloc_asked || im->maps_final || im->exited)
+		return;
+	if (allocs__bound_of_pid(t->cfg.allocs, (int)im->pid, module, sizeof(module), &kind)) {
+		im->alloc_asked = monotonic_ns() - im->first_seen_ns > YOUNG_IMAGE_NS;
+		return;
+	}
+	im->alloc_asked = true;
+	free(im->id.alloc_module);
+	im->id.alloc_module = strdup(module);
+	snprintf(im->id.alloc_kind, sizeof(im->id.alloc_kind), "%s", kind);
+}
+
 int tracker__add_target(struct tracker *t, uint32_t pid, uint64_t gen)
 {
 	struct sample_event se = { .type = SAMPLE_EV_FIRST, .pid = pid, .gen = gen, .target = true };
@@ -390,7 +424,9 @@ int tracker__add_target(struct tracker *t, uint32_t pid, uint64_t gen)
 	err = queue_event(t, &se);
 	if (err)
 		return err;
-	return note_image(t, im);
+	err = note_image(t, im);
+	find_allocator(t, im);
+	return err;
 }
 
 void tracker__refresh_young(struct tracker *t)
@@ -406,6 +442,7 @@ void tracker__refresh_young(struct tracker *t)
 		    now - im->maps_read_ns < YOUNG_REFRESH_NS)
 			continue;
 		note_image(t, im);
+		find_allocator(t, im);
 	}
 }
 
@@ -579,6 +616,7 @@ static int reconcile(struct tracker *t, struct image *im, struct sample *s)
 static int plan_reads(struct tracker *t, struct sample *s, const struct work_budget *b)
 {
 	size_t n = t->n_images, start = n ? t->read_cursor % n : 0;
+	unsigned int alloc_lookups = 0;
 	bool spent = false;
 
 	for (size_t k = 0; k < n; k++) {
@@ -603,6 +641,10 @@ static int plan_reads(struct tracker *t, struct sample *s, const struct work_bud
 			im->maps_read_ns = monotonic_ns();
 		}
 		read_identity(im);
+		if (!im->alloc_asked && t->cfg.allocs && alloc_lookups < ALLOC_LOOKUPS_PER_SAMPLE) {
+			find_allocator(t, im);
+			alloc_lookups++;
+		}
 		if (procfs__counters(im->pid, &im->counters))
 			im->counters.valid = false;
 		if (reconcile(t, im, s))
@@ -630,6 +672,9 @@ static int add_readings(struct tracker *t, struct sample *s)
 		p->id.start_ticks = im->id.start_ticks;
 		if (im->id.cmdline && !(p->id.cmdline = strdup(im->id.cmdline)))
 			return -ENOMEM;
+		if (im->id.alloc_module && !(p->id.alloc_module = strdup(im->id.alloc_module)))
+			return -ENOMEM;
+		memcpy(p->id.alloc_kind, im->id.alloc_kind, sizeof(p->id.alloc_kind));
 		if (p->read)
 			p->counters = im->counters;
 	}

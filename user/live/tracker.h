@@ -25,9 +25,11 @@ struct tracker_config {
 	bool fork_borrows;		/* a forked child starts with its parent's maps and name,
 					 * nothing read from /proc (whole-system mode: a build forks
 					 * hundreds of processes a second) */
+	struct allocs *allocs;		/* which allocator each image binds (NULL: not asked) */
 };
 
 struct tracker;
+struct allocs;
 
 int tracker__new(struct tracker **out, struct symbolizer *sym, const struct tracker_config *cfg);
 void tracker__free(struct tracker *t);

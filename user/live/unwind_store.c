@@ -18,9 +18,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,13 +25,13 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 
 #include <bpf/bpf.h>
 #include <gelf.h>
 #include <libelf.h>
 
 #include "live/cfi.h"
+#include "live/ldlist.h"
 #include "live/procmaps.h"
 #include "live/safe_open.h"
 #include "live/unwind_store.h"
@@ -43,8 +40,6 @@
 
 #define UW_RETRY_NS		(10ull * 1000000000)	/* a file that could not be opened */
 #define UW_MAX_FAILED		256
-#define UW_LIST_MAX_BYTES	(64u * 1024)		/* the dynamic linker's list output */
-#define UW_LIST_TIMEOUT_MS	5000
 
 extern char **environ;
 
@@ -354,127 +349,20 @@ static int load_path(struct unwind_store *u, const char *path, uint64_t now)
 	return load_fd(u, &key, fd, path, now);
 }
 
-/* The program's PT_INTERP into buf (empty: none). */
-static int interpreter_of(const char *path, char *buf, size_t len)
-{
-	GElf_Phdr ph;
-	size_t n;
-	Elf *elf;
-	int fd, err = 0;
-
-	buf[0] = '\0';
-	err = safe_open(AT_FDCWD, path, SAFE_FOLLOW, NULL, &fd);
-	if (err)
-		return err;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n)) {
-		err = -ENOEXEC;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_INTERP || ph.p_filesz >= len ||
-		    !ph.p_filesz)
-			continue;
-		if (pread(fd, buf, ph.p_filesz, ph.p_offset) != (ssize_t)ph.p_filesz) {
-			buf[0] = '\0';
-			continue;
-		}
-		buf[ph.p_filesz - 1] = '\0';
-		buf[strcspn(buf, "\n")] = '\0';
-	}
-out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return err;
-}
-
-/* Read the child's output into buf (NUL-terminated) until EOF, a full buffer or the timeout. */
-static void read_list(int fd, char *buf, size_t len)
-{
-	uint64_t deadline = monotonic_ns() + UW_LIST_TIMEOUT_MS * 1000000ull;
-	size_t n = 0;
-
-	while (n + 1 < len) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		uint64_t now = monotonic_ns();
-		ssize_t got;
-
-		if (now >= deadline || poll(&p, 1, (int)((deadline - now) / 1000000) + 1) <= 0)
-			break;
-		got = read(fd, buf + n, len - 1 - n);
-		if (got <= 0)
-			break;
-		n += (size_t)got;
-	}
-	buf[n] = '\0';
-}
-
-/* The path in one line of the list: "name => /path (0x...)" or "/path (0x...)". */
-static const char *list_path(char *line)
-{
-	char *p = strstr(line, "=> "), *end;
-
-	p = p ? p + 3 : line + strspn(line, " \t");
-	if (*p != '/')
-		return NULL;
-	end = strstr(p, " (0x");
-	if (end)
-		*end = '\0';
-	return p;
-}
-
 int unwind_store__load_command(struct unwind_store *u, const char *path)
 {
-	static const char *const known_interps[] = {
-		"/lib64/ld-linux-x86-64.so.2", "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
-	};
-	char interp[256], *out = NULL, *line, *save = NULL;
-	posix_spawn_file_actions_t fa;
+	struct ld_list list;
 	uint64_t now = monotonic_ns();
-	int pipefd[2], status, err;
-	bool trusted = false;
-	pid_t pid;
+	int err;
 
 	err = load_path(u, path, now);
 	if (err)
 		return err;
-	if (interpreter_of(path, interp, sizeof(interp)) || !interp[0])
-		return 0;			/* static, or not ELF: nothing more to load */
-	/* Only the system's own dynamic linker is run, in list mode. */
-	for (size_t i = 0; i < sizeof(known_interps) / sizeof(known_interps[0]); i++)
-		trusted |= !strcmp(interp, known_interps[i]);
-	if (!trusted || pipe2(pipefd, O_CLOEXEC))
+	if (ldlist__read(path, &list))
 		return 0;
-	out = malloc(UW_LIST_MAX_BYTES);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
-	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	{
-		char *argv[] = { interp, "--list", (char *)path, NULL };
-
-		err = out ? posix_spawn(&pid, interp, &fa, NULL, argv, environ) : ENOMEM;
-	}
-	posix_spawn_file_actions_destroy(&fa);
-	close(pipefd[1]);
-	if (err) {
-		close(pipefd[0]);
-		free(out);
-		return 0;
-	}
-	read_list(pipefd[0], out, UW_LIST_MAX_BYTES);
-	close(pipefd[0]);
-	kill(pid, SIGKILL);			/* done or late: it has said all it will */
-	waitpid(pid, &status, 0);
-	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		const char *lib = list_path(line);
-
-		if (lib)
-			load_path(u, lib, now);
-	}
-	free(out);
+	for (size_t i = 0; i < list.n; i++)
+		load_path(u, list.paths[i], now);
+	ldlist__free(&list);
 	return 0;
 }
 

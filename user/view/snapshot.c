@@ -280,8 +280,17 @@ static json_t *process_json(const struct model *m, const struct process *p)
 			"flags", flags,
 			"exited", p->exited,
 			"sites", arr);
-	if (obj)
-		heap_mode_json(m, json_object_get(obj, "heap"), p);
+	if (obj) {
+		json_t *heap = json_object_get(obj, "heap");
+
+		heap_mode_json(m, heap, p);
+		/* The allocator its malloc binds to: unknown is null. */
+		json_object_set_new(heap, "allocator", p->alloc_module ?
+				    json_pack("{s:o, s:o}",
+					      "module", snapshot__string(p->alloc_module),
+					      "kind", snapshot__string(p->alloc_kind)) :
+				    json_null());
+	}
 	if (obj && p->scan)
 		scan_json(obj, p);
 	if (obj && p->start_ticks)

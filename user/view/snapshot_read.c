@@ -635,7 +635,25 @@ static void process_clear(struct process *p)
 		site_clear(&p->sites[i]);
 	free(p->sites);
 	free(p->cmdline);
+	free(p->alloc_module);
 	memset(p, 0, sizeof(*p));
+}
+
+/* heap.allocator: {"module": PATH, "kind": NAME}, or null / absent (unknown; older files). */
+static int read_allocator(struct rd *r, json_t *jh, struct process *p)
+{
+	json_t *ja;
+	size_t mark;
+	int ret = member(r, jh, "allocator", JSON_OBJECT, F_NULL, &ja);
+
+	if (ret || !ja)
+		return ret;
+	mark = at_key(r, "allocator");
+	ret = read_strdup(r, ja, "module", F_REQ, &p->alloc_module);
+	if (!ret)
+		ret = read_strbuf(r, ja, "kind", F_REQ, p->alloc_kind, sizeof(p->alloc_kind));
+	back(r, mark);
+	return ret;
 }
 
 static int read_frame(struct rd *r, json_t *jf, struct sym_frame *f)
@@ -1179,6 +1197,8 @@ static int read_process(struct rd *r, json_t *jp, uint64_t now_ns, struct proces
 	if (!ret) {
 		mark = at_key(r, "heap");
 		ret = read_ints(r, jh, p, heap, 4, NULL);
+		if (!ret)
+			ret = read_allocator(r, jh, p);
 		back(r, mark);
 	}
 	if (!ret)
