@@ -787,6 +787,15 @@ static int plan_build(int fd, struct probe_plan *plan, bool decode)
 		err = -ENOEXEC;
 		goto out;
 	}
+	/*
+	 * To decode code, the whole file, read before any section (libelf leaks the section
+	 * buffers it read first); to scan the symbols, only the sections it needs.
+	 */
+	image = decode ? (const uint8_t *)elf_rawfile(elf, &image_size) : NULL;
+	if (decode && !image) {
+		err = -EINVAL;
+		goto out;
+	}
 	plan->is_dynamic = has_dynamic(elf);
 
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -840,12 +849,6 @@ static int plan_build(int fd, struct probe_plan *plan, bool decode)
 	}
 	if (!plan_is_allocator(plan)) {
 		err = -ENOENT;
-		goto out;
-	}
-	/* The whole file, read only for an allocator whose code is decoded. */
-	image = decode ? (const uint8_t *)elf_rawfile(elf, &image_size) : NULL;
-	if (decode && !image) {
-		err = -EINVAL;
 		goto out;
 	}
 	for (i = 0; decode && i < N_PROBE_NAMES; i++) {
