@@ -553,6 +553,13 @@ static int collect(struct run *r, bool scan_due, bool final)
 	}
 	s->probes_attached = loader__probe_count(r->ld);
 	s->libcs_refused = loader__libcs_refused(r->ld);
+	{
+		struct allocs_stats as;
+
+		allocs__stats(r->al, &as);
+		s->alloc_unreadable = as.objects_unreadable;
+		s->alloc_scan_pending = as.scan_pending;
+	}
 	s->heap_attach = loader__heap_attach(r->ld);
 	if (r->uw)
 		unwind_store__stats(r->uw, &s->unwind);

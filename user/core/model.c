@@ -794,6 +794,8 @@ int model__apply(struct model *m, const struct sample *s)
 	memcpy(m->counters, s->counters, sizeof(m->counters));
 	m->probes_attached = s->probes_attached;
 	m->libcs_refused = s->libcs_refused;
+	m->alloc_unreadable = s->alloc_unreadable;
+	m->alloc_scan_pending = s->alloc_scan_pending;
 	m->unwind = s->unwind;
 	snprintf(m->heap_attach, sizeof(m->heap_attach), "%s", s->heap_attach ? s->heap_attach : "");
 	m->stacks_pending = s->stacks_pending;

@@ -373,6 +373,10 @@ static json_t *model_json(const struct model *m)
 		json_object_set_new(stats, "probes", json_integer((json_int_t)m->probes_attached));
 		json_object_set_new(stats, "libcs_refused",
 				    json_integer((json_int_t)m->libcs_refused));
+		json_object_set_new(stats, "alloc_unreadable",
+				    json_integer((json_int_t)m->alloc_unreadable));
+		json_object_set_new(stats, "alloc_scan_pending",
+				    json_integer((json_int_t)m->alloc_scan_pending));
 		json_object_set_new(stats, "heap_attach", m->heap_attach[0] ?
 				    json_string(m->heap_attach) : json_null());
 		json_object_set_new(stats, "collect_ms", json_real(m->collect_ms));
