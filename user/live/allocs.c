@@ -261,18 +261,6 @@ static void facts_resolve(const struct allocs *a, struct proc_objs *po)
 		po->facts[i] = facts_find(a, po->ref[i].dev, po->ref[i].ino);
 }
 
-static void ref_of_map(int pid, const struct proc_map *m, struct libc_ref *r)
-{
-	memset(r, 0, sizeof(*r));
-	snprintf(r->path, sizeof(r->path), "%s", m->path);
-	r->start = m->start;
-	r->end = m->end;
-	r->dev = m->dev;
-	r->ino = m->ino;
-	r->pid = pid;
-	r->deleted = m->deleted;
-}
-
 static int proc_objs_read(struct allocs *a, int pid, struct proc_objs *po)
 {
 	struct proc_maps maps = { 0 };
@@ -297,7 +285,7 @@ static int proc_objs_read(struct allocs *a, int pid, struct proc_objs *po)
 			dup = po->ref[k].dev == m->dev && po->ref[k].ino == m->ino;
 		if (dup)
 			continue;
-		ref_of_map(pid, m, &po->ref[po->n]);
+		libcs__ref_of_map(pid, m, &po->ref[po->n]);
 		facts_of(a, &po->ref[po->n], true);
 		if (exe_known && m->ino == exe_st.st_ino)
 			po->exe = po->n;
@@ -525,13 +513,13 @@ int allocs__scan_system(struct allocs *a, size_t budget, struct alloc_obj **out,
 					pending++;
 					continue;
 				}
-				ref_of_map(pids[i], m, &ref);
+				libcs__ref_of_map(pids[i], m, &ref);
 				f = facts_of(a, &ref, true);
 				read++;
 			}
 			if (!f->allocator)
 				continue;
-			ref_of_map(pids[i], m, &ref);
+			libcs__ref_of_map(pids[i], m, &ref);
 			err = push_unique(&v, &cnt, &cap, &ref, f->kind);
 		}
 		procmaps__free(&maps);

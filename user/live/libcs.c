@@ -26,7 +26,6 @@
 #include <unistd.h>
 
 #include "live/libcs.h"
-#include "live/procfs.h"
 #include "live/procmaps.h"
 #include "live/safe_open.h"
 
@@ -42,7 +41,7 @@ bool libcs__is_libc_path(const char *path)
 	return !strncmp(base, "libc-", 5) && strstr(base, ".so") && isdigit((unsigned char)base[5]);
 }
 
-static void fill_ref(int pid, const struct proc_map *m, struct libc_ref *r)
+void libcs__ref_of_map(int pid, const struct proc_map *m, struct libc_ref *r)
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->path, sizeof(r->path), "%s", m->path);
@@ -71,53 +70,9 @@ int libcs__of_pid(int pid, struct libc_ref *out, size_t max, size_t *n)
 		for (size_t j = 0; j < *n; j++)
 			dup |= out[j].dev == m->dev && out[j].ino == m->ino;
 		if (!dup)
-			fill_ref(pid, m, &out[(*n)++]);
+			libcs__ref_of_map(pid, m, &out[(*n)++]);
 	}
 	procmaps__free(&maps);
-	return 0;
-}
-
-int libcs__scan_system(struct libc_ref **out, size_t *n)
-{
-	struct libc_ref *v = NULL, found[4];
-	size_t cnt = 0, cap = 0, nf, np;
-	int *pids, err;
-
-	err = procfs__list_pids(&pids, &np);
-	if (err)
-		return err;
-	for (size_t i = 0; i < np; i++) {
-		if (libcs__of_pid(pids[i], found, 4, &nf))
-			continue;	/* gone, or a kernel thread */
-		for (size_t k = 0; k < nf; k++) {
-			bool dup = false;
-
-			for (size_t j = 0; j < cnt && !dup; j++)
-				dup = v[j].dev == found[k].dev && v[j].ino == found[k].ino;
-			if (dup)
-				continue;
-			if (cnt == cap) {
-				struct libc_ref *nv;
-
-				cap = cap ? cap * 2 : 4;
-				nv = realloc(v, cap * sizeof(*v));
-				if (!nv) {
-					err = -ENOMEM;
-					goto out;
-				}
-				v = nv;
-			}
-			v[cnt++] = found[k];
-		}
-	}
-out:
-	free(pids);
-	if (err) {
-		free(v);
-		return err;
-	}
-	*out = v;
-	*n = cnt;
 	return 0;
 }
 

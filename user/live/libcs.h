@@ -26,8 +26,9 @@ bool libcs__is_libc_path(const char *path);
  * The libcs mapped by pid (usually one), deleted ones included.  0, -ESRCH, or -errno.
  */
 int libcs__of_pid(int pid, struct libc_ref *out, size_t max, size_t *n);
-/* Every distinct libc mapped by any process, deduplicated by (dev, ino).  *out is malloc'd. */
-int libcs__scan_system(struct libc_ref **out, size_t *n);
+struct proc_map;
+/* The ref of mapping m of process pid. */
+void libcs__ref_of_map(int pid, const struct proc_map *m, struct libc_ref *r);
 
 /*
  * The kernel's name for the mapping [start, end) of pid: "/proc/PID/map_files/START-END",

@@ -850,6 +850,8 @@ static int attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, b
 		msg__set(msg, msg_len, 0, "cannot find the allocator in %s: %s", name, strerror(-err));
 		goto out;
 	}
+	if (ld->cfg.verbose)
+		fprintf(stderr, "leaktop: %s: a %s allocator\n", name, plan.kind);
 	for (unsigned int i = 0; i < plan.n_fn; i++) {
 		const struct probe_fn_plan *p = &plan.fn[i];
 		uint64_t at = p->probe_offset;
@@ -859,8 +861,8 @@ static int attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, b
 		if (ld->cfg.probes == PROBES_FLOOR_ENTRY)
 			at = p->entry_offset;
 		if (ld->cfg.verbose)
-			fprintf(stderr, "leaktop: %s (%s): %s at +0x%llx (entry +0x%llx)%s%s%s\n",
-				name, plan.kind, p->name, (unsigned long long)at,
+			fprintf(stderr, "leaktop: %s: %s at +0x%llx (entry +0x%llx)%s%s%s\n",
+				name, p->name, (unsigned long long)at,
 				(unsigned long long)p->entry_offset,
 				at == p->probe_offset && p->entry_emulated ? " emulated" : "",
 				at == p->probe_offset ? ": " : "",
