@@ -133,13 +133,21 @@ run_system() {
 	touch "$dir/dir/go"
 	wait_file "$dir/dir/done" || return 1
 	wait_two_more "$dir/out.jsonl" || return 1
-	last_line "$dir/out.jsonl" "$dir/alive.json"
+	# Whole system, the symbolizer has more to do: its stacks may come a snapshot later.
+	wait_until "alloc_any's stacks symbolized" all_symbolized "$dir" "$p" || return 1
 	touch "$dir/dir/quit"
 	wait_exit "$p"
 	signal INT "$LT_PID"
 	wait_exit "$LT_PID"
 }
 system_mode() { scenario run_system; }
+# all_symbolized DIR PID: the latest snapshot (into DIR/alive.json) names the first frame of
+# every heap site of PID.
+all_symbolized() {
+	last_line "$1/out.jsonl" "$1/alive.json"
+	[ "$(jqc "$1/alive.json" '[procs($pid) | .sites[] | select(.kind == "heap") |
+		.stack[0].symbol] | length > 0 and all(. != null)' --argjson pid "$2")" = true ]
+}
 
 test_system_mode_probes_preloaded_tcmalloc_and_counts_exactly() {
 	system_mode || return 1
