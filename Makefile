@@ -61,7 +61,8 @@ PROG_CXX_SRCS := $(wildcard tests/progs/*.cc)
 PROG_BINS := $(patsubst tests/progs/%.c,$(OUT)/tests/progs/%,$(PROG_SRCS)) \
 	     $(patsubst tests/progs/%.cc,$(OUT)/tests/progs/%,$(PROG_CXX_SRCS)) \
 	     $(OUT)/tests/progs/unwind_chain_fp $(OUT)/tests/progs/alloc_any_je \
-	     $(OUT)/tests/progs/alloc_any_static $(OUT)/tests/progs/cxx_new_je
+	     $(OUT)/tests/progs/alloc_any_static $(OUT)/tests/progs/cxx_new_je \
+	     $(OUT)/tests/progs/cxx_delete_je
 
 .SECONDARY:
 .PHONY: all deps test run demo bench install uninstall clean unit e2e fuzz
@@ -198,10 +199,17 @@ $(OUT)/tests/progs/alloc_any_static: tests/progs/alloc_any.c $(wildcard tests/pr
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_FLAGS) -static -Wall -o $@ $<
 
-$(OUT)/tests/progs/cxx_new_je: tests/progs/cxx_new.cc $(wildcard tests/progs/*.h)
+$(OUT)/tests/progs/cxx_new_je $(OUT)/tests/progs/cxx_delete_je: $(OUT)/tests/progs/%_je: \
+		tests/progs/%.cc $(wildcard tests/progs/*.h)
 	$(call msg,CXX,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) $(PROG_FLAGS) -Wall -o $@ $< -ljemalloc
+
+# jemalloc's own API: only linked with it.
+$(OUT)/tests/progs/je_api: tests/progs/je_api.c $(wildcard tests/progs/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_FLAGS) -Wall -o $@ $< -ljemalloc
 
 # tests/e2e/symbols.sh's programs: one stripped of every symbol table, with no debug file
 # anywhere and Debian's jansson in its stacks; one stripped but keeping MiniDebugInfo, made
