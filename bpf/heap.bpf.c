@@ -260,6 +260,8 @@ static __always_inline int alloc_exit(struct pt_regs *ctx, __u64 ret)
 	}
 	in = *cur;
 	cur->active = 0;
+	/* An allocation since the last free: the same address freed again is a new free. */
+	cur->free_ptr = 0;
 
 	switch (in.fn) {
 	case LT_FN_POSIX_MEMALIGN:
@@ -384,17 +386,42 @@ static __always_inline bool realloc_own_free(__u64 ptr)
 	return cur && cur->active && cur->old_held && cur->arg_ptr == ptr;
 }
 
-static __always_inline int free_entry(__u64 ptr)
+/*
+ * Is this free-shaped call the thread's last free passed on (a jump or call from one probed
+ * free entry to another with the same pointer, at the same or a deeper %rsp, no allocation
+ * in between)?  Then the first probe accounted it.  Otherwise it becomes the last free.
+ */
+static __always_inline bool free_passed_on(__u64 ptr, __u64 sp)
+{
+	struct lt_inflight *cur = thread_state();
+
+	if (!cur)
+		return false;
+	if (cur->free_ptr == ptr && sp <= cur->free_sp) {
+		bump(&counters, LT_CNT_NESTED);
+		return true;
+	}
+	cur->free_ptr = ptr;
+	cur->free_sp = sp;
+	return false;
+}
+
+static __always_inline int free_entry(struct pt_regs *ctx, __u64 ptr)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 sp = PT_REGS_SP(ctx);
 	struct lt_proc *p;
 
+	barrier_var(sp);
 	if (heap_skip(tgid, true))
 		return 0;
 	p = bpf_map_lookup_elem(&procs, &tgid);
 	if (p)
 		__sync_fetch_and_add(&p->heap_calls, 1);
 	if (!ptr)
+		return 0;
+	/* (Thread state only in traced processes.) */
+	if (p && free_passed_on(ptr, sp))
 		return 0;
 	if (release(tgid, ptr))
 		bump(&counters, LT_CNT_EVENTS);
@@ -412,7 +439,7 @@ static __always_inline int free_entry(__u64 ptr)
 SEC("uprobe")
 int BPF_KPROBE(free_enter, __u64 ptr)
 {
-	return free_entry(ptr);
+	return free_entry(ctx, ptr);
 }
 
 /*
@@ -453,7 +480,7 @@ int BPF_KPROBE(alloc_enter_multi, __u64 a0, __u64 a1, __u64 a2)
 		size = a1;
 		break;
 	case LT_FN_FREE:
-		return free_entry(a0);
+		return free_entry(ctx, a0);
 	default:
 		return 0;
 	}

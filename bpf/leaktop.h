@@ -195,6 +195,13 @@ struct lt_inflight {
 	__u32 old_held;			/* 1: `old` is arg_ptr's record, out of `allocs` */
 	__u32 pad;
 	struct lt_alloc_val old;	/* realloc's old block, as it was recorded */
+	/*
+	 * The thread's last free, while no allocation of it came since: a free-shaped entry
+	 * that passes its pointer on to another probed one (operator delete jumping to free,
+	 * mi_free_size to mi_free) is seen by both probes, at the same or a deeper %rsp.
+	 */
+	__u64 free_ptr;
+	__u64 free_sp;
 };
 
 /* fds: (tgid, fd) -> the site that created an open descriptor.  Written by BPF; the
@@ -370,7 +377,7 @@ LT_ASSERT_SIZE(struct lt_site_val, 56);
 LT_ASSERT_SIZE(struct lt_alloc_key, 16);
 LT_ASSERT_SIZE(struct lt_alloc_val, 32);
 LT_ASSERT_SIZE(struct lt_stack, 8 + 8 * LT_MAX_STACK_DEPTH);
-LT_ASSERT_SIZE(struct lt_inflight, 104);
+LT_ASSERT_SIZE(struct lt_inflight, 120);
 LT_ASSERT_SIZE(struct lt_event, 64 + LT_EXE_LEN);
 LT_ASSERT_SIZE(struct lt_fd_key, 8);
 LT_ASSERT_SIZE(struct lt_fd_val, 24);
