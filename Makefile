@@ -60,7 +60,8 @@ PROG_SRCS := $(wildcard tests/progs/*.c)
 PROG_CXX_SRCS := $(wildcard tests/progs/*.cc)
 PROG_BINS := $(patsubst tests/progs/%.c,$(OUT)/tests/progs/%,$(PROG_SRCS)) \
 	     $(patsubst tests/progs/%.cc,$(OUT)/tests/progs/%,$(PROG_CXX_SRCS)) \
-	     $(OUT)/tests/progs/unwind_chain_fp
+	     $(OUT)/tests/progs/unwind_chain_fp $(OUT)/tests/progs/alloc_any_je \
+	     $(OUT)/tests/progs/alloc_any_static $(OUT)/tests/progs/cxx_any_je
 
 .SECONDARY:
 .PHONY: all deps test run demo bench install uninstall clean unit e2e fuzz
@@ -185,6 +186,24 @@ $(OUT)/tests/progs/unwind_chain_fp: tests/progs/unwind_chain.c $(wildcard tests/
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_FLAGS) -Wall -o $@ $< -lpthread
+
+# tests/e2e/allocators.sh: the same sources linked with Debian's jemalloc (its malloc and
+# operator new come before libc's and libstdc++'s), and statically (glibc's malloc inside
+# the executable).
+$(OUT)/tests/progs/alloc_any_je: tests/progs/alloc_any.c $(wildcard tests/progs/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_FLAGS) -Wall -o $@ $< -ljemalloc
+
+$(OUT)/tests/progs/alloc_any_static: tests/progs/alloc_any.c $(wildcard tests/progs/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_FLAGS) -static -Wall -o $@ $<
+
+$(OUT)/tests/progs/cxx_any_je: tests/progs/cxx_any.cc $(wildcard tests/progs/*.h)
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(PROG_FLAGS) -Wall -o $@ $< -ljemalloc
 
 # tests/e2e/symbols.sh's programs: one stripped of every symbol table, with no debug file
 # anywhere and Debian's jansson in its stacks; one stripped but keeping MiniDebugInfo, made
