@@ -61,7 +61,8 @@ PROG_CXX_SRCS := $(wildcard tests/progs/*.cc)
 PROG_BINS := $(patsubst tests/progs/%.c,$(OUT)/tests/progs/%,$(PROG_SRCS)) \
 	     $(patsubst tests/progs/%.cc,$(OUT)/tests/progs/%,$(PROG_CXX_SRCS)) \
 	     $(OUT)/tests/progs/unwind_chain_fp $(OUT)/tests/progs/alloc_any_je \
-	     $(OUT)/tests/progs/alloc_any_static $(OUT)/tests/progs/cxx_any_je
+	     $(OUT)/tests/progs/alloc_any_static $(OUT)/tests/progs/cxx_new_je \
+	     $(OUT)/tests/progs/cxx_any_je
 
 .SECONDARY:
 .PHONY: all deps test run demo bench install uninstall clean unit e2e fuzz
@@ -187,9 +188,7 @@ $(OUT)/tests/progs/unwind_chain_fp: tests/progs/unwind_chain.c $(wildcard tests/
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_FLAGS) -Wall -o $@ $< -lpthread
 
-# tests/e2e/allocators.sh: the same sources linked with Debian's jemalloc (its malloc and
-# operator new come before libc's and libstdc++'s), and statically (glibc's malloc inside
-# the executable).
+# tests/e2e/allocators.sh: the same programs linked with Debian's jemalloc, and statically.
 $(OUT)/tests/progs/alloc_any_je: tests/progs/alloc_any.c $(wildcard tests/progs/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -200,6 +199,13 @@ $(OUT)/tests/progs/alloc_any_static: tests/progs/alloc_any.c $(wildcard tests/pr
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_FLAGS) -static -Wall -o $@ $<
 
+$(OUT)/tests/progs/cxx_new_je: tests/progs/cxx_new.cc $(wildcard tests/progs/*.h)
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(PROG_FLAGS) -Wall -o $@ $< -ljemalloc
+
+# tests/e2e/allocator_apis.sh: C++'s operators new and delete of Debian's jemalloc (linked
+# first, so they come before libstdc++'s).
 $(OUT)/tests/progs/cxx_any_je: tests/progs/cxx_any.cc $(wildcard tests/progs/*.h)
 	$(call msg,CXX,$@)
 	$(Q)mkdir -p $(@D)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * cxx_any.cc - known leaks and freed churn through C++'s operators new and delete, for
- * tests/e2e/allocators.sh to run under each allocator that defines them: as built (the
+ * tests/e2e/allocator_apis.sh to run under each allocator that defines them: as built (the
  * operators are libstdc++'s, which call glibc's malloc and free), with LD_PRELOAD of
  * Debian's tcmalloc or mimalloc, and linked with Debian's jemalloc (cxx_any_je; its
  * operators come before libstdc++'s).  Unlike cxx_new.cc (tests/e2e/unwind.sh) it waits
