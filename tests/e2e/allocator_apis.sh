@@ -288,8 +288,8 @@ breakpoint_bytes() {
 # only the breakpoint (cc) or not (--) of each.
 expect_breakpoints() {
 	local got
-	got=$(awk '{ print $1 ":" ($2 == "cc" ? "cc" : ($2 == "none" || $2 == "unreadable" ?
-		$2 : "--")) }' "$AA/$1/bytes" | sort | tr '\n' ' ')
+	got=$(awk '{ b = "--"; if ($2 == "cc" || $2 == "none" || $2 == "unreadable") b = $2
+		print $1 ":" b }' "$AA/$1/bytes" | sort | tr '\n' ' ')
 	expect_eq "malloc's first byte in each object as FILE:cc (a breakpoint) or FILE:--" \
 		"$2" "${got% }"
 }
