@@ -466,12 +466,16 @@ static void draw_sites(struct tui *t, const struct model *m, int y0, int height)
 	const struct process *p = current_process(t, m);
 	struct site **sites = p ? model__sites_by_outstanding(p) : NULL;
 	char b1[FMT_NUM_LEN], rate[FMT_NUM_LEN], where[512], spark[64], age[FMT_NUM_LEN];
-	char comm[64], line[1024];
+	char comm[64], kind[32], line[1024];
 	int n = p ? (int)p->n_sites : 0;
 
-	snprintf(line, sizeof(line), "%-4s %-4s %10s %7s %11s %7s %-6s %s (pid %u)", "LEAK",
+	/* The allocator its heap is traced in, once known. */
+	kind[0] = '\0';
+	if (p && p->alloc_module)
+		snprintf(kind, sizeof(kind), ", %s", fmt__str_buf(b1, sizeof(b1), p->alloc_kind, "?"));
+	snprintf(line, sizeof(line), "%-4s %-4s %10s %7s %11s %7s %-6s %s (pid %u%s)", "LEAK",
 		 "KIND", "OUTSTAND", "COUNT", "GROWTH/s", "AGE", "trend",
-		 p ? fmt__str_buf(comm, sizeof(comm), p->comm, "?") : "(gone)", t->pid);
+		 p ? fmt__str_buf(comm, sizeof(comm), p->comm, "?") : "(gone)", t->pid, kind);
 	attron(A_REVERSE);
 	mvaddnstr(y0, 0, line, bytes_for_cols(line, COLS));
 	clrtoeol();

@@ -39,6 +39,10 @@
 #    (stats.unwind_table_bytes) while tracing Debian's python3.11 (PYTHON311) with -p: the
 #    tables of python3.11, libc and the rest it maps.  Fails, measuring nothing, when leaktop
 #    has no --unwind option.
+# 10. Any allocator (issue 15): section 1's workload on glibc and on Debian's jemalloc,
+#    tcmalloc and mimalloc (LD_PRELOAD), untraced and under leaktop -p, interleaved: ns per
+#    pair and the ratio for each; leaktop's count at the workload's site and the allocator
+#    it names (processes[].heap.allocator.kind) are checked.
 #
 # Uprobes that another tracer puts on libc for every process (leaktop in whole-system or
 # `--` mode, say) slow every malloc on the machine and would spoil the comparison: before and
@@ -78,7 +82,7 @@ OC_PAIRS=${BENCH_OC_PAIRS:-20000}
 GROWTH_MIX_SRC=${GROWTH_MIX:-$ROOT/build/tests/progs/growth_mix}
 STEADY_SRC=${STEADY_GROW:-$ROOT/build/tests/progs/steady_grow}
 GROWTH_RUNS=${BENCH_GROWTH_RUNS:-3}
-SECTIONS=" ${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9} "
+SECTIONS=" ${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10} "
 BUDGET_BUILDS=${BENCH_BUDGET_BUILDS:-2}
 # want_section N: is section N among BENCH_SECTIONS?
 want_section() { [[ $SECTIONS == *" $1 "* ]]; }
@@ -1329,6 +1333,87 @@ else
 		fail "section 9: $PYTHON311 is missing; run 'make deps'"
 	fi
 fi
+echo "   ($((SECONDS - t_start)) s)"
+fi
+# Section 10 (issue 15): the allocator each process really uses.  ALLOC_LIBS: name, and the
+# LD_PRELOAD that makes the workload use it (glibc: none).
+ALLOC_LIBS=("glibc|" "jemalloc|libjemalloc.so.2" "tcmalloc|libtcmalloc_minimal.so.4"
+	    "mimalloc|libmimalloc.so.2")
+declare -A AL_RESULTS AL_KIND
+
+# alloc_once ALLOC PRELOAD TRACED: one workload process (bench pairs) on that allocator,
+# untraced or under leaktop -p; NS its median ns per pair, checked like section 1 (every
+# timed allocation counted at one site, nothing dropped, the allocator leaktop names).
+alloc_once() {
+	local alloc=$1 preload=$2 traced=$3 out=$TMP/al.out log=$TMP/al.jsonl pid allocs frames
+	local -a pre=()
+
+	NS="" DR=""
+	[ -n "$preload" ] && pre=(LD_PRELOAD="$preload")
+	start_bench_bin env "$out" "${pre[@]}" "$BENCH" pairs "$PAIRS" "$INNER" ||
+		{ kill_bench; return 1; }
+	pid=$BPID
+	if [ "$traced" = 1 ]; then
+		start_leaktop - "$log" -i 1 || { stop_leaktop; kill_bench; return 1; }
+	fi
+	kill -USR1 "$BPID"
+	if ! wait_gone "$BPID" 300; then
+		fail "bench pairs on $alloc: status $WAIT_RC: $(tail -3 "$out")"
+		kill_bench
+		stop_leaktop
+		return 1
+	fi
+	BPID=""
+	NS=$(awk '/^median_ns_per_pair/ { print $2 }' "$out")
+	if [ "$traced" = 1 ]; then
+		# leaktop -p ends with its target, after a final snapshot.
+		stop_leaktop || return 1
+		read -r frames allocs DR < <(uw_frames "$log" "$pid")
+		AL_KIND[$alloc]=$(tail -n 1 "$log" | jq -r --argjson p "$pid" \
+			'.processes[] | select(.pid == $p) | .heap.allocator.kind // "null"' 2>/dev/null)
+		[ "${allocs:-0}" -eq $((PAIRS * INNER)) ] ||
+			fail "leaktop on $alloc counted ${allocs:-no} allocations at the workload's" \
+			     "site, expected $((PAIRS * INNER))"
+		[ "${DR:-?}" = 0 ] || fail "leaktop on $alloc dropped ${DR:-?} events"
+		[ "${AL_KIND[$alloc]}" = "$alloc" ] ||
+			fail "leaktop named the allocator of the $alloc run ${AL_KIND[$alloc]}"
+	fi
+	[ -n "$NS" ] || { fail "bench pairs on $alloc printed no result"; return 1; }
+	quiet || return 2
+	return 0
+}
+
+if want_section 10; then
+t_start=$SECONDS
+echo
+echo "10. any allocator (issue 15): malloc(64)+free pairs on glibc and on Debian's jemalloc,"
+echo "    tcmalloc and mimalloc (LD_PRELOAD), untraced and under leaktop -p (which finds and"
+echo "    probes the allocator the process binds); $ROUNDS processes per configuration,"
+echo "    interleaved; median loop of $INNER x $PAIRS pairs per process, median over processes."
+for ((r = 0; r < ROUNDS; r++)); do
+	line="   round $((r + 1))/$ROUNDS:"
+	n=${#ALLOC_LIBS[@]}
+	for ((k = 0; k < 2 * n; k++)); do
+		j=$(((k + r) % (2 * n)))
+		c=${ALLOC_LIBS[$((j / 2))]}
+		alloc=${c%%|*}
+		traced=$((j % 2))
+		quiet_attempts "$alloc" alloc_once "$alloc" "${c#*|}" "$traced" || continue
+		AL_RESULTS[$alloc-$traced]+="$NS "
+		line+=" $alloc$([ "$traced" = 1 ] && echo +lt) $NS"
+	done
+	echo "$line"
+done
+echo
+printf '    %-10s %16s %16s %10s %10s\n' allocator "untraced ns" "leaktop -p ns" ratio named
+for c in "${ALLOC_LIBS[@]}"; do
+	alloc=${c%%|*}
+	u=$(tr ' ' '\n' <<<"${AL_RESULTS[$alloc-0]:-}" | grep . | median)
+	t=$(tr ' ' '\n' <<<"${AL_RESULTS[$alloc-1]:-}" | grep . | median)
+	awk -v a="$alloc" -v u="$u" -v t="$t" -v k="${AL_KIND[$alloc]:--}" 'BEGIN {
+		printf "    %-10s %16.1f %16.1f %10s %10s\n", a, u, t,
+		       (u > 0 && t == t) ? sprintf("%.1fx", t / u) : "-", k }'
+done
 echo "   ($((SECONDS - t_start)) s)"
 fi
 [ "$UNQUIET" -eq 0 ] ||

@@ -42,6 +42,13 @@ static void write_process(FILE *out, const struct model *m, const struct process
 			", frees %" PRIu64 ")\n",
 			fmt__bytes(b3, sizeof(b3), p->heap_outstanding_bytes),
 			p->heap_outstanding_count, p->heap_allocs, p->heap_frees);
+	if (p->alloc_module) {
+		fputs("  allocator: ", out);
+		fmt__str(out, p->alloc_kind, "?");
+		fputs(" in ", out);
+		fmt__str(out, p->alloc_module, "?");
+		fputc('\n', out);
+	}
 	if (m->heap_budgeted && p->heap_mode == PROC_HEAP_SUSPECT)
 		fprintf(out, "  heap traced as a %s since %.1fs: counts blocks allocated since then\n",
 			p->heap_picked ? "pick" : "suspect",
