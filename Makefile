@@ -62,7 +62,8 @@ PROG_BINS := $(patsubst tests/progs/%.c,$(OUT)/tests/progs/%,$(PROG_SRCS)) \
 	     $(patsubst tests/progs/%.cc,$(OUT)/tests/progs/%,$(PROG_CXX_SRCS)) \
 	     $(OUT)/tests/progs/unwind_chain_fp $(OUT)/tests/progs/alloc_any_je \
 	     $(OUT)/tests/progs/alloc_any_static $(OUT)/tests/progs/cxx_new_je \
-	     $(OUT)/tests/progs/cxx_any_je
+	     $(OUT)/tests/progs/cxx_any_je $(OUT)/tests/progs/cxx_any_static \
+	     $(OUT)/tests/progs/alloc_any_musl $(OUT)/tests/progs/alloc_any_musl_static
 
 .SECONDARY:
 .PHONY: all deps test run demo bench install uninstall clean unit e2e fuzz
@@ -205,11 +206,30 @@ $(OUT)/tests/progs/cxx_new_je: tests/progs/cxx_new.cc $(wildcard tests/progs/*.h
 	$(Q)$(CXX) $(PROG_FLAGS) -Wall -o $@ $< -ljemalloc
 
 # tests/e2e/allocator_apis.sh: C++'s operators new and delete of Debian's jemalloc (linked
-# first, so they come before libstdc++'s).
+# first, so they come before libstdc++'s) and linked statically (libstdc++'s operators and
+# glibc's malloc both in the executable); alloc_any on musl (Debian's musl-tools), dynamic
+# and static.
+MUSL_CC   ?= musl-gcc
+
 $(OUT)/tests/progs/cxx_any_je: tests/progs/cxx_any.cc $(wildcard tests/progs/*.h)
 	$(call msg,CXX,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) $(PROG_FLAGS) -Wall -o $@ $< -ljemalloc
+
+$(OUT)/tests/progs/cxx_any_static: tests/progs/cxx_any.cc $(wildcard tests/progs/*.h)
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(PROG_FLAGS) -static -Wall -o $@ $<
+
+$(OUT)/tests/progs/alloc_any_musl: tests/progs/alloc_any.c $(wildcard tests/progs/*.h)
+	$(call msg,MUSL-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MUSL_CC) $(PROG_FLAGS) -Wall -o $@ $<
+
+$(OUT)/tests/progs/alloc_any_musl_static: tests/progs/alloc_any.c $(wildcard tests/progs/*.h)
+	$(call msg,MUSL-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MUSL_CC) $(PROG_FLAGS) -static -Wall -o $@ $<
 
 # tests/e2e/symbols.sh's programs: one stripped of every symbol table, with no debug file
 # anywhere and Debian's jansson in its stacks; one stripped but keeping MiniDebugInfo, made

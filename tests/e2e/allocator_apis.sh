@@ -3,7 +3,8 @@
 #
 # allocator_apis.sh - every entry point of each allocator a process binds, counted once
 # and freed by whatever API frees it: glibc, Debian's tcmalloc and mimalloc preloaded,
-# jemalloc linked, a static program's own glibc; C++'s operators new and delete of each.
+# jemalloc linked, a static program's own glibc, musl (dynamic and static); C++'s operators
+# new and delete of each, and of a static C++ program.
 # tests/e2e/allocators.sh checks which allocator is found and its leak sites; this script
 # checks the process's whole heap against the program's exact numbers (nothing counted
 # twice when an allocator calls itself, every free matched), that the probes are in the
@@ -23,7 +24,8 @@
 
 . "$(dirname "$0")/lib.sh"
 require_root
-require_built alloc_any alloc_any_je alloc_any_static cxx_any cxx_any_je
+require_built alloc_any alloc_any_je alloc_any_static alloc_any_musl alloc_any_musl_static \
+	cxx_any cxx_any_je cxx_any_static
 
 AA=$E2E_TMP/apis
 declare -A AA_PID
@@ -115,6 +117,10 @@ c_jemalloc() { scenario run_c_jemalloc; }
 run_c_jemalloc() { run_pid c_jemalloc alloc_any_je; }
 c_static() { scenario run_c_static; }
 run_c_static() { run_pid c_static alloc_any_static; }
+c_musl() { scenario run_c_musl; }
+run_c_musl() { run_pid c_musl alloc_any_musl; }
+c_musl_static() { scenario run_c_musl_static; }
+run_c_musl_static() { run_pid c_musl_static alloc_any_musl_static; }
 cxx_glibc() { scenario run_cxx_glibc; }
 run_cxx_glibc() { run_pid cxx_glibc cxx_any; }
 cxx_tcmalloc() { scenario run_cxx_tcmalloc; }
@@ -123,6 +129,8 @@ cxx_mimalloc() { scenario run_cxx_mimalloc; }
 run_cxx_mimalloc() { run_pid cxx_mimalloc cxx_any LD_PRELOAD=$MIMALLOC; }
 cxx_jemalloc() { scenario run_cxx_jemalloc; }
 run_cxx_jemalloc() { run_pid cxx_jemalloc cxx_any_je; }
+cxx_static() { scenario run_cxx_static; }
+run_cxx_static() { run_pid cxx_static cxx_any_static; }
 
 # ------------------------------------------------------------ what is checked
 
@@ -275,7 +283,7 @@ mapped_path() {
 # a breakpoint).
 breakpoint_bytes() {
 	local pid=$1 f off
-	for f in $(mapped_path "$pid" '/libc\.so\.6$') "$(readlink "/proc/$pid/exe")" \
+	for f in $(mapped_path "$pid" '/libc\.so(\.6)?$') "$(readlink "/proc/$pid/exe")" \
 		$(mapped_path "$pid" '/libtcmalloc_minimal\.so') \
 		$(mapped_path "$pid" '/libmimalloc\.so') $(mapped_path "$pid" '/libjemalloc\.so'); do
 		off=$(sym_offset "$f" malloc)
@@ -384,6 +392,34 @@ test_static_program_heap_totals_exactly_the_programs() {
 	c_static || return 1
 	expect_totals c_static 15 14580 142 127 || return 1
 	expect_breakpoints c_static "alloc_any_static:cc"
+}
+
+# ------------------------------------------------------------ musl (-p)
+
+test_musl_program_traced_in_musl_libc() {
+	c_musl || return 1
+	expect_allocator c_musl musl 'libc\.so' || return 1
+	expect_c_sites c_musl && expect_c_frees c_musl && expect_free_unknown_zero c_musl
+}
+
+test_musl_heap_totals_exactly_the_programs() {
+	# musl's calloc, realloc(NULL, n) and aligned functions call its malloc inside.
+	c_musl || return 1
+	expect_totals c_musl 15 14580 142 127 || return 1
+	expect_breakpoints c_musl "libc.so:cc"
+}
+
+test_musl_static_program_traced_in_its_executable() {
+	c_musl_static || return 1
+	expect_allocator c_musl_static musl 'alloc_any_musl_static' || return 1
+	expect_c_sites c_musl_static && expect_c_frees c_musl_static &&
+		expect_free_unknown_zero c_musl_static
+}
+
+test_musl_static_heap_totals_exactly_the_programs() {
+	c_musl_static || return 1
+	expect_totals c_musl_static 15 14580 142 127 || return 1
+	expect_breakpoints c_musl_static "alloc_any_musl_static:cc"
 }
 
 # ------------------------------------------------------------ `--`: the allocator predicted
@@ -495,6 +531,25 @@ test_cxx_mimalloc_delete_nested_in_allocator_counts_one_free() {
 	# it: each call still frees one block, once.
 	cxx_mimalloc || return 1
 	expect_free_unknown_zero cxx_mimalloc
+}
+
+test_cxx_static_new_counted_once_at_the_function_calling_new() {
+	# The executable defines malloc and libstdc++'s operators: it is the allocator, and
+	# whether its operator new is probed or only the malloc it calls, each new is one
+	# allocation of the function that said it.
+	cxx_static || return 1
+	expect_allocator cxx_static glibc 'cxx_any_static' || return 1
+	expect_cxx_sites cxx_static above_new
+}
+
+test_cxx_static_every_delete_frees_its_block() {
+	cxx_static || return 1
+	expect_cxx_frees cxx_static above_new && expect_totals cxx_static 12 1192 92 80
+}
+
+test_cxx_static_delete_nested_in_allocator_counts_one_free() {
+	cxx_static || return 1
+	expect_free_unknown_zero cxx_static
 }
 
 # ------------------------------------------------------------ every run
