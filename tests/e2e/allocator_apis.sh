@@ -117,6 +117,8 @@ c_jemalloc() { scenario run_c_jemalloc; }
 run_c_jemalloc() { run_pid c_jemalloc alloc_any_je; }
 c_static() { scenario run_c_static; }
 run_c_static() { run_pid c_static alloc_any_static; }
+c_two_preloads() { scenario run_c_two_preloads; }
+run_c_two_preloads() { run_pid c_two_preloads alloc_any "LD_PRELOAD=$MIMALLOC $TCMALLOC"; }
 c_musl() { scenario run_c_musl; }
 run_c_musl() { run_pid c_musl alloc_any_musl; }
 c_musl_static() { scenario run_c_musl_static; }
@@ -394,6 +396,25 @@ test_static_program_heap_totals_exactly_the_programs() {
 	expect_breakpoints c_static "alloc_any_static:cc"
 }
 
+# ------------------------------------------------------------ two preloaded (-p)
+
+# LD_PRELOAD="mimalloc tcmalloc": the first binds malloc and everything else; tcmalloc,
+# mapped but bound by no one, must not be probed (its malloc has a name the process finds
+# in mimalloc first).
+
+test_first_of_two_preloads_is_the_allocator() {
+	c_two_preloads || return 1
+	expect_allocator c_two_preloads mimalloc 'libmimalloc\.so\.2[.0-9]*' || return 1
+	expect_breakpoints c_two_preloads \
+		"libc.so.6:-- libmimalloc.so.2.0:cc libtcmalloc_minimal.so.4.5.10:--"
+}
+
+test_first_of_two_preloads_counts_exactly_the_programs() {
+	c_two_preloads || return 1
+	expect_c_sites c_two_preloads && expect_c_frees c_two_preloads &&
+		expect_totals c_two_preloads 15 14580 142 127
+}
+
 # ------------------------------------------------------------ musl (-p)
 
 test_musl_program_traced_in_musl_libc() {
@@ -435,29 +456,45 @@ test_command_mode_predicts_tcmalloc_from_ld_preload() {
 	expect_c_sites c_tcmalloc_cmd && expect_c_frees c_tcmalloc_cmd
 }
 
-# A command that sets LD_PRELOAD for the program it execs (env): the program's allocator is
-# found once its image is looked at, and traced from then on.
+# A command that execs a program binding another allocator: env, on glibc, setting
+# LD_PRELOAD for the program it execs, or execing a program linked with jemalloc.  The
+# program's allocator is found once its image is looked at, and traced from then on (the
+# program waits for its go until the snapshots name it).
 exec_preload() { scenario run_exec_preload; }
-run_exec_preload() {
-	local dir=$AA/exec_preload p
+run_exec_preload() { run_exec exec_preload mimalloc env "LD_PRELOAD=$MIMALLOC" "$PROGS/alloc_any"; }
+exec_linked() { scenario run_exec_linked; }
+run_exec_linked() { run_exec exec_linked jemalloc env "$PROGS/alloc_any_je"; }
+
+# run_exec NAME KIND CMD...: `leaktop -- CMD... AA/NAME/dir`; once the program is ready and
+# leaktop's snapshots say its allocator is KIND, it is let go; then as run_cmd.
+run_exec() {
+	local name=$1 kind=$2 dir=$AA/$1 p
+	shift 2
 	mkdir -p "$dir/dir"
-	start_cmd "$dir" "" env "LD_PRELOAD=$MIMALLOC" "$PROGS/alloc_any" || return 1
+	start_cmd "$dir" "" "$@" || return 1
 	wait_file "$dir/dir/ready" || return 1
 	p=$(pid_in "$dir/dir/ready")
-	wait_until "the exec'd program's allocator (mimalloc) in a snapshot" \
+	wait_until "the exec'd program's allocator ($kind) in a snapshot" \
 		last_line_true "$dir/out.jsonl" \
-		'[procs($pid) | .heap.allocator.kind] == ["mimalloc"]' --argjson pid "$p" ||
+		'[procs($pid) | .heap.allocator.kind] == [$kind]' --argjson pid "$p" \
+		--arg kind "$kind" ||
 		fail_because "$FAIL_MSG; its allocator in the last snapshot:" \
 			"$(complete_lines "$dir/out.jsonl" | tail -n 1 | jq -c --argjson pid "$p" \
 			"$JQ_DEFS [procs(\$pid) | .heap.allocator]")" || return 1
 	touch "$dir/dir/go"
-	finish_cmd exec_preload
+	finish_cmd "$name"
 }
 
 test_preload_set_at_exec_found_and_traced() {
 	exec_preload || return 1
 	expect_allocator exec_preload mimalloc 'libmimalloc\.so\.2[.0-9]*' || return 1
 	expect_c_sites exec_preload && expect_c_frees exec_preload
+}
+
+test_exec_of_jemalloc_linked_program_found_and_traced() {
+	exec_linked || return 1
+	expect_allocator exec_linked jemalloc 'libjemalloc\.so\.2' || return 1
+	expect_c_sites exec_linked && expect_c_frees exec_linked
 }
 
 # ------------------------------------------------------------ C++ operators (-p)
