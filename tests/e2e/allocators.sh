@@ -156,7 +156,7 @@ system_mode() { scenario run_system; }
 SYS_ELAPSED=()
 snapshots_since() {
 	local e
-	e=$(head -c 4096 "$1" 2>/dev/null | grep -o '"elapsed_s":[0-9.e+-]*' | head -n 1)
+	e=$(head -c 4096 "$1" 2>/dev/null | grep -o '"elapsed_s": *[0-9.e+-]*' | head -n 1)
 	[ -n "$e" ] || return 1
 	[ "${#SYS_ELAPSED[@]}" -gt 0 ] && [ "${SYS_ELAPSED[-1]}" = "$e" ] || SYS_ELAPSED+=("$e")
 	[ "${#SYS_ELAPSED[@]}" -ge "$2" ]
