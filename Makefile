@@ -62,6 +62,7 @@ PROG_BINS := $(patsubst tests/progs/%.c,$(OUT)/tests/progs/%,$(PROG_SRCS)) \
 	     $(patsubst tests/progs/%.cc,$(OUT)/tests/progs/%,$(PROG_CXX_SRCS)) \
 	     $(OUT)/tests/progs/unwind_chain_fp $(OUT)/tests/progs/alloc_any_je \
 	     $(OUT)/tests/progs/alloc_any_static $(OUT)/tests/progs/cxx_new_je \
+	     $(OUT)/tests/progs/cxx_delete_je \
 	     $(OUT)/tests/progs/cxx_any_je $(OUT)/tests/progs/cxx_any_static \
 	     $(OUT)/tests/progs/alloc_any_musl $(OUT)/tests/progs/alloc_any_musl_static
 
@@ -200,21 +201,23 @@ $(OUT)/tests/progs/alloc_any_static: tests/progs/alloc_any.c $(wildcard tests/pr
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_FLAGS) -static -Wall -o $@ $<
 
-$(OUT)/tests/progs/cxx_new_je: tests/progs/cxx_new.cc $(wildcard tests/progs/*.h)
+$(OUT)/tests/progs/cxx_new_je $(OUT)/tests/progs/cxx_delete_je \
+		$(OUT)/tests/progs/cxx_any_je: $(OUT)/tests/progs/%_je: \
+		tests/progs/%.cc $(wildcard tests/progs/*.h)
 	$(call msg,CXX,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) $(PROG_FLAGS) -Wall -o $@ $< -ljemalloc
 
-# tests/e2e/allocator_apis.sh: C++'s operators new and delete of Debian's jemalloc (linked
-# first, so they come before libstdc++'s) and linked statically (libstdc++'s operators and
-# glibc's malloc both in the executable); alloc_any on musl (Debian's musl-tools), dynamic
-# and static.
+# jemalloc's own API: only linked with it.
+$(OUT)/tests/progs/je_api: tests/progs/je_api.c $(wildcard tests/progs/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_FLAGS) -Wall -o $@ $< -ljemalloc
+
+# tests/e2e/allocator_apis.sh: cxx_any linked statically (libstdc++'s operators and glibc's
+# malloc both in the executable; cxx_any_je is above); alloc_any on musl (Debian's
+# musl-tools), dynamic and static.
 MUSL_CC   ?= musl-gcc
-
-$(OUT)/tests/progs/cxx_any_je: tests/progs/cxx_any.cc $(wildcard tests/progs/*.h)
-	$(call msg,CXX,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CXX) $(PROG_FLAGS) -Wall -o $@ $< -ljemalloc
 
 $(OUT)/tests/progs/cxx_any_static: tests/progs/cxx_any.cc $(wildcard tests/progs/*.h)
 	$(call msg,CXX,$@)

@@ -12,7 +12,7 @@
 
 . "$(dirname "$0")/lib.sh"
 require_root
-require_built alloc_any alloc_any_je alloc_any_static cxx_new_je
+require_built alloc_any alloc_any_je alloc_any_static cxx_new_je cxx_delete_je je_api
 
 LIBDIR=/usr/lib/x86_64-linux-gnu
 AL=$E2E_TMP/allocators
@@ -226,6 +226,45 @@ test_cxx_jemalloc_probes_operator_new() {
 	cxx_je || return 1
 	grep -q "libjemalloc.so.2: _Znwm at" "$AL/cxx_je/err" ||
 		fail_because "operator new of jemalloc not probed: $(grep -c ' at +0x' "$AL/cxx_je/err") probes"
+}
+
+cxx_delete() { scenario run_cxx_delete; }
+run_cxx_delete() {
+	run_to_done "$AL/cxx_delete" cxx_delete_je || return 1
+	AL_PID[cxx_delete]=$DONE_PID
+}
+
+test_cxx_delete_forms_in_jemalloc_free_their_blocks() {
+	local f=$AL/cxx_delete/final.json
+	cxx_delete || return 1
+	# (sized) delete, delete[], aligned new and delete, nothrow new: each freed where it was.
+	expect_site "$f" "${AL_PID[cxx_delete]}" "churn_delete()" 1 48 10 9 &&
+	expect_site "$f" "${AL_PID[cxx_delete]}" "churn_delete_array()" 0 0 6 6 &&
+	expect_site "$f" "${AL_PID[cxx_delete]}" "churn_aligned()" 0 0 4 4 &&
+	expect_site "$f" "${AL_PID[cxx_delete]}" "churn_nothrow()" 0 0 5 5
+}
+
+# ------------------------------------------------------------ jemalloc's own API
+
+je_api() { scenario run_je_api; }
+run_je_api() {
+	run_to_done "$AL/je_api" je_api || return 1
+	AL_PID[je_api]=$DONE_PID
+}
+
+test_jemalloc_mallocx_and_rallocx_leaks_counted() {
+	local f=$AL/je_api/final.json
+	je_api || return 1
+	expect_site "$f" "${AL_PID[je_api]}" leak_mallocx 3 1500 3 0 &&
+	expect_site "$f" "${AL_PID[je_api]}" first_block 0 0 2 2 &&
+	expect_site "$f" "${AL_PID[je_api]}" leak_rallocx 2 10000 2 0
+}
+
+test_jemalloc_sdallocx_and_dallocx_free_their_blocks() {
+	local f=$AL/je_api/final.json
+	je_api || return 1
+	expect_site "$f" "${AL_PID[je_api]}" churn_sdallocx 0 0 8 8 &&
+	expect_site "$f" "${AL_PID[je_api]}" churn_dallocx 0 0 4 4
 }
 
 # ------------------------------------------------------------ redis-server (jemalloc)

@@ -838,8 +838,9 @@ static int check_json_path(const char *path)
 }
 
 /*
- * Each traced (process, libc) pair holds 17 perf descriptors, the symbolizer up to 512: the
- * usual soft limit of 1024 runs out with a few dozen -p PIDs.  Raise it to the hard limit
+ * Each traced (process, allocator) pair holds a perf descriptor per probe on kernels without
+ * uprobe_multi and in -- trees (17 for glibc, some 60 for jemalloc with its C++ operators),
+ * the symbolizer up to 512: the usual soft limit of 1024 runs out with a few dozen -p PIDs.  Raise it to the hard limit
  * (after CMD is forked: CMD keeps the user's limits).  A failure leaves the limit as it was.
  */
 static void raise_fd_limit(void)

@@ -270,11 +270,14 @@ static int proc_objs_read(struct allocs *a, int pid, struct proc_objs *po)
 	int err;
 
 	po->n = po->exe = 0;
+	snprintf(exe_path, sizeof(exe_path), "/proc/%d/exe", pid);
+	exe_known = !stat(exe_path, &exe_st);
+	/* leaktop's own fork before it execs CMD: nothing to learn (its malloc is leaktop's). */
+	if (exe_known && exe_st.st_dev == a->self_dev && exe_st.st_ino == a->self_ino)
+		return -EAGAIN;
 	err = procmaps__read(pid, &maps);
 	if (err)
 		return err;
-	snprintf(exe_path, sizeof(exe_path), "/proc/%d/exe", pid);
-	exe_known = !stat(exe_path, &exe_st);
 	for (size_t i = 0; i < maps.n && po->n < PROC_OBJS_MAX; i++) {
 		const struct proc_map *m = &maps.v[i];
 		bool dup = false;

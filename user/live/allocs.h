@@ -40,7 +40,7 @@ void allocs__free(struct allocs *a);
  * bound), and any other allocator it maps that cannot be bound to by name (an API under a
  * prefix only, like a libmimalloc built without overriding malloc; an executable's own
  * malloc it does not export): its calls to those are direct.  0 (*n may be 0: no allocator
- * found), -ESRCH (gone), or -errno.
+ * found), -ESRCH (gone), -EAGAIN (a fork of leaktop that has not exec'd yet), or -errno.
  */
 int allocs__of_pid(struct allocs *a, int pid, struct alloc_obj *out, size_t max, size_t *n);
 

@@ -42,6 +42,10 @@ static void write_process(FILE *out, const struct model *m, const struct process
 			", frees %" PRIu64 ")\n",
 			fmt__bytes(b3, sizeof(b3), p->heap_outstanding_bytes),
 			p->heap_outstanding_count, p->heap_allocs, p->heap_frees);
+	if (m->heap_budgeted && p->heap_mode == PROC_HEAP_SUSPECT)
+		fprintf(out, "  heap traced as a %s since %.1fs: counts blocks allocated since then\n",
+			p->heap_picked ? "pick" : "suspect",
+			p->heap_since_ns > m->start_ns ? (p->heap_since_ns - m->start_ns) / 1e9 : 0);
 	if (p->alloc_module) {
 		fputs("  allocator: ", out);
 		fmt__str(out, p->alloc_kind, "?");
@@ -49,10 +53,6 @@ static void write_process(FILE *out, const struct model *m, const struct process
 		fmt__str(out, p->alloc_module, "?");
 		fputc('\n', out);
 	}
-	if (m->heap_budgeted && p->heap_mode == PROC_HEAP_SUSPECT)
-		fprintf(out, "  heap traced as a %s since %.1fs: counts blocks allocated since then\n",
-			p->heap_picked ? "pick" : "suspect",
-			p->heap_since_ns > m->start_ns ? (p->heap_since_ns - m->start_ns) / 1e9 : 0);
 	if (m->resources & RES_FD) {
 		fprintf(out, "  fds: %" PRId64 " outstanding (opens %" PRIu64 ", closes %" PRIu64,
 			p->fd_outstanding, p->fd_opens, p->fd_closes);
