@@ -64,7 +64,8 @@ PROG_BINS := $(patsubst tests/progs/%.c,$(OUT)/tests/progs/%,$(PROG_SRCS)) \
 	     $(OUT)/tests/progs/alloc_any_static $(OUT)/tests/progs/cxx_new_je \
 	     $(OUT)/tests/progs/cxx_delete_je \
 	     $(OUT)/tests/progs/cxx_any_je $(OUT)/tests/progs/cxx_any_static \
-	     $(OUT)/tests/progs/alloc_any_musl $(OUT)/tests/progs/alloc_any_musl_static
+	     $(OUT)/tests/progs/alloc_any_musl $(OUT)/tests/progs/alloc_any_musl_static \
+	     $(OUT)/tests/progs/alloc_api_mi $(OUT)/tests/progs/alloc_api_tc
 
 .SECONDARY:
 .PHONY: all deps test run demo bench install uninstall clean unit e2e fuzz
@@ -233,6 +234,18 @@ $(OUT)/tests/progs/alloc_any_musl_static: tests/progs/alloc_any.c $(wildcard tes
 	$(call msg,MUSL-CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(MUSL_CC) $(PROG_FLAGS) -static -Wall -o $@ $<
+
+# alloc_api.c through mimalloc's own API (linked with it) and tcmalloc's (linked with
+# Debian's libtcmalloc_minimal, which has no development symlink).
+$(OUT)/tests/progs/alloc_api_mi: tests/progs/alloc_api.c $(wildcard tests/progs/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_FLAGS) -DUSE_MI -Wall -o $@ $< -lmimalloc
+
+$(OUT)/tests/progs/alloc_api_tc: tests/progs/alloc_api.c $(wildcard tests/progs/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_FLAGS) -DUSE_TC -Wall -o $@ $< -l:libtcmalloc_minimal.so.4
 
 # tests/e2e/symbols.sh's programs: one stripped of every symbol table, with no debug file
 # anywhere and Debian's jansson in its stacks; one stripped but keeping MiniDebugInfo, made

@@ -15,6 +15,10 @@
 #                 aligned_alloc leaked from one function each; churn() frees 100 mallocs,
 #                 churn_kinds() 5 blocks of each function (five sites).  In all 15 blocks,
 #                 14580 bytes outstanding; 142 allocations, 127 frees.
+#   alloc_api.c   the same through an allocator's own API (mimalloc's mi_*, tcmalloc's tc_*,
+#                 or the C API as a control): malloc, calloc, realloc of a block, aligned
+#                 leaked; plain and sized frees.  In all 9 blocks, 6440 bytes outstanding;
+#                 51 allocations, 42 frees.
 #   cxx_any.cc    new, new[], new(std::nothrow), aligned new (alignas(64)) leaked; churn
 #                 through sized delete, delete[] and sized aligned delete.  In all 12
 #                 blocks, 1192 bytes outstanding; 92 allocations, 80 frees.
@@ -25,7 +29,7 @@
 . "$(dirname "$0")/lib.sh"
 require_root
 require_built alloc_any alloc_any_je alloc_any_static alloc_any_musl alloc_any_musl_static \
-	cxx_any cxx_any_je cxx_any_static
+	cxx_any cxx_any_je cxx_any_static alloc_api alloc_api_mi alloc_api_tc
 
 AA=$E2E_TMP/apis
 declare -A AA_PID
@@ -119,6 +123,12 @@ c_static() { scenario run_c_static; }
 run_c_static() { run_pid c_static alloc_any_static; }
 c_two_preloads() { scenario run_c_two_preloads; }
 run_c_two_preloads() { run_pid c_two_preloads alloc_any "LD_PRELOAD=$MIMALLOC $TCMALLOC"; }
+api_glibc() { scenario run_api_glibc; }
+run_api_glibc() { run_pid api_glibc alloc_api; }
+api_mimalloc() { scenario run_api_mimalloc; }
+run_api_mimalloc() { run_pid api_mimalloc alloc_api_mi; }
+api_tcmalloc() { scenario run_api_tcmalloc; }
+run_api_tcmalloc() { run_pid api_tcmalloc alloc_api_tc; }
 c_musl() { scenario run_c_musl; }
 run_c_musl() { run_pid c_musl alloc_any_musl; }
 c_musl_static() { scenario run_c_musl_static; }
@@ -414,6 +424,53 @@ test_first_of_two_preloads_counts_exactly_the_programs() {
 	c_two_preloads || return 1
 	expect_c_sites c_two_preloads && expect_c_frees c_two_preloads &&
 		expect_totals c_two_preloads 15 14580 142 127
+}
+
+# ------------------------------------------------------------ allocators' own APIs (-p)
+
+# expect_api_sites NAME: alloc_api's sites, each at the function that called the API.
+expect_api_sites() {
+	local f=$AA/$1/alive.json p=${AA_PID[$1]}
+	expect_site "$f" "$p" leak_api_malloc 3 1200 3 0 &&
+	expect_site "$f" "$p" leak_api_calloc 2 600 2 0 &&
+	expect_site "$f" "$p" api_block 0 0 2 2 &&
+	expect_site "$f" "$p" leak_api_realloc 2 4000 2 0 &&
+	expect_site "$f" "$p" leak_api_aligned 2 640 2 0 &&
+	expect_site "$f" "$p" churn_api_free 0 0 20 20 &&
+	expect_site "$f" "$p" churn_api_free_sized 0 0 20 20
+}
+
+test_c_api_control_counts_exactly() {
+	api_glibc || return 1
+	expect_api_sites api_glibc && expect_totals api_glibc 9 6440 51 42 &&
+		expect_free_unknown_zero api_glibc
+}
+
+test_mimalloc_own_api_counted_at_calling_functions() {
+	# mi_malloc, mi_calloc, mi_realloc, mi_malloc_aligned, mi_free, mi_free_size called by
+	# name, in a program linked with mimalloc (so its allocator too).
+	api_mimalloc || return 1
+	expect_allocator api_mimalloc mimalloc 'libmimalloc\.so\.2[.0-9]*' || return 1
+	expect_api_sites api_mimalloc && expect_totals api_mimalloc 9 6440 51 42
+}
+
+test_mimalloc_own_sized_free_counts_one_free() {
+	# mi_free_size jumps to mi_free: 20 calls, 20 frees, none of an unknown block.
+	api_mimalloc || return 1
+	expect_free_unknown_zero api_mimalloc
+}
+
+test_tcmalloc_own_api_counted_at_calling_functions() {
+	# tc_malloc, tc_calloc, tc_realloc, tc_memalign, tc_free, tc_free_sized by name, in a
+	# program linked with tcmalloc.
+	api_tcmalloc || return 1
+	expect_allocator api_tcmalloc tcmalloc 'libtcmalloc_minimal\.so\.4[.0-9]*' || return 1
+	expect_api_sites api_tcmalloc && expect_totals api_tcmalloc 9 6440 51 42
+}
+
+test_tcmalloc_own_sized_free_counts_one_free() {
+	api_tcmalloc || return 1
+	expect_free_unknown_zero api_tcmalloc
 }
 
 # ------------------------------------------------------------ musl (-p)
