@@ -62,7 +62,10 @@ PROG_BINS := $(patsubst tests/progs/%.c,$(OUT)/tests/progs/%,$(PROG_SRCS)) \
 	     $(patsubst tests/progs/%.cc,$(OUT)/tests/progs/%,$(PROG_CXX_SRCS)) \
 	     $(OUT)/tests/progs/unwind_chain_fp $(OUT)/tests/progs/alloc_any_je \
 	     $(OUT)/tests/progs/alloc_any_static $(OUT)/tests/progs/cxx_new_je \
-	     $(OUT)/tests/progs/cxx_delete_je
+	     $(OUT)/tests/progs/cxx_delete_je \
+	     $(OUT)/tests/progs/cxx_any_je $(OUT)/tests/progs/cxx_any_static \
+	     $(OUT)/tests/progs/alloc_any_musl $(OUT)/tests/progs/alloc_any_musl_static \
+	     $(OUT)/tests/progs/alloc_api_mi $(OUT)/tests/progs/alloc_api_tc
 
 .SECONDARY:
 .PHONY: all deps test run demo bench install uninstall clean unit e2e fuzz
@@ -199,7 +202,8 @@ $(OUT)/tests/progs/alloc_any_static: tests/progs/alloc_any.c $(wildcard tests/pr
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_FLAGS) -static -Wall -o $@ $<
 
-$(OUT)/tests/progs/cxx_new_je $(OUT)/tests/progs/cxx_delete_je: $(OUT)/tests/progs/%_je: \
+$(OUT)/tests/progs/cxx_new_je $(OUT)/tests/progs/cxx_delete_je \
+		$(OUT)/tests/progs/cxx_any_je: $(OUT)/tests/progs/%_je: \
 		tests/progs/%.cc $(wildcard tests/progs/*.h)
 	$(call msg,CXX,$@)
 	$(Q)mkdir -p $(@D)
@@ -210,6 +214,38 @@ $(OUT)/tests/progs/je_api: tests/progs/je_api.c $(wildcard tests/progs/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_FLAGS) -Wall -o $@ $< -ljemalloc
+
+# tests/e2e/allocator_apis.sh: cxx_any linked statically (libstdc++'s operators and glibc's
+# malloc both in the executable; cxx_any_je is above); alloc_any on musl (Debian's
+# musl-tools), dynamic and static.
+MUSL_CC   ?= musl-gcc
+
+$(OUT)/tests/progs/cxx_any_static: tests/progs/cxx_any.cc $(wildcard tests/progs/*.h)
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(PROG_FLAGS) -static -Wall -o $@ $<
+
+$(OUT)/tests/progs/alloc_any_musl: tests/progs/alloc_any.c $(wildcard tests/progs/*.h)
+	$(call msg,MUSL-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MUSL_CC) $(PROG_FLAGS) -Wall -o $@ $<
+
+$(OUT)/tests/progs/alloc_any_musl_static: tests/progs/alloc_any.c $(wildcard tests/progs/*.h)
+	$(call msg,MUSL-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MUSL_CC) $(PROG_FLAGS) -static -Wall -o $@ $<
+
+# alloc_api.c through mimalloc's own API (linked with it) and tcmalloc's (linked with
+# Debian's libtcmalloc_minimal, which has no development symlink).
+$(OUT)/tests/progs/alloc_api_mi: tests/progs/alloc_api.c $(wildcard tests/progs/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_FLAGS) -DUSE_MI -Wall -o $@ $< -lmimalloc
+
+$(OUT)/tests/progs/alloc_api_tc: tests/progs/alloc_api.c $(wildcard tests/progs/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_FLAGS) -DUSE_TC -Wall -o $@ $< -l:libtcmalloc_minimal.so.4
 
 # tests/e2e/symbols.sh's programs: one stripped of every symbol table, with no debug file
 # anywhere and Debian's jansson in its stacks; one stripped but keeping MiniDebugInfo, made
