@@ -14,7 +14,6 @@
 require_root
 require_built alloc_any alloc_any_je alloc_any_static cxx_new_je cxx_delete_je je_api
 
-LIBDIR=/usr/lib/x86_64-linux-gnu
 AL=$E2E_TMP/allocators
 declare -A AL_PID
 
