@@ -47,19 +47,9 @@ MIMALLOC=libmimalloc.so.2
 run_pid() {
 	local name=$1 prog=$2 dir=$AA/$1 p
 	shift 2
-	mkdir -p "$dir/dir"
-	env "$@" "$PROGS/$prog" "$dir/dir" &
-	p=$!
-	BG_PIDS+=("$p")
+	run_pid_to_done "$dir" "$prog" "$@" || return 1
+	p=$DONE_PID
 	AA_PID[$name]=$p
-	wait_file "$dir/dir/ready" || return 1
-	lt_bg "$dir/out.jsonl" "$dir/err" -v -b -i "$INTERVAL" -j - -p "$p"
-	# The probes are in before the first snapshot.
-	wait_lines "$dir/out.jsonl" 1 || return 1
-	touch "$dir/dir/go"
-	wait_file "$dir/dir/done" || return 1
-	wait_two_more "$dir/out.jsonl" || return 1
-	last_line "$dir/out.jsonl" "$dir/alive.json"
 	breakpoint_bytes "$p" >"$dir/bytes"
 	signal INT "$LT_PID"
 	wait_exit "$LT_PID" || return 1

@@ -21,23 +21,12 @@ declare -A AL_PID
 # environment, trace it with -p once it waits, let it leak; snapshots in AL/NAME: alive.json
 # (the last one while it lived) and final.json.  Its pid goes to AL_PID[NAME].
 run_pid_under() {
-	local name=$1 prog=$2 dir=$AL/$1 p
+	local name=$1 prog=$2 dir=$AL/$1
 	shift 2
-	mkdir -p "$dir/dir"
-	env "$@" "$PROGS/$prog" "$dir/dir" &
-	p=$!
-	BG_PIDS+=("$p")
-	AL_PID[$name]=$p
-	wait_file "$dir/dir/ready" || return 1
-	lt_bg "$dir/out.jsonl" "$dir/err" -v -b -i "$INTERVAL" -j - -p "$p"
-	# The probes are on before the first snapshot.
-	wait_lines "$dir/out.jsonl" 1 || return 1
-	touch "$dir/dir/go"
-	wait_file "$dir/dir/done" || return 1
-	wait_two_more "$dir/out.jsonl" || return 1
-	last_line "$dir/out.jsonl" "$dir/alive.json"
+	run_pid_to_done "$dir" "$prog" "$@" || return 1
+	AL_PID[$name]=$DONE_PID
 	touch "$dir/dir/quit"
-	wait_exit "$p"
+	wait_exit "$DONE_PID"
 	wait_exit "$LT_PID" || return 1
 	last_line "$dir/out.jsonl" "$dir/final.json"
 }
@@ -143,6 +132,11 @@ run_system() {
 	SYS_ELAPSED=()
 	WAIT_LIMIT=$EXIT_WAIT_S wait_until "two snapshots after alloc_any was done" \
 		snapshots_since "$dir/snap.json" 3 || return 1
+	# Its stacks symbolized (grep, not jq: see above), before the final snapshot, whose
+	# symbol budget goes to other processes' stacks too.
+	WAIT_LIMIT=$EXIT_WAIT_S wait_until "alloc_any's functions named in a snapshot" \
+		names_all "$dir/snap.json" leak_malloc leak_calloc leak_realloc_null small_block \
+		leak_realloc_grow leak_posix_memalign leak_aligned_alloc churn || return 1
 	signal INT "$LT_PID"
 	wait_exit "$LT_PID" || return 1
 	cp "$dir/snap.json" "$dir/alive.json"
@@ -150,6 +144,15 @@ run_system() {
 	wait_exit "$p"
 }
 system_mode() { scenario run_system; }
+# names_all FILE SYMBOL...: one copy of FILE names every SYMBOL as a frame's symbol.
+names_all() {
+	local file=$1 copy=$AL/system/names.json sym
+	shift
+	cp "$file" "$copy" 2>/dev/null || return 1
+	for sym in "$@"; do
+		grep -q "\"symbol\": *\"$sym\"" "$copy" || return 1
+	done
+}
 # snapshots_since FILE N: FILE (a snapshot replaced each interval) has held N distinct
 # snapshots (by elapsed_s, read from its head) over the calls since SYS_ELAPSED was emptied.
 SYS_ELAPSED=()

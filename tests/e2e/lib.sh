@@ -295,6 +295,29 @@ run_to_done() {
 	[ -s "$dir/final.json" ] || fail_because "leaktop wrote no snapshot; stderr: $(cat "$dir/err")"
 }
 
+# run_pid_to_done DIR PROG [VAR=VALUE...]: start PROGS/PROG DIR/dir with the variables in
+# its environment (it writes DIR/dir/ready, waits for DIR/dir/go, then DIR/dir/done and
+# waits for DIR/dir/quit), trace it with `leaktop -v -b -i INTERVAL -j - -p` (snapshots in
+# DIR/out.jsonl, stderr in DIR/err) once it waits, give it go; two snapshots after it is
+# done DIR/alive.json gets the latest.  Both stay running: the caller ends them.  The
+# program's pid goes to DONE_PID (and BG_PIDS), leaktop's to LT_PID.
+run_pid_to_done() {
+	local dir=$1 prog=$2
+	shift 2
+	mkdir -p "$dir/dir"
+	env "$@" "$PROGS/$prog" "$dir/dir" &
+	DONE_PID=$!
+	BG_PIDS+=("$DONE_PID")
+	wait_file "$dir/dir/ready" || return 1
+	lt_bg "$dir/out.jsonl" "$dir/err" -v -b -i "$INTERVAL" -j - -p "$DONE_PID"
+	# The probes are in before the first snapshot.
+	wait_lines "$dir/out.jsonl" 1 || return 1
+	touch "$dir/dir/go"
+	wait_file "$dir/dir/done" || return 1
+	wait_two_more "$dir/out.jsonl" || return 1
+	last_line "$dir/out.jsonl" "$dir/alive.json"
+}
+
 # jq definitions shared by every filter below.
 JQ_DEFS='
 def procs($pid): .processes[] | select(.pid == $pid);
