@@ -18,7 +18,8 @@ ARCH      := x86
 CFLAGS    ?= -O2 -g
 CFLAGS    += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -fno-omit-frame-pointer \
 	     -D_GNU_SOURCE -DLEAKTOP_VERSION='"$(VERSION)"' -I$(OUT) -I. -Iuser
-LDLIBS    := -lbpf -ldw -lelf -ljansson -lcapstone -lncursesw -lprotobuf-c -lstdc++ -lz -lm
+LDLIBS    := -lbpf -ldw -lelf -ljansson -lcapstone -lncursesw -lprotobuf-c -lmicrohttpd -lstdc++ \
+	     -lz -lm -lpthread
 PROTOC_C  ?= protoc-c
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -Wall
 
