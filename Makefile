@@ -18,7 +18,8 @@ ARCH      := x86
 CFLAGS    ?= -O2 -g
 CFLAGS    += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -fno-omit-frame-pointer \
 	     -D_GNU_SOURCE -DLEAKTOP_VERSION='"$(VERSION)"' -I$(OUT) -I. -Iuser
-LDLIBS    := -lbpf -ldw -lelf -ljansson -lcapstone -lncursesw -lprotobuf-c -lstdc++ -lz -lm
+LDLIBS    := -lbpf -ldw -lelf -ljansson -lcapstone -lncursesw -lprotobuf-c -lmicrohttpd -lstdc++ \
+	     -lz -lm -lpthread
 PROTOC_C  ?= protoc-c
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -Wall
 
@@ -338,13 +339,30 @@ bench: deps
 		$(OUT)/tests/progs/growth_mix $(OUT)/tests/progs/steady_grow
 	$(Q)tests/bench/run.sh
 
+# Installed files (dist/): the man page, bash completion and the systemd unit, whose
+# ExecStart names the installed binary ($(SBINDIR) without DESTDIR).  $(PREFIX)/lib/systemd/
+# system is on systemd's search path for /usr/local and /usr; SYSTEMD_UNITDIR overrides it.
+SBINDIR   ?= $(PREFIX)/sbin
+MAN8DIR   ?= $(PREFIX)/share/man/man8
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSTEMD_UNITDIR ?= $(PREFIX)/lib/systemd/system
+DOCDIR    ?= $(PREFIX)/share/doc/leaktop
+
 install: leaktop
-	install -D -m 0755 leaktop $(DESTDIR)$(PREFIX)/sbin/leaktop
-	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/leaktop/README.md
+	install -D -m 0755 leaktop $(DESTDIR)$(SBINDIR)/leaktop
+	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -D -m 0644 dist/leaktop.8 $(DESTDIR)$(MAN8DIR)/leaktop.8
+	install -D -m 0644 dist/leaktop.bash-completion $(DESTDIR)$(BASHCOMPDIR)/leaktop
+	mkdir -p $(OUT)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' dist/leaktop.service > $(OUT)/leaktop.service.tmp
+	install -D -m 0644 $(OUT)/leaktop.service.tmp $(DESTDIR)$(SYSTEMD_UNITDIR)/leaktop.service
+	rm -f $(OUT)/leaktop.service.tmp
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/sbin/leaktop
-	rm -rf $(DESTDIR)$(PREFIX)/share/doc/leaktop
+	rm -f $(DESTDIR)$(SBINDIR)/leaktop $(DESTDIR)$(MAN8DIR)/leaktop.8 \
+		$(DESTDIR)$(BASHCOMPDIR)/leaktop $(DESTDIR)$(SYSTEMD_UNITDIR)/leaktop.service \
+		$(DESTDIR)$(DOCDIR)/README.md
+	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 clean:
 	rm -rf $(OUT) leaktop

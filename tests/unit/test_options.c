@@ -9,6 +9,9 @@
 #include <string.h>
 
 #include "check.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include "cli/options.h"
 
 /*
@@ -69,6 +72,45 @@ static void test_options_scan_max_stop_defaults_to_2000_and_takes_1_to_2000(void
 	CHECK_EQ_INT(parse(&o, err, "--scan-max-stop", "2001", NULL), -EINVAL);
 	CHECK_EQ_STR(err, "invalid --scan-max-stop '2001': expected 1 to 2000 milliseconds");
 	CHECK_EQ_INT(parse(&o, err, "--scan-max-stop", "0", NULL), -EINVAL);
+}
+
+static void test_options_listen_takes_a_port_an_ipv4_or_bracketed_ipv6_address(void)
+{
+	struct options o;
+	char err[256];
+	struct sockaddr_in *a4 = (struct sockaddr_in *)&o.listen_addr;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&o.listen_addr;
+
+	CHECK_EQ_INT(parse(&o, err, NULL), 0);
+	CHECK_EQ_INT(o.listen_len, 0);
+	CHECK_EQ_INT(o.metrics_sites, 20);
+	CHECK(!o.quiet);
+	/* A port alone: loopback only. */
+	CHECK_EQ_INT(parse(&o, err, "--listen", "9645", "-q", NULL), 0);
+	CHECK_EQ_INT(a4->sin_family, AF_INET);
+	CHECK_EQ_INT(ntohl(a4->sin_addr.s_addr), INADDR_LOOPBACK);
+	CHECK_EQ_INT(ntohs(a4->sin_port), 9645);
+	CHECK_EQ_STR(o.listen_text, "9645");
+	CHECK(o.quiet);
+	CHECK_EQ_INT(parse(&o, err, "--listen", "*:80", NULL), 0);
+	CHECK_EQ_INT(a4->sin_addr.s_addr, htonl(INADDR_ANY));
+	CHECK_EQ_INT(parse(&o, err, "--listen=10.1.2.3:8080", "--metrics-sites", "0", NULL), 0);
+	CHECK_EQ_INT(ntohl(a4->sin_addr.s_addr), 0x0a010203);
+	CHECK_EQ_INT(o.metrics_sites, 0);
+	CHECK_EQ_INT(parse(&o, err, "--listen", "[::1]:9645", NULL), 0);
+	CHECK_EQ_INT(a6->sin6_family, AF_INET6);
+	CHECK(IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr));
+	CHECK_EQ_INT(o.listen_len, sizeof(struct sockaddr_in6));
+	/* Names are not looked up; ports are 1-65535; v6 needs brackets. */
+	CHECK_EQ_INT(parse(&o, err, "--listen", "example.com:80", NULL), -EINVAL);
+	CHECK(strstr(err, "invalid --listen 'example.com:80'"));
+	CHECK_EQ_INT(parse(&o, err, "--listen", "0", NULL), -EINVAL);
+	CHECK_EQ_INT(parse(&o, err, "--listen", "65536", NULL), -EINVAL);
+	CHECK_EQ_INT(parse(&o, err, "--listen", "::1:80", NULL), -EINVAL);
+	CHECK_EQ_INT(parse(&o, err, "--listen", "[::1]", NULL), -EINVAL);
+	CHECK_EQ_INT(parse(&o, err, "--listen", "127.0.0.1:", NULL), -EINVAL);
+	CHECK_EQ_INT(parse(&o, err, "--metrics-sites", "1001", NULL), -EINVAL);
+	CHECK(strstr(err, "invalid --metrics-sites '1001'"));
 }
 
 static void test_options_pid_list_long_and_short(void)
@@ -238,6 +280,7 @@ int main(void)
 	RUN(test_options_defaults_trace_whole_system);
 	RUN(test_options_scan_max_stop_defaults_to_2000_and_takes_1_to_2000);
 	RUN(test_options_pid_list_long_and_short);
+	RUN(test_options_listen_takes_a_port_an_ipv4_or_bracketed_ipv6_address);
 	RUN(test_options_rejects_bad_pid);
 	RUN(test_options_command_after_double_dash_keeps_its_flags);
 	RUN(test_options_paths_and_command_point_into_argv);

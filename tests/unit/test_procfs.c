@@ -395,10 +395,70 @@ static void test_cpu_busy_ticks_leave_out_idle_and_iowait(void)
 	CHECK(procfs__parse_cpu_busy_ticks("cpu 1 2\n", &busy) == -EINVAL);
 }
 
+static void test_cgroup_v1_picks_the_memory_controller_over_the_unified_root(void)
+{
+	char path[256];
+
+	CHECK_EQ_INT(procfs__parse_cgroup("9:name=systemd:/init.scope\n8:pids:/\n"
+					  "4:memory,kmem:/app/x\n0::/\n", path, sizeof(path)), 0);
+	CHECK_EQ_STR(path, "/app/x");
+	/* Without a memory line, systemd's. */
+	CHECK_EQ_INT(procfs__parse_cgroup("9:name=systemd:/user.slice\n0::/\n", path,
+					  sizeof(path)), 0);
+	CHECK_EQ_STR(path, "/user.slice");
+	/* A controller whose name only starts like "memory" is not it. */
+	CHECK_EQ_INT(procfs__parse_cgroup("3:memoryx:/no\n2:cpu:/cpu\n", path, sizeof(path)), 0);
+	CHECK_EQ_STR(path, "/no");
+}
+
+static void test_cgroup_v2_path_is_the_unified_line(void)
+{
+	char path[256];
+
+	CHECK_EQ_INT(procfs__parse_cgroup("0::/system.slice/redis.service\n", path, sizeof(path)),
+		     0);
+	CHECK_EQ_STR(path, "/system.slice/redis.service");
+	/* Hybrid: a unified path that is not the root wins over v1's. */
+	CHECK_EQ_INT(procfs__parse_cgroup("4:memory:/a\n0::/b\n", path, sizeof(path)), 0);
+	CHECK_EQ_STR(path, "/b");
+	CHECK_EQ_INT(procfs__parse_cgroup("0::/\n", path, sizeof(path)), 0);
+	CHECK_EQ_STR(path, "/");
+	CHECK_EQ_INT(procfs__parse_cgroup("", path, sizeof(path)), -EINVAL);
+	CHECK_EQ_INT(procfs__parse_cgroup("garbage\n", path, sizeof(path)), -EINVAL);
+}
+
+static void test_container_id_from_engine_cgroup_names(void)
+{
+	static const char id64[] =
+		"4b81ff099f883be2c8fe2eb406670bbe4b81ff099f883be2c8fe2eb406670bbe";
+	char path[512], id[16];
+
+	snprintf(path, sizeof(path), "/system.slice/docker-%s.scope", id64);
+	CHECK_EQ_INT(procfs__container_id(path, id, sizeof(id)), 0);
+	CHECK_EQ_STR(id, "4b81ff099f88");
+	snprintf(path, sizeof(path), "/docker/%s", id64);
+	CHECK_EQ_INT(procfs__container_id(path, id, sizeof(id)), 0);
+	snprintf(path, sizeof(path), "/kubepods.slice/kubepods-pod1.slice/cri-containerd-%s.scope",
+		 id64);
+	CHECK_EQ_INT(procfs__container_id(path, id, sizeof(id)), 0);
+	snprintf(path, sizeof(path), "/machine.slice/libpod-%s.scope/container", id64);
+	CHECK_EQ_INT(procfs__container_id(path, id, sizeof(id)), 0);
+	CHECK_EQ_STR(id, "4b81ff099f88");
+	/* 32 hex digits, upper case, or a plain service: no container. */
+	CHECK_EQ_INT(procfs__container_id("/process_api/4b81ff099f883be2c8fe2eb406670bbe", id,
+					  sizeof(id)), -ENOENT);
+	snprintf(path, sizeof(path), "/docker/%.63sG", id64);
+	CHECK_EQ_INT(procfs__container_id(path, id, sizeof(id)), -ENOENT);
+	CHECK_EQ_INT(procfs__container_id("/system.slice/redis.service", id, sizeof(id)), -ENOENT);
+}
+
 int main(void)
 {
 	RUN(test_cpu_busy_ticks_leave_out_idle_and_iowait);
 	RUN(test_statm_gives_bytes_from_pages);
+	RUN(test_cgroup_v1_picks_the_memory_controller_over_the_unified_root);
+	RUN(test_cgroup_v2_path_is_the_unified_line);
+	RUN(test_container_id_from_engine_cgroup_names);
 	RUN(test_status_threads_found_after_other_fields);
 	RUN(test_status_rss_split_read_in_bytes);
 	RUN(test_stat_starttime_survives_parentheses_in_comm);

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "cli/options.h"
 #include "util/msg.h"
@@ -41,6 +43,14 @@ static const char usage_text[] =
 "      --oom-dir DIR       where a watched process's full snapshot goes when the OOM\n"
 "                          killer chooses it, as leaktop-oom-PID-TIME.json (default:\n"
 "                          the -j file's directory, else the current one)\n"
+"      --listen ADDR:PORT  serve OpenMetrics at http://ADDR:PORT/metrics, refreshed each\n"
+"                          interval; PORT alone listens on 127.0.0.1 only, '*:PORT'\n"
+"                          on every IPv4 address, '[::1]:PORT' on IPv6\n"
+"      --metrics-sites N   flagged call sites exported on /metrics (0-"
+				OPT_STR(OPT_MAX_METRICS_SITES) ", default "
+				OPT_STR(OPT_DEFAULT_METRICS_SITES) ")\n"
+"  -q, --quiet             no UI and no report on stdout: only the files, --listen\n"
+"                          and -j - (for running as a service)\n"
 "  -r, --resources LIST    what to track: heap, fd, mmap (default: all)\n"
 "      --stack-depth N     user stack frames kept per call site (1-" OPT_STR(LT_MAX_STACK_DEPTH)
 				", default " OPT_STR(OPT_DEFAULT_STACK_DEPTH) ")\n"
@@ -198,7 +208,7 @@ static int parse_resources(const char *list, unsigned int *out, char *err, size_
 
 enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR, OPT_WINDOW, OPT_PPROF, OPT_FOLDED,
        OPT_SCAN_EVERY, OPT_SCAN_MAX_STOP, OPT_FILE_MODE, OPT_BUDGET, OPT_MAX_SUSPECTS,
-       OPT_EXACT, OPT_UNWIND, OPT_OOM_DIR };
+       OPT_EXACT, OPT_UNWIND, OPT_LISTEN, OPT_METRICS_SITES, OPT_OOM_DIR };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -220,6 +230,9 @@ static const struct option long_opts[] = {
 	{ "max-suspects", required_argument, NULL, OPT_MAX_SUSPECTS },
 	{ "exact", no_argument, NULL, OPT_EXACT },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "metrics-sites", required_argument, NULL, OPT_METRICS_SITES },
+	{ "quiet", no_argument, NULL, 'q' },
 	{ "oom-dir", required_argument, NULL, OPT_OOM_DIR },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -240,6 +253,49 @@ static void defaults(struct options *o)
 	o->budget_pct = HEAPMODE_DEFAULT_BUDGET_PCT;
 	o->max_suspects = HEAPMODE_DEFAULT_MAX_SUSPECTS;
 	o->unwind_cfi = true;
+	o->metrics_sites = OPT_DEFAULT_METRICS_SITES;
+}
+
+int options__parse_listen(const char *s, struct sockaddr_storage *addr, socklen_t *len)
+{
+	char host[OPT_LISTEN_LEN];
+	const char *colon = strrchr(s, ':'), *port_s = colon ? colon + 1 : s;
+	unsigned long port;
+	size_t host_len;
+
+	memset(addr, 0, sizeof(*addr));
+	if (options__parse_uint(port_s, 1, 65535, &port))
+		return -EINVAL;
+	host_len = colon ? (size_t)(colon - s) : 0;
+	if (host_len >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, s, host_len);
+	host[host_len] = '\0';
+	if (host[0] == '[') {
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)addr;
+
+		if (host_len < 3 || host[host_len - 1] != ']')
+			return -EINVAL;
+		host[host_len - 1] = '\0';
+		if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) != 1)
+			return -EINVAL;
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons(port);
+		*len = sizeof(*a6);
+		return 0;
+	}
+	struct sockaddr_in *a4 = (struct sockaddr_in *)addr;
+
+	a4->sin_family = AF_INET;
+	a4->sin_port = htons(port);
+	*len = sizeof(*a4);
+	if (!colon || !strcmp(host, "localhost"))
+		a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	else if (!strcmp(host, "*"))
+		a4->sin_addr.s_addr = htonl(INADDR_ANY);
+	else if (inet_pton(AF_INET, host, &a4->sin_addr) != 1)
+		return -EINVAL;
+	return 0;
 }
 
 int options__parse(int argc, char **argv, struct options *o, char *err, size_t len)
@@ -253,7 +309,7 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 	/* "+": stop at the first non-option so CMD's own options are left alone. */
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:p:i:d:bj:r:n:vhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:i:d:bj:r:n:qvhV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			ret = parse_pids(optarg, o, err, len);
@@ -370,6 +426,24 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 			else
 				return msg__set(err, len, -EINVAL, "invalid --probe-floor '%s': "
 						"use entry or planned", optarg);
+			break;
+		case OPT_LISTEN:
+			if (strlen(optarg) >= sizeof(o->listen_text) ||
+			    options__parse_listen(optarg, &o->listen_addr, &o->listen_len))
+				return msg__set(err, len, -EINVAL, "invalid --listen '%s': expected "
+						"PORT, ADDR:PORT or [IPv6]:PORT (an address, not a "
+						"name; port 1-65535)", optarg);
+			snprintf(o->listen_text, sizeof(o->listen_text), "%s", optarg);
+			break;
+		case OPT_METRICS_SITES:
+			if (options__parse_uint(optarg, 0, OPT_MAX_METRICS_SITES, &n))
+				return msg__set(err, len, -EINVAL, "invalid --metrics-sites '%s': "
+						"expected 0 to %d call sites", optarg,
+						OPT_MAX_METRICS_SITES);
+			o->metrics_sites = n;
+			break;
+		case 'q':
+			o->quiet = true;
 			break;
 		case 'v':
 			o->verbose = true;

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 
 #include "bpf/leaktop.h"
 #include "core/heapmode.h"
@@ -26,6 +27,9 @@
 #define OPT_DEFAULT_FILE_MODE		0600	/* output files: only their owner reads them */
 #define OPT_MAX_PIDS			64
 #define OPT_MAX_SCAN_STOP_MS		2000	/* = SCAN_MAX_STOP_MS (core/scan.h) */
+#define OPT_DEFAULT_METRICS_SITES	20	/* flagged call sites on /metrics */
+#define OPT_MAX_METRICS_SITES		1000
+#define OPT_LISTEN_LEN			64	/* "[v6 address]:port" as given, at most */
 
 #define OPT_STR_(x) #x
 #define OPT_STR(x) OPT_STR_(x)
@@ -61,6 +65,13 @@ struct options {
 	unsigned int max_suspects;	/* --max-suspects */
 	bool exact;		/* --exact: never suspects only */
 	bool budget_set;	/* one of those given (refused outside whole-system mode) */
+	/* --listen: where the OpenMetrics endpoint listens (listen_len 0: no endpoint); the
+	 * address as the user gave it, for messages. */
+	struct sockaddr_storage listen_addr;
+	socklen_t listen_len;
+	char listen_text[OPT_LISTEN_LEN];
+	unsigned int metrics_sites;	/* --metrics-sites: flagged sites exported, at most */
+	bool quiet;		/* -q: no UI, no text report (files, the endpoint, -j - stay) */
 	bool verbose;
 	bool help;
 	bool version;
@@ -82,6 +93,12 @@ const char *options__usage(void);
 /* The strict number parsing of every command: s is all decimal digits, min <= value <= max.
  * 0 or -EINVAL. */
 int options__parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out);
+/*
+ * A --listen address: "PORT" (loopback, 127.0.0.1), "HOST:PORT" with an IPv4 address,
+ * "localhost" or "*" (every IPv4 address), or "[IPv6]:PORT" ("[::]" every address).  No
+ * name lookup.  0 or -EINVAL.
+ */
+int options__parse_listen(const char *s, struct sockaddr_storage *addr, socklen_t *len);
 /* An octal file mode, 0 to 0777 ("600", "0640").  0 or -EINVAL. */
 int options__parse_mode(const char *s, unsigned int *out);
 

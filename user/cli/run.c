@@ -30,6 +30,8 @@
 #include "live/collector.h"
 #include "view/export.h"
 #include "cli/launcher.h"
+#include "cli/metrics_server.h"
+#include "view/metrics.h"
 #include "cli/oom.h"
 #include "live/allocs.h"
 #include "live/libcs.h"
@@ -109,6 +111,7 @@ struct run {
 	struct { int pid, tid; } followed[OPT_MAX_PIDS];	/* -p: probes attached with tid */
 	size_t n_followed;
 	struct tui *tui;		/* NULL in batch mode */
+	struct metrics_server *ms;	/* --listen */
 	uint64_t last_libc_scan_ns, last_sweep_ns, last_gc_ns;
 	uint64_t last_reach_scan_ns;
 	struct dead_image *pending;	/* dead images whose live-block records await a sweep */
@@ -450,6 +453,45 @@ static void write_files(struct run *r)
 	}
 }
 
+/* One format of the metrics as a malloc'd page; NULL if out of memory. */
+static char *render_metrics(const struct run *r, enum metrics_format fmt, double time_s,
+			    size_t *len)
+{
+	struct metrics_opts mo = { .format = fmt, .max_sites = r->o->metrics_sites,
+				   .time_s = time_s };
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	if (!f)
+		return NULL;
+	if (metrics__write(f, &r->model, &mo) | fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* --listen: this interval's metrics, in both formats, served from now on. */
+static void publish_metrics(struct run *r)
+{
+	struct timespec now;
+	size_t prom_len = 0, om_len = 0;
+	char *prom, *om;
+	double t;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	t = now.tv_sec + now.tv_nsec / 1e9;
+	prom = render_metrics(r, METRICS_PROMETHEUS, t, &prom_len);
+	om = render_metrics(r, METRICS_OPENMETRICS, t, &om_len);
+	if (!prom || !om) {
+		/* The last page stays: it says when it was made. */
+		free(prom);
+		free(om);
+		return;
+	}
+	metrics_server__publish(r->ms, prom, prom_len, om, om_len);
+}
+
 /* This interval's report: files, then stdout or the TUI.  0, or stdout's error (the end). */
 static int emit(struct run *r)
 {
@@ -461,6 +503,8 @@ static int emit(struct run *r)
 	int err;
 
 	write_files(r);
+	if (r->ms)
+		publish_metrics(r);
 	if (r->tui) {
 		tui__update(r->tui, &r->model);
 	} else if (o->json_path && !strcmp(o->json_path, "-")) {
@@ -468,7 +512,7 @@ static int emit(struct run *r)
 		if (err && err != -EPIPE)
 			err_line("cannot write the snapshot to stdout: %s", strerror(-err));
 		return err;
-	} else {
+	} else if (!o->quiet) {
 		report__write(stdout, &r->model, &ro);
 		if (fflush(stdout) || ferror(stdout))
 			return errno == EPIPE ? -EPIPE : -EIO;
@@ -584,7 +628,8 @@ static int collect(struct run *r, bool scan_due, bool final)
 	return 0;
 }
 
-/* A line about heap tracing or an OOM snapshot: on stderr in batch mode, on the TUI's message line. */
+/* A line about heap tracing or an OOM snapshot: on stderr in batch mode, on the TUI's message
+ * line. */
 static void say_heap(void *ctx, const char *line)
 {
 	struct run *r = ctx;
@@ -930,6 +975,15 @@ int run__main(const struct options *o)
 		}
 	}
 
+	if (o->listen_len) {
+		err = metrics_server__start(&r.ms, &o->listen_addr, o->listen_len, o->listen_text,
+					    o->verbose, msg, sizeof(msg));
+		if (err) {
+			err_line("%s", msg);
+			return 1;
+		}
+	}
+
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -1010,7 +1064,7 @@ int run__main(const struct options *o)
 	}
 	if (err)
 		goto out;
-	if (!o->batch_set && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) &&
+	if (!o->batch_set && !o->quiet && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) &&
 	    !(o->json_path && !strcmp(o->json_path, "-")))
 		r.tui = tui__start();
 	tui_active = r.tui != NULL;
@@ -1034,6 +1088,7 @@ out:
 		launcher__describe(&r.child, how, sizeof(how));
 		err_line("%s %s", o->cmd[0], how);
 	}
+	metrics_server__stop(r.ms);
 	free(r.pending);
 	sample__free(&r.sample);
 	scanner__free(r.sc);

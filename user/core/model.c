@@ -95,6 +95,7 @@ static void process_free(struct process *p)
 	free(p->sites);
 	free(p->cmdline);
 	free(p->alloc_module);
+	free(p->cgroup);
 }
 
 void model__free(struct model *m)
@@ -534,6 +535,16 @@ static int apply_identity(struct process *p, const struct sample_identity *id)
 			return -ENOMEM;
 		memcpy(p->alloc_kind, id->alloc_kind, sizeof(p->alloc_kind));
 		p->alloc_kind[sizeof(p->alloc_kind) - 1] = '\0';
+	}
+	if (id->cgroup) {
+		char *c = strdup(id->cgroup);
+
+		if (!c)
+			return -ENOMEM;
+		free(p->cgroup);
+		p->cgroup = c;
+		memcpy(p->container, id->container, sizeof(p->container));
+		p->container[sizeof(p->container) - 1] = '\0';
 	}
 	if (id->cmdline) {
 		char *c = strdup(id->cmdline);

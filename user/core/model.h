@@ -106,6 +106,8 @@ struct process {
 	char *cmdline;
 	char *alloc_module;		/* the allocator its malloc binds to (NULL: unknown) */
 	char alloc_kind[16];
+	char *cgroup;			/* its cgroup path (NULL: unknown) */
+	char container[16];		/* the container id its cgroup names; "": none or unknown */
 	uint64_t start_ticks;		/* /proc/PID/stat starttime; 0 if unknown */
 	struct proc_counters counters;
 	bool counters_fresh;		/* counters read this interval (not deferred) */

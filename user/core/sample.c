@@ -74,6 +74,7 @@ void sample_identity__clear(struct sample_identity *id)
 {
 	free(id->cmdline);
 	free(id->alloc_module);
+	free(id->cgroup);
 	memset(id, 0, sizeof(*id));
 }
 

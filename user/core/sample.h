@@ -58,6 +58,8 @@ struct sample_identity {
 	char *alloc_module;			/* malloc'd: the file its malloc binds to; NULL
 						 * while unknown */
 	char alloc_kind[16];			/* "glibc", "jemalloc", ...: with alloc_module */
+	char *cgroup;				/* malloc'd: its cgroup path; NULL: not read */
+	char container[16];			/* the container id its cgroup names, or "" */
 };
 
 enum sample_event_type {

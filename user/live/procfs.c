@@ -195,6 +195,121 @@ int procfs__comm(int pid, char *buf, size_t len)
 	return 0;
 }
 
+/* Does the comma-separated list [p, end) hold item? */
+static bool list_has(const char *p, const char *end, const char *item)
+{
+	size_t n = strlen(item);
+
+	while (p < end) {
+		const char *comma = memchr(p, ',', end - p), *item_end = comma ? comma : end;
+
+		if ((size_t)(item_end - p) == n && !strncmp(p, item, n))
+			return true;
+		p = item_end + 1;
+	}
+	return false;
+}
+
+int procfs__parse_cgroup(const char *text, char *path, size_t len)
+{
+	/* Where each hierarchy's path starts and ends: unified, memory, systemd, any. */
+	enum { UNIFIED, MEMORY, SYSTEMD, ANY, N_PICK };
+	const char *start[N_PICK] = { NULL }, *stop[N_PICK] = { NULL };
+	const char *line = text;
+
+	while (line && *line) {
+		const char *end = strchr(line, '\n'), *c1, *c2;
+		int k = -1;
+
+		if (!end)
+			end = line + strlen(line);
+		c1 = memchr(line, ':', end - line);
+		c2 = c1 ? memchr(c1 + 1, ':', end - c1 - 1) : NULL;
+		if (c2) {
+			if (c2 == c1 + 1)
+				k = UNIFIED;
+			else if (list_has(c1 + 1, c2, "memory"))
+				k = MEMORY;
+			else if (list_has(c1 + 1, c2, "name=systemd"))
+				k = SYSTEMD;
+			if (k >= 0 && !start[k]) {
+				start[k] = c2 + 1;
+				stop[k] = end;
+			}
+			if (!start[ANY]) {
+				start[ANY] = c2 + 1;
+				stop[ANY] = end;
+			}
+		}
+		line = *end ? end + 1 : NULL;
+	}
+	if (!start[ANY])
+		return -EINVAL;
+	/* The unified root says nothing where the controllers live on v1. */
+	if (start[UNIFIED] && stop[UNIFIED] - start[UNIFIED] == 1 && *start[UNIFIED] == '/' &&
+	    (start[MEMORY] || start[SYSTEMD]))
+		start[UNIFIED] = NULL;
+	for (int k = 0; k < N_PICK; k++) {
+		if (start[k]) {
+			snprintf(path, len, "%.*s", (int)(stop[k] - start[k]), start[k]);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* Is s (n bytes) all lower-case hex digits? */
+static bool all_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return n > 0;
+}
+
+int procfs__container_id(const char *cgroup_path, char *id, size_t len)
+{
+	static const char *const prefixes[] = { "docker-", "cri-containerd-", "crio-",
+						"libpod-", "" };
+	const char *comp = cgroup_path, *found = NULL;
+
+	/* The innermost component that names a container. */
+	while (comp && *comp) {
+		const char *slash = strchr(comp, '/');
+		size_t n = slash ? (size_t)(slash - comp) : strlen(comp);
+
+		for (size_t k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++) {
+			size_t pl = strlen(prefixes[k]), body = n - pl;
+
+			if (n < pl + 64 || strncmp(comp, prefixes[k], pl))
+				continue;
+			if (n > 6 && !strncmp(comp + n - 6, ".scope", 6))
+				body -= 6;
+			if (body == 64 && all_hex(comp + pl, 64)) {
+				found = comp + pl;
+				break;
+			}
+		}
+		comp = slash ? slash + 1 : NULL;
+	}
+	if (!found || len < 13)
+		return -ENOENT;
+	snprintf(id, len, "%.12s", found);
+	return 0;
+}
+
+int procfs__cgroup(int pid, char *path, size_t len)
+{
+	char file[64], buf[4096];
+	long n;
+
+	snprintf(file, sizeof(file), "/proc/%d/cgroup", pid);
+	n = procfs__read_file(file, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	return procfs__parse_cgroup(buf, path, len);
+}
+
 int procfs__cmdline(int pid, char *buf, size_t len)
 {
 	char path[64];

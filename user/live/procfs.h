@@ -32,6 +32,21 @@ int procfs__cmdline(int pid, char *buf, size_t len);
  */
 int procfs__environ_value(int pid, const char *name, char *buf, size_t len);
 int procfs__start_ticks(int pid, uint64_t *ticks);
+/*
+ * The cgroup a process is in, from the text of /proc/PID/cgroup: the unified hierarchy's
+ * path ("0::PATH") unless it is the root, else the memory controller's, else systemd's
+ * (name=systemd), else "/".  0, or -EINVAL when the text has no cgroup line.
+ */
+int procfs__parse_cgroup(const char *text, char *path, size_t len);
+/*
+ * The container a cgroup path names, as container engines name their cgroups (docker,
+ * containerd, CRI-O, podman, Kubernetes pods): a component of 64 hex digits, bare or as
+ * "docker-ID.scope", "cri-containerd-ID.scope", "crio-ID.scope", "libpod-ID.scope"; its
+ * first 12 digits in id (len >= 13).  0, or -ENOENT when the path names none.
+ */
+int procfs__container_id(const char *cgroup_path, char *id, size_t len);
+/* procfs__parse_cgroup of /proc/PID/cgroup. */
+int procfs__cgroup(int pid, char *path, size_t len);
 /* Field 4 of /proc/PID/stat (the parent process). */
 int procfs__parse_stat_ppid(const char *text, int *ppid);
 int procfs__ppid(int pid, int *ppid);

@@ -244,6 +244,13 @@ static void read_identity(struct image *im)
 			free(im->id.cmdline);
 			im->id.cmdline = c;
 		}
+		/* Its cgroup, read as often: a process can be moved. */
+		if (!procfs__cgroup(im->pid, buf, sizeof(buf)) && (c = strdup(buf))) {
+			free(im->id.cgroup);
+			im->id.cgroup = c;
+			if (procfs__container_id(c, im->id.container, sizeof(im->id.container)))
+				im->id.container[0] = '\0';
+		}
 	}
 	if (!im->id.start_ticks)
 		procfs__start_ticks(im->pid, &im->id.start_ticks);
@@ -288,6 +295,10 @@ static bool borrow_parent(struct tracker *t, struct image *im, uint32_t ppid)
 		memcpy(im->id.comm, parent->id.comm, sizeof(im->id.comm));
 	if (!im->id.cmdline && parent->id.cmdline)
 		im->id.cmdline = strdup(parent->id.cmdline);
+	if (!im->id.cgroup && parent->id.cgroup) {
+		im->id.cgroup = strdup(parent->id.cgroup);
+		memcpy(im->id.container, parent->id.container, sizeof(im->id.container));
+	}
 	/* A fork runs the same program: the same allocator. */
 	if (!im->id.alloc_module && parent->id.alloc_module) {
 		im->id.alloc_module = strdup(parent->id.alloc_module);
@@ -682,6 +693,9 @@ static int add_readings(struct tracker *t, struct sample *s)
 		p->id.start_ticks = im->id.start_ticks;
 		if (im->id.cmdline && !(p->id.cmdline = strdup(im->id.cmdline)))
 			return -ENOMEM;
+		if (im->id.cgroup && !(p->id.cgroup = strdup(im->id.cgroup)))
+			return -ENOMEM;
+		memcpy(p->id.container, im->id.container, sizeof(p->id.container));
 		if (im->id.alloc_module && !(p->id.alloc_module = strdup(im->id.alloc_module)))
 			return -ENOMEM;
 		memcpy(p->id.alloc_kind, im->id.alloc_kind, sizeof(p->id.alloc_kind));

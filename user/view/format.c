@@ -161,6 +161,44 @@ int fmt__site_title(FILE *out, const struct site *s)
 	return ferror(out) ? -EIO : 0;
 }
 
+const char *fmt__site_name(char *buf, size_t len, const struct site *s)
+{
+	const struct sym_frame *f = NULL;
+	const char *file;
+	FILE *out;
+
+	/* The first frame with a source line, else with a symbol, else the innermost. */
+	for (uint32_t i = 0; !f && i < s->n_frames; i++)
+		if (s->frames[i].symbol && s->frames[i].file && s->frames[i].line > 0)
+			f = &s->frames[i];
+	for (uint32_t i = 0; !f && i < s->n_frames; i++)
+		if (s->frames[i].symbol)
+			f = &s->frames[i];
+	if (!f && s->n_frames)
+		f = &s->frames[0];
+	out = fmt__line_open(buf, len);
+	if (!out)
+		return buf;
+	if (!f) {
+		fputs("(stack unknown)", out);
+	} else if (f->symbol) {
+		fmt__str(out, f->symbol, "");
+		if (f->file && f->line > 0) {
+			file = strrchr(f->file, '/');
+			fputc(' ', out);
+			fmt__str(out, file ? file + 1 : f->file, "");
+			fprintf(out, ":%d", f->line);
+		}
+	} else {
+		file = f->module ? strrchr(f->module, '/') : NULL;
+		fputs("(unknown in ", out);
+		fmt__str(out, file ? file + 1 : f->module, "?");
+		fputc(')', out);
+	}
+	fmt__line_close(out, buf, len);
+	return buf;
+}
+
 const char *fmt__flag_letters(char *buf, size_t len, unsigned int flags)
 {
 	size_t n = 0;

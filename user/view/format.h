@@ -43,6 +43,13 @@ enum frame_style {
 int fmt__frame(FILE *out, unsigned int i, const struct sym_frame *f, enum frame_style style);
 /* What names a site: its innermost frame's function and file:line, "(stack unknown)". */
 int fmt__site_title(FILE *out, const struct site *s);
+/*
+ * A short name for a call site, for labels: the first frame with a source line (the
+ * allocator's wrappers have none, the program's code has), else with a symbol: "leak_new()
+ * cxx_new.cc:12", "__strdup"; "(unknown in MODULE)", "(stack unknown)".  Escaped; returns
+ * buf.
+ */
+const char *fmt__site_name(char *buf, size_t len, const struct site *s);
 /* A string a traced process controls, escaped; fallback when s is NULL or empty. */
 int fmt__str(FILE *out, const char *s, const char *fallback);
 /* The same into buf, cut at a character to fit; returns buf. */

@@ -293,6 +293,12 @@ static json_t *process_json(const struct model *m, const struct process *p)
 	}
 	if (obj && p->scan)
 		scan_json(obj, p);
+	if (obj) {
+		/* Its cgroup and the container that names it; unknown is null. */
+		json_object_set_new(obj, "cgroup", snapshot__string(p->cgroup));
+		json_object_set_new(obj, "container",
+				    snapshot__string(p->container[0] ? p->container : NULL));
+	}
 	if (obj && p->start_ticks)
 		json_object_set_new(obj, "start_ticks", json_integer(p->start_ticks));
 	if (obj && (m->resources & RES_FD))

@@ -635,6 +635,7 @@ static void process_clear(struct process *p)
 		site_clear(&p->sites[i]);
 	free(p->sites);
 	free(p->cmdline);
+	free(p->cgroup);
 	free(p->alloc_module);
 	memset(p, 0, sizeof(*p));
 }
@@ -1190,6 +1191,10 @@ static int read_process(struct rd *r, json_t *jp, uint64_t now_ns, struct proces
 		ret = read_strbuf(r, jp, "comm", 0, p->comm, sizeof(p->comm));
 	if (!ret)
 		ret = read_strdup(r, jp, "cmdline", 0, &p->cmdline);
+	if (!ret)
+		ret = read_strdup(r, jp, "cgroup", 0, &p->cgroup);
+	if (!ret)
+		ret = read_strbuf(r, jp, "container", 0, p->container, sizeof(p->container));
 	if (!ret)
 		ret = read_counters(r, jp, p);
 	if (!ret)
