@@ -287,7 +287,7 @@ enum lt_event_type {
 	LT_EV_EXEC = 2,
 	LT_EV_EXIT = 3,
 	LT_EV_FIRST = 4,		/* whole-system mode: first allocator call of a process */
-	LT_EV_OOM = 5,			/* the OOM killer chose tgid (image new_gen) as its victim */
+	LT_EV_OOM = 5,			/* the OOM killer chose tgid (image new_gen) */
 };
 
 #define LT_EXE_LEN 160

@@ -334,9 +334,9 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 			struct bpf_link *l = bpf_program__attach(ld->skel->progs.lt_oom);
 
 			if (!l)
-				msg__set(ld->oom_msg, sizeof(ld->oom_msg), 0, "OOM-killer victims "
-					 "cannot be seen: cannot attach the mark_victim tracepoint: "
-					 "%s; the kernel needs raw tracepoint support",
+				msg__set(ld->oom_msg, sizeof(ld->oom_msg), 0, "OOM-killer "
+					 "victims cannot be seen: cannot attach the mark_victim "
+					 "tracepoint: %s; the kernel needs raw tracepoint support",
 					 strerror(errno));
 			else if ((err = push_link(ld, l)))
 				goto fail;

@@ -45,7 +45,7 @@ struct image {
 	struct sample_identity id;	/* as last read while it lived */
 	bool target;
 	bool exited;
-	bool oom;			/* the OOM killer chose it: its stacks are resolved first */
+	bool oom;			/* the OOM killer chose it: its stacks go first */
 	bool registered;		/* maps handed to the symbolizer */
 	bool refreshed;			/* maps re-read this interval */
 	bool maps_final;		/* /proc shows another program now: never read its maps */
