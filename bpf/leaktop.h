@@ -98,6 +98,7 @@ enum lt_counter {
 					 * or where a module has no table or no row for the pc */
 	LT_CNT_UNWIND_NO_TABLE,		/* frames in a module whose table was not loaded (yet):
 					 * taken by frame pointer; userspace is asked to load it */
+	LT_CNT_OOM_VICTIMS,		/* OOM-killer victims among the watched processes */
 	LT_CNT__COUNT,
 };
 
@@ -286,6 +287,7 @@ enum lt_event_type {
 	LT_EV_EXEC = 2,
 	LT_EV_EXIT = 3,
 	LT_EV_FIRST = 4,		/* whole-system mode: first allocator call of a process */
+	LT_EV_OOM = 5,			/* the OOM killer chose tgid (image new_gen) */
 };
 
 #define LT_EXE_LEN 160

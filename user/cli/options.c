@@ -40,6 +40,9 @@ static const char usage_text[] =
 "                          interval, replaced atomically\n"
 "      --folded FILE       write folded stacks (for flame graphs) each interval,\n"
 "                          replaced atomically\n"
+"      --oom-dir DIR       where a watched process's full snapshot goes when the OOM\n"
+"                          killer chooses it, as leaktop-oom-PID-TIME.json (default:\n"
+"                          the -j file's directory, else the current one)\n"
 "      --listen ADDR:PORT  serve OpenMetrics at http://ADDR:PORT/metrics, refreshed each\n"
 "                          interval; PORT alone listens on 127.0.0.1 only, '*:PORT'\n"
 "                          on every IPv4 address, '[::1]:PORT' on IPv6\n"
@@ -205,7 +208,7 @@ static int parse_resources(const char *list, unsigned int *out, char *err, size_
 
 enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR, OPT_WINDOW, OPT_PPROF, OPT_FOLDED,
        OPT_SCAN_EVERY, OPT_SCAN_MAX_STOP, OPT_FILE_MODE, OPT_BUDGET, OPT_MAX_SUSPECTS,
-       OPT_EXACT, OPT_UNWIND, OPT_LISTEN, OPT_METRICS_SITES };
+       OPT_EXACT, OPT_UNWIND, OPT_LISTEN, OPT_METRICS_SITES, OPT_OOM_DIR };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -230,6 +233,7 @@ static const struct option long_opts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "metrics-sites", required_argument, NULL, OPT_METRICS_SITES },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "oom-dir", required_argument, NULL, OPT_OOM_DIR },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -340,6 +344,12 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 			if (check_path_arg("folded", optarg, false, err, len))
 				return -EINVAL;
 			o->folded_path = optarg;
+			break;
+		case OPT_OOM_DIR:
+			if (!*optarg || !strcmp(optarg, "--"))
+				return msg__set(err, len, -EINVAL, "--oom-dir needs a directory; "
+						"see leaktop --help");
+			o->oom_dir = optarg;
 			break;
 		case OPT_SCAN_EVERY:
 			if (parse_seconds(optarg, 0.01, &o->scan_every_s))

@@ -51,6 +51,7 @@ struct options {
 	const char *json_path;	/* NULL, a path, or "-" */
 	const char *pprof_path;	/* --pprof: a pprof profile each interval, or NULL */
 	const char *folded_path;	/* --folded: folded stacks each interval, or NULL */
+	const char *oom_dir;	/* --oom-dir: OOM victims' snapshots; NULL: beside -j, or . */
 	unsigned int resources;	/* enum resource_bits */
 	unsigned int stack_depth;
 	bool unwind_cfi;	/* --unwind cfi (default) or fp */
@@ -81,7 +82,7 @@ struct options {
  * Parse argv (argv[0] is the program or subcommand name, argv[argc] is NULL).  Returns 0, or
  * -EINVAL with a one-line reason (no trailing newline) in err.
  *
- * Nothing is copied: json_path, pprof_path, folded_path and cmd point into argv, so argv
+ * Nothing is copied: json_path, pprof_path, folded_path, oom_dir and cmd point into argv, so argv
  * (the array and its strings) must outlive *opts.  argv is not modified ("+": options stop
  * at the first non-option, nothing is permuted).  Uses getopt_long, whose globals (optind,
  * opterr) it resets on entry: not reentrant, not thread-safe.

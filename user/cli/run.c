@@ -32,6 +32,7 @@
 #include "cli/launcher.h"
 #include "cli/metrics_server.h"
 #include "view/metrics.h"
+#include "cli/oom.h"
 #include "live/allocs.h"
 #include "live/libcs.h"
 #include "live/loader.h"
@@ -101,6 +102,7 @@ struct run {
 	struct heapctl *hc;		/* whole-system mode: the overhead budget */
 	struct unwind_store *uw;	/* --unwind cfi: the unwind tables */
 	struct allocs *al;		/* which allocators processes use */
+	struct oom_writer *oom;		/* OOM victims' snapshots */
 	struct model model;
 	struct sample sample;
 	struct launcher child;
@@ -142,6 +144,7 @@ static void on_event(void *ctx, const struct lt_event *ev)
 	struct run *r = ctx;
 
 	tracker__on_event(r->tr, ev);
+	oom_writer__note(r->oom, ev);
 }
 
 /* Allocator objects per process, at most (the bound one and any called directly). */
@@ -526,7 +529,7 @@ static void upkeep(struct run *r)
 
 	/* Images that exited at the previous update were in one report; forget them now. */
 	for (size_t i = 0; i < r->model.n_procs; i++)
-		if (r->model.procs[i].exit_reported)
+		if (r->model.procs[i].exit_reported && !r->model.procs[i].records_released)
 			r->pending_blocks += r->model.procs[i].heap_outstanding_count;
 	n = model__reap(&r->model, &dead);
 	if (n) {
@@ -608,6 +611,7 @@ static int collect(struct run *r, bool scan_due, bool final)
 	if (r->uw)
 		unwind_store__stats(r->uw, &s->unwind);
 	measure_self(s);
+	s->oom_snapshots_failed = oom_writer__failed(r->oom);
 	tracker__set_backlog(r->tr, loader__events_pending(r->ld));
 	err = tracker__fill(r->tr, r->col, s, &budget);
 	if (!err && (r->o->resources & RES_FD))
@@ -624,7 +628,8 @@ static int collect(struct run *r, bool scan_due, bool final)
 	return 0;
 }
 
-/* A line about heap tracing: on stderr in batch mode, on the TUI's message line. */
+/* A line about heap tracing or an OOM snapshot: on stderr in batch mode, on the TUI's message
+ * line. */
 static void say_heap(void *ctx, const char *line)
 {
 	struct run *r = ctx;
@@ -800,6 +805,9 @@ static int loop(struct run *r)
 				err_line("cannot read lifecycle events: %s", strerror(-err));
 				return 1;
 			}
+			/* An OOM victim: collect now, while the maps hold all its records. */
+			if (oom_writer__pending(r->oom))
+				break;
 		}
 		/* Events already queued (an exit, say) belong in this report, within a slice. */
 		loader__poll(r->ld, stop_signal ? 0 : POLL_SLICE_MS);
@@ -811,6 +819,7 @@ static int loop(struct run *r)
 		if (collect(r, scan_due, last))
 			return 1;
 		heap_control(r, last);
+		oom_writer__write(r->oom, &r->model, say_heap, r);
 		t_emit = monotonic_ns();
 		if (scan_due)
 			r->last_reach_scan_ns = monotonic_ns();
@@ -929,7 +938,7 @@ int run__main(const struct options *o)
 	};
 	struct run r = { .o = o };
 	struct sigaction sa = { .sa_handler = on_signal };
-	char msg[512], how[128];
+	char msg[4200], how[128], oom_dir[4096];
 	int err, status = 1;
 
 	if (run__check_privileges()) {
@@ -941,6 +950,12 @@ int run__main(const struct options *o)
 	if (check_json_path(o->json_path) || check_json_path(o->pprof_path) ||
 	    check_json_path(o->folded_path))
 		return 1;
+	/* An --oom-dir given is checked like -j; the default one is tried when needed. */
+	oom__dir(oom_dir, sizeof(oom_dir), o->oom_dir, o->json_path);
+	if (o->oom_dir && oom__check_dir(oom_dir, msg, sizeof(msg))) {
+		err_line("%s", msg);
+		return 1;
+	}
 	for (size_t i = 0; i < o->n_pids; i++) {
 		if (o->pids[i] == getpid()) {
 			err_line("PID %d is leaktop itself; choose another process", o->pids[i]);
@@ -977,7 +992,7 @@ int run__main(const struct options *o)
 
 	model__init(&r.model, o->interval_s, o->resources, o->window);
 	r.sym = symbolizer__new();
-	if (!r.sym || allocs__new(&r.al)) {
+	if (!r.sym || allocs__new(&r.al) || oom_writer__new(&r.oom, oom_dir, o->oom_dir != NULL)) {
 		err_line("out of memory");
 		goto out;
 	}
@@ -997,6 +1012,8 @@ int run__main(const struct options *o)
 		err_line("%s", msg);
 		goto out;
 	}
+	if (loader__oom_problem(r.ld) && (o->oom_dir || o->verbose))
+		err_line("%s", loader__oom_problem(r.ld));
 	err = collector__new(&r.col, loader__maps(r.ld), o->stack_depth);
 	if (!err && o->unwind_cfi && !o->probe_floor) {
 		const struct lt_map_fds *fds = loader__maps(r.ld);
@@ -1082,6 +1099,7 @@ out:
 	loader__destroy(r.ld);
 	symbolizer__free(r.sym);
 	allocs__free(r.al);
+	oom_writer__free(r.oom);
 	model__free(&r.model);
 	return status;
 }

@@ -461,6 +461,10 @@ void analysis__run(struct model *m)
 		bool heap_site_flagged = false, fd_site_flagged = false;
 		struct trend heap, fds, rss, mmap, anon;
 
+		/* A kept OOM-killed image: no new samples, its last verdicts stand. */
+		if (p->records_released)
+			continue;
+
 		for (size_t j = 0; j < p->n_sites; j++) {
 			struct site *s = &p->sites[j];
 			struct trend t;
@@ -497,7 +501,7 @@ void analysis__run(struct model *m)
 		 * sites' caches and bursts can hide a steady leak in the total, never in the
 		 * leaking site itself.
 		 */
-		p->flags = 0;
+		p->flags &= PROC_FLAGS_STICKY;
 		if (heap.growing || heap_site_flagged) {
 			p->flags |= PROC_HEAP_GROWTH;
 			heap_explained_per_s = heap.slope_per_s > heap_sites_growth_per_s ?

@@ -51,6 +51,7 @@ const char *const counter_names[LT_CNT__COUNT] = {
 	[LT_CNT_UNWIND_NO_TABLE] = "unwind_no_table",
 	[LT_CNT_HEAP_CALLS] = "heap_calls",
 	[LT_CNT_CALIBRATION_HITS] = "calibration_hits",
+	[LT_CNT_OOM_VICTIMS] = "oom_victims",
 };
 
 void model__init(struct model *m, double interval_s, unsigned int resources, uint32_t window)
@@ -203,6 +204,8 @@ static void mark_exited(struct model *m, uint32_t pid, uint64_t gen)
 
 	if (!p)
 		return;
+	if (!p->exited)
+		p->exited_ns = m->now_ns;
 	p->exited = true;
 	/* Its last counters describe a process that no longer exists: unknown now. */
 	p->counters.valid = false;
@@ -260,26 +263,82 @@ int model__add_missing(struct model *m, const struct sym_missing *h)
 	return 0;
 }
 
+enum reap_fate {
+	REAP_KEEP,			/* alive, or not yet in a report */
+	REAP_RELEASE,			/* OOM-killed: purge its records, keep it listed */
+	REAP_EXPIRE,			/* a kept OOM-killed image whose time is up: remove */
+	REAP_REMOVE,			/* exited and reported: purge its records, remove */
+};
+
+static bool oom_kept(const struct process *p)
+{
+	return p->exit_reported && (p->flags & PROC_OOM_KILLED);
+}
+
+/*
+ * The exit time before which kept OOM-killed images expire: OOM_KEEP_NS ago, or later
+ * when more than OOM_KEEP_MAX are kept (the longest dead go first).
+ */
+static uint64_t oom_cutoff_ns(const struct model *m)
+{
+	uint64_t cutoff = m->now_ns > OOM_KEEP_NS ? m->now_ns - OOM_KEEP_NS : 0;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < m->n_procs; i++)
+		kept += oom_kept(&m->procs[i]) && m->procs[i].exited_ns >= cutoff;
+	/* Move the cutoff past the oldest until few enough are left. */
+	while (kept > OOM_KEEP_MAX) {
+		uint64_t oldest = UINT64_MAX;
+
+		for (size_t i = 0; i < m->n_procs; i++)
+			if (oom_kept(&m->procs[i]) && m->procs[i].exited_ns >= cutoff &&
+			    m->procs[i].exited_ns < oldest)
+				oldest = m->procs[i].exited_ns;
+		cutoff = oldest + 1;
+		kept = 0;
+		for (size_t i = 0; i < m->n_procs; i++)
+			kept += oom_kept(&m->procs[i]) && m->procs[i].exited_ns >= cutoff;
+	}
+	return cutoff;
+}
+
+static enum reap_fate reap_fate(const struct process *p, uint64_t oom_cutoff_ns)
+{
+	if (!p->exit_reported)
+		return REAP_KEEP;
+	if (!(p->flags & PROC_OOM_KILLED) || p->exited_ns < oom_cutoff_ns)
+		return p->records_released ? REAP_EXPIRE : REAP_REMOVE;
+	return p->records_released ? REAP_KEEP : REAP_RELEASE;
+}
+
 size_t model__reap(struct model *m, struct dead_image **dead)
 {
+	uint64_t cutoff = oom_cutoff_ns(m);
 	size_t n = 0, keep = 0;
 
 	*dead = NULL;
-	for (size_t i = 0; i < m->n_procs; i++)
-		n += m->procs[i].exit_reported;
-	if (!n)
+	for (size_t i = 0; i < m->n_procs; i++) {
+		enum reap_fate f = reap_fate(&m->procs[i], cutoff);
+
+		n += f == REAP_RELEASE || f == REAP_REMOVE;
+		keep += f == REAP_EXPIRE;
+	}
+	if (!n && !keep)
 		return 0;
-	*dead = calloc(n, sizeof(**dead));
-	n = 0;
+	*dead = n ? calloc(n, sizeof(**dead)) : NULL;
+	n = keep = 0;
 	for (size_t i = 0; i < m->n_procs; i++) {
 		struct process *p = &m->procs[i];
+		enum reap_fate f = reap_fate(p, cutoff);
 
-		if (!p->exit_reported) {
+		if ((f == REAP_RELEASE || f == REAP_REMOVE) && *dead)
+			(*dead)[n++] = (struct dead_image){ .tgid = p->pid, .gen = p->gen };
+		if (f == REAP_RELEASE)
+			p->records_released = true;
+		if (f == REAP_KEEP || f == REAP_RELEASE) {
 			m->procs[keep++] = *p;
 			continue;
 		}
-		if (*dead)
-			(*dead)[n++] = (struct dead_image){ .tgid = p->pid, .gen = p->gen };
 		process_free(p);
 	}
 	m->n_procs = keep;
@@ -514,6 +573,14 @@ static int apply_event(struct model *m, const struct sample_event *ev)
 			old->target = false;
 		mark_exited(m, ev->pid, ev->old_gen);
 		break;
+	case SAMPLE_EV_OOM:
+		p = find_mut(m, ev->pid, ev->gen);
+		if (!p)
+			p = model__process(m, ev->pid, ev->gen);
+		if (!p)
+			return -ENOMEM;
+		p->flags |= PROC_OOM_KILLED;
+		return 0;
 	case SAMPLE_EV_FIRST:
 	case SAMPLE_EV_FORK:
 		break;
@@ -792,8 +859,10 @@ static void apply_calls(struct model *m, const struct sample *s)
 void model__apply_heap(struct model *m, const struct sample_heap *h)
 {
 	apply_heap_mode_summary(m, h);
+	/* An OOM-killed image that exited keeps the sites it died with. */
 	for (size_t i = 0; i < m->n_procs; i++)
-		apply_heap_mode(m, &m->procs[i], h);
+		if (!(m->procs[i].exited && (m->procs[i].flags & PROC_OOM_KILLED)))
+			apply_heap_mode(m, &m->procs[i], h);
 }
 
 int model__apply(struct model *m, const struct sample *s)
@@ -815,6 +884,7 @@ int model__apply(struct model *m, const struct sample *s)
 	m->reconciled_reused += s->reconciled_reused;
 	m->self_rss_bytes = s->self_rss_bytes;
 	m->self_cpu_s = s->self_cpu_s;
+	m->oom_snapshots_failed = s->oom_snapshots_failed;
 	/* The producers' time; scans are reported on their own (stop_ms). */
 	m->collect_ms = s->timing.read_ms + s->timing.track_ms + s->timing.census_ms;
 	for (size_t i = 0; i < s->n_events; i++) {
@@ -828,8 +898,10 @@ int model__apply(struct model *m, const struct sample *s)
 	err = apply_sites(m, s);
 	if (err)
 		return err;
+	/* A kept OOM-killed image's records are gone: its sites stay as they were. */
 	for (size_t i = 0; i < m->n_procs; i++)
-		drop_unseen_sites(&m->procs[i]);
+		if (!m->procs[i].records_released)
+			drop_unseen_sites(&m->procs[i]);
 	for (size_t i = 0; i < s->n_frames; i++) {
 		err = apply_frames(m, &s->frames[i]);
 		if (err)

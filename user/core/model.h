@@ -65,6 +65,7 @@ enum process_flag_bit {
 	PROC_FLAG_FD,
 	PROC_FLAG_RSS,
 	PROC_FLAG_RSS_UNEXPLAINED,
+	PROC_FLAG_OOM_KILLED,
 	PROC_FLAG__COUNT,
 };
 
@@ -73,7 +74,21 @@ enum process_flag {
 	PROC_FD_GROWTH = 1 << PROC_FLAG_FD,
 	PROC_RSS_GROWTH = 1 << PROC_FLAG_RSS,
 	PROC_RSS_UNEXPLAINED = 1 << PROC_FLAG_RSS_UNEXPLAINED,
+	/* The OOM killer chose it: set by the event, never by analysis, and kept. */
+	PROC_OOM_KILLED = 1 << PROC_FLAG_OOM_KILLED,
 };
+
+/* Flags that are facts, not verdicts: analysis keeps them. */
+#define PROC_FLAGS_STICKY	PROC_OOM_KILLED
+
+/*
+ * An OOM-killed image stays listed (exited, flagged, with its last sites) this long after
+ * its exit, not reaped after one report; its kernel records are purged as usual (the model
+ * keeps their last values).  At most OOM_KEEP_MAX such images at once: past it, the
+ * longest dead go first.
+ */
+#define OOM_KEEP_NS		(60ULL * 1000000000ULL)
+#define OOM_KEEP_MAX		32
 
 /* The latest reachability scan of an image: a result, an error, or both (a scan that failed
  * after one that worked keeps the result and notes the error). */
@@ -128,6 +143,10 @@ struct process {
 	bool target;			/* named by -p or started by --: shown without sites */
 	bool exited;			/* exited or exec'd: in this report, gone from the next */
 	bool exit_reported;		/* exited and already in a report: reaped next update */
+	uint64_t exited_ns;		/* sample time its exit was applied (0: alive) */
+	/* An OOM-killed image kept after its exit (OOM_KEEP_NS): its kernel records were
+	 * purged, its sites are frozen at their last values. */
+	bool records_released;
 };
 
 struct model {
@@ -154,6 +173,7 @@ struct model {
 	/* leaktop itself, as the run loop measured it (0: not measured). */
 	uint64_t self_rss_bytes;
 	double self_cpu_s;
+	uint64_t oom_snapshots_failed;	/* OOM victims' snapshots that could not be written */
 	unsigned int resources;
 	/* Heap tracing under the budget (whole-system mode), as of the latest sample. */
 	bool heap_budgeted;
@@ -189,7 +209,11 @@ int model__add_missing(struct model *m, const struct sym_missing *h);
 /* Note that a report showed the current state (exited images were in it, and the modules
  * without symbols). */
 void model__reported(struct model *m);
-/* Remove exited images a report already showed; list them in dead (malloc'd). */
+/*
+ * Remove exited images a report already showed; list them in dead (malloc'd): the caller
+ * purges their kernel records.  An OOM-killed one is listed the first time but kept
+ * (records_released) until OOM_KEEP_NS after its exit, then removed without being listed.
+ */
 size_t model__reap(struct model *m, struct dead_image **dead);
 
 /*

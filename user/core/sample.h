@@ -67,6 +67,7 @@ enum sample_event_type {
 	SAMPLE_EV_FORK,
 	SAMPLE_EV_EXEC,				/* old_gen ends, gen begins */
 	SAMPLE_EV_EXIT,				/* old_gen ends */
+	SAMPLE_EV_OOM,				/* the OOM killer chose image gen */
 };
 
 /* A lifecycle event, in the order it happened (who the image is comes with its readings). */
@@ -215,6 +216,7 @@ struct sample {
 	/* leaktop itself, as the run loop measured it (0: not measured). */
 	uint64_t self_rss_bytes;
 	double self_cpu_s;
+	uint64_t oom_snapshots_failed;		/* so far, as the run loop counted them */
 	struct sample_scan *scans;
 	size_t n_scans, cap_scans;
 	struct sample_calls *calls;		/* images with probe entries */

@@ -71,6 +71,7 @@ struct tree_libc {
 
 struct loader {
 	struct leaktop_bpf *skel;
+	char oom_msg[256];		/* why OOM victims cannot be seen ("": they can) */
 	struct ring_buffer *rb;
 	struct bpf_link **links;		/* the tracepoints */
 	size_t n_links, cap_links;
@@ -253,6 +254,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 		bpf_program__set_autoload(ld->skel->progs.lt_fork, false);
 		bpf_program__set_autoload(ld->skel->progs.lt_exec, false);
 		bpf_program__set_autoload(ld->skel->progs.lt_exit, false);
+		bpf_program__set_autoload(ld->skel->progs.lt_oom, false);
 	}
 	if (cfg->probes != PROBES_ACCOUNTING || !(cfg->track_fd || cfg->track_mmap)) {
 		bpf_program__set_autoload(ld->skel->progs.lt_sys_enter, false);
@@ -322,6 +324,21 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 			}
 			err = push_link(ld, l);
 			if (err)
+				goto fail;
+		}
+		/*
+		 * OOM-killer victims: without them leaktop still works (no OOM snapshots), so a
+		 * kernel that refuses the tracepoint is only said.
+		 */
+		{
+			struct bpf_link *l = bpf_program__attach(ld->skel->progs.lt_oom);
+
+			if (!l)
+				msg__set(ld->oom_msg, sizeof(ld->oom_msg), 0, "OOM-killer "
+					 "victims cannot be seen: cannot attach the mark_victim "
+					 "tracepoint: %s; the kernel needs raw tracepoint support",
+					 strerror(errno));
+			else if ((err = push_link(ld, l)))
 				goto fail;
 		}
 		ld->rb = ring_buffer__new(bpf_map__fd(ld->skel->maps.events), handle_event, ld,
@@ -1011,6 +1028,11 @@ int loader__poll(struct loader *ld, int timeout_ms)
 bool loader__events_pending(const struct loader *ld)
 {
 	return ld->poll_cut;
+}
+
+const char *loader__oom_problem(const struct loader *ld)
+{
+	return ld->oom_msg[0] ? ld->oom_msg : NULL;
 }
 
 const struct lt_map_fds *loader__maps(const struct loader *ld)

@@ -116,6 +116,8 @@ int loader__poll(struct loader *ld, int timeout_ms);
 bool loader__events_pending(const struct loader *ld);
 void loader__set_stop_flag(struct loader *ld, const volatile sig_atomic_t *stop);
 
+/* Why OOM-killer victims cannot be seen (the tracepoint was refused), one line; NULL: fine. */
+const char *loader__oom_problem(const struct loader *ld);
 const struct lt_map_fds *loader__maps(const struct loader *ld);
 unsigned int loader__stack_depth(const struct loader *ld);
 

@@ -45,6 +45,7 @@ struct image {
 	struct sample_identity id;	/* as last read while it lived */
 	bool target;
 	bool exited;
+	bool oom;			/* the OOM killer chose it: its stacks go first */
 	bool registered;		/* maps handed to the symbolizer */
 	bool refreshed;			/* maps re-read this interval */
 	bool maps_final;		/* /proc shows another program now: never read its maps */
@@ -395,6 +396,14 @@ void tracker__on_event(struct tracker *t, const struct lt_event *ev)
 		if (im)
 			im->exited = true;
 		break;
+	case LT_EV_OOM:
+		/* About to die: its stacks go first, like an exited image's. */
+		se.type = SAMPLE_EV_OOM;
+		se.old_gen = 0;
+		im = image_find(t, ev->tgid, ev->new_gen);
+		if (im)
+			im->oom = true;
+		break;
 	default:
 		return;
 	}
@@ -542,8 +551,9 @@ static int discover(struct tracker *t, const struct sample *s)
 }
 
 /*
- * Frames of stacks new to their image (only of images that exited, with exited_only), as far
- * as the budget goes; the rest wait (counted in the last call).
+ * Frames of stacks new to their image (only of images that exited or that the OOM killer
+ * chose, with exited_only), as far as the budget goes; the rest wait (counted in the last
+ * call).
  */
 static int add_frames(struct tracker *t, struct collector *c, struct sample *s,
 		      const struct work_budget *b, bool exited_only)
@@ -554,7 +564,7 @@ static int add_frames(struct tracker *t, struct collector *c, struct sample *s,
 		struct sample_frames *sf;
 		int err;
 
-		if (!im || (exited_only && !im->exited) || has_stack(im, r->stack_hash))
+		if (!im || (exited_only && !im->exited && !im->oom) || has_stack(im, r->stack_hash))
 			continue;
 		/*
 		 * An image known only from its sites while lifecycle events still wait in the

@@ -18,6 +18,7 @@ const struct proc_flag_desc proc_flags[PROC_FLAG__COUNT] = {
 	[PROC_FLAG_RSS] = { "rss_growth", 'R', "rss grows" },
 	[PROC_FLAG_RSS_UNEXPLAINED] = { "rss_growth_unexplained", 'U',
 					"rss grows beyond what leaktop tracks" },
+	[PROC_FLAG_OOM_KILLED] = { "oom_killed", 'O', "the OOM killer chose it" },
 };
 
 const char *fmt__bytes(char *buf, size_t len, double bytes)

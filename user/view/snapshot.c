@@ -343,7 +343,8 @@ static json_t *symbols_missing_json(const struct model *m)
 	return arr ? arr : json_null();
 }
 
-static json_t *model_json(const struct model *m)
+/* The model as a snapshot: every visible process, or only `only` (visible or not). */
+static json_t *model_json(const struct model *m, const struct process *only)
 {
 	struct process **procs;
 	json_t *root, *stats, *arr = json_array(), *drops = json_object();
@@ -359,13 +360,15 @@ static json_t *model_json(const struct model *m)
 		memset(&u, 0, sizeof(u));
 	for (int i = 0; i < LT_DROP__COUNT; i++)
 		json_object_set_new(drops, drop_names[i], json_integer(m->drops[i]));
-	procs = model__procs_by_outstanding(m, &n);
+	procs = only ? NULL : model__procs_by_outstanding(m, &n);
 	for (size_t i = 0; procs && i < n; i++) {
 		if (!model__visible(procs[i]))
 			continue;
 		json_array_append_new(arr, process_json(m, procs[i]));
 	}
 	free(procs);
+	if (only)
+		json_array_append_new(arr, process_json(m, only));
 	stats = json_pack("{s:I, s:I, s:o}",
 			  "events", (json_int_t)model__events(m),
 			  "dropped", (json_int_t)model__dropped(m),
@@ -386,6 +389,8 @@ static json_t *model_json(const struct model *m)
 		json_object_set_new(stats, "heap_attach", m->heap_attach[0] ?
 				    json_string(m->heap_attach) : json_null());
 		json_object_set_new(stats, "collect_ms", json_real(m->collect_ms));
+		json_object_set_new(stats, "oom_snapshots_failed",
+				    json_integer((json_int_t)m->oom_snapshots_failed));
 		unwind_json(stats, &m->unwind);
 	}
 	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:o, s:o}",
@@ -422,10 +427,10 @@ static json_t *model_json(const struct model *m)
 	return root;
 }
 
-int snapshot__write_file(const char *path, const struct model *m)
+static int write_file(const char *path, const struct model *m, const struct process *only)
 {
 	struct atomic_file af;
-	json_t *root = model_json(m);
+	json_t *root = model_json(m, only);
 	int err, ok;
 
 	if (!root)
@@ -443,9 +448,20 @@ int snapshot__write_file(const char *path, const struct model *m)
 	return err ? err : (ok ? 0 : -EIO);
 }
 
+int snapshot__write_file(const char *path, const struct model *m)
+{
+	return write_file(path, m, NULL);
+}
+
+int snapshot__write_process_file(const char *path, const struct model *m,
+				 const struct process *p)
+{
+	return write_file(path, m, p);
+}
+
 int snapshot__write_line(FILE *out, const struct model *m)
 {
-	json_t *root = model_json(m);
+	json_t *root = model_json(m, NULL);
 	int err = 0;
 
 	if (!root)

@@ -16,6 +16,12 @@
 /* 0 or -errno (-ELOOP: path is a symlink). */
 int snapshot__write_file(const char *path, const struct model *m);
 int snapshot__write_line(FILE *out, const struct model *m);
+/*
+ * The same document holding only process p (every site and its whole stack, as ever),
+ * shown or not: an OOM victim's snapshot.  0 or -errno.
+ */
+int snapshot__write_process_file(const char *path, const struct model *m,
+				 const struct process *p);
 
 /* Pieces other JSON writers share: a string (null for NULL, never invalid UTF-8) and a
  * stack frame as snapshots hold it. */

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * test_oom.c - OOM-kill snapshots without a kernel: the file name and directory rules
+ * (cli/oom.c), the start-up check of --oom-dir, the fold of an OOM event (the oom_killed
+ * flag, which analysis keeps), how long an OOM-killed image stays listed after its exit
+ * (model__reap), and the one-process snapshot.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "check.h"
+#include "cli/oom.h"
+#include "cli/options.h"
+#include "core/analysis.h"
+#include "core/model.h"
+#include "core/sample.h"
+#include "view/snapshot.h"
+
+#define NS 1000000000ull
+
+static void test_file_name_holds_pid_and_utc_time_in_the_directory(void)
+{
+	char buf[256];
+
+	/* 2026-11-21 10:00:00 UTC */
+	CHECK_EQ_INT(oom__file_name(buf, sizeof(buf), "/var/lib/leaktop", 1234, 1795255200), 0);
+	CHECK_EQ_STR(buf, "/var/lib/leaktop/leaktop-oom-1234-20261121T100000Z.json");
+	CHECK_EQ_INT(oom__file_name(buf, sizeof(buf), "out/", 7, 0), 0);
+	CHECK_EQ_STR(buf, "out/leaktop-oom-7-19700101T000000Z.json");
+	CHECK_EQ_INT(oom__file_name(buf, 20, "/var/lib/leaktop", 1234, 0), -ENAMETOOLONG);
+}
+
+static void test_dir_is_the_option_else_beside_the_json_file_else_here(void)
+{
+	char buf[256];
+
+	CHECK_EQ_STR(oom__dir(buf, sizeof(buf), "/srv/oom", "out/snap.json"), "/srv/oom");
+	CHECK_EQ_STR(oom__dir(buf, sizeof(buf), NULL, "out/snap.json"), "out");
+	CHECK_EQ_STR(oom__dir(buf, sizeof(buf), NULL, "/a/b/snap.json"), "/a/b");
+	CHECK_EQ_STR(oom__dir(buf, sizeof(buf), NULL, "/snap.json"), "/");
+	CHECK_EQ_STR(oom__dir(buf, sizeof(buf), NULL, "snap.json"), ".");
+	CHECK_EQ_STR(oom__dir(buf, sizeof(buf), NULL, "-"), ".");
+	CHECK_EQ_STR(oom__dir(buf, sizeof(buf), NULL, NULL), ".");
+}
+
+static void test_check_dir_refuses_links_files_and_missing_directories_in_one_line(void)
+{
+	char dir[] = "/tmp/leaktop-test-oom.XXXXXX", path[512], msg[512];
+	int fd;
+
+	CHECK(mkdtemp(dir));
+	CHECK_EQ_INT(oom__check_dir(dir, msg, sizeof(msg)), 0);
+	snprintf(path, sizeof(path), "%s/link", dir);
+	CHECK_EQ_INT(symlink(dir, path), 0);
+	CHECK_EQ_INT(oom__check_dir(path, msg, sizeof(msg)), -ELOOP);
+	CHECK(strstr(msg, "symbolic link") && strchr(msg, ';') && !strchr(msg, '\n'));
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/file", dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_EQ_INT(oom__check_dir(path, msg, sizeof(msg)), -ENOTDIR);
+	CHECK(strstr(msg, "not a directory") && strchr(msg, ';'));
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/missing", dir);
+	CHECK_EQ_INT(oom__check_dir(path, msg, sizeof(msg)), -ENOENT);
+	CHECK(strstr(msg, path) && strchr(msg, ';'));
+	rmdir(dir);
+}
+
+static void test_oom_dir_option_is_kept_and_an_empty_one_refused(void)
+{
+	char a0[] = "leaktop", a1[] = "--oom-dir", a2[] = "/srv/oom", empty[] = "", err[256];
+	char *argv[] = { a0, a1, a2, NULL };
+	struct options o;
+
+	CHECK_EQ_INT(options__parse(3, argv, &o, err, sizeof(err)), 0);
+	CHECK(o.oom_dir == a2);
+	argv[2] = empty;
+	CHECK_EQ_INT(options__parse(3, argv, &o, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "--oom-dir"));
+	argv[1] = a0;
+	argv[2] = NULL;
+	CHECK_EQ_INT(options__parse(1, argv, &o, err, sizeof(err)), 0);
+	CHECK(!o.oom_dir);
+}
+
+/* A model holding image (pid, gen) with one heap site of `bytes`, at second `sec`. */
+static void fold_heap(struct model *m, unsigned int sec, uint32_t pid, uint64_t gen,
+		      int64_t bytes, enum sample_event_type ev_type, bool with_event)
+{
+	struct sample_site site = { .pid = pid, .kind = LT_KIND_HEAP, .gen = gen,
+				    .stack_hash = 0xa, .outstanding_bytes = bytes,
+				    .outstanding_count = bytes / 1024, .allocs = bytes / 1024,
+				    .alloc_bytes = bytes };
+	struct sample s;
+
+	memset(&s, 0, sizeof(s));
+	s.ts_ns = sec * NS;
+	s.sites = &site;
+	s.n_sites = bytes ? 1 : 0;
+	if (with_event) {
+		struct sample_event *ev = sample__add_event(&s);
+
+		*ev = (struct sample_event){ .type = ev_type, .pid = pid,
+					     .gen = ev_type == SAMPLE_EV_EXIT ? 0 : gen,
+					     .old_gen = ev_type == SAMPLE_EV_EXIT ? gen : 0 };
+	}
+	model__apply(m, &s);
+	analysis__run(m);
+	s.sites = NULL;
+	s.n_sites = 0;
+	sample__free(&s);
+}
+
+static void test_oom_event_flags_the_image_and_analysis_keeps_the_flag(void)
+{
+	const struct process *p;
+	struct model m;
+
+	model__init(&m, 1.0, RES_ALL, 8);
+	fold_heap(&m, 1, 100, 7, 4096, SAMPLE_EV_FIRST, true);
+	p = model__find(&m, 100, 7);
+	CHECK(p && !(p->flags & PROC_OOM_KILLED));
+	fold_heap(&m, 2, 100, 7, 8192, SAMPLE_EV_OOM, true);
+	p = model__find(&m, 100, 7);
+	CHECK(p && (p->flags & PROC_OOM_KILLED) && !p->exited);
+	fold_heap(&m, 3, 100, 7, 8192, SAMPLE_EV_FIRST, false);
+	CHECK(model__find(&m, 100, 7)->flags & PROC_OOM_KILLED);
+	model__free(&m);
+}
+
+/* One interval of the run loop: reap (the upkeep), fold, report. */
+static size_t interval(struct model *m, unsigned int sec, uint32_t pid, uint64_t gen,
+		       int64_t bytes, bool exit_now, struct dead_image *dead_out)
+{
+	struct dead_image *dead;
+	size_t n = model__reap(m, &dead);
+
+	if (n && dead_out)
+		*dead_out = dead[0];
+	free(dead);
+	fold_heap(m, sec, pid, gen, bytes, SAMPLE_EV_EXIT, exit_now);
+	model__reported(m);
+	return n;
+}
+
+static void test_oom_killed_image_stays_listed_with_its_sites_for_a_minute_after_its_exit(void)
+{
+	struct dead_image dead = { 0 };
+	const struct process *p;
+	struct model m;
+	unsigned int sec;
+
+	model__init(&m, 1.0, RES_ALL, 8);
+	fold_heap(&m, 1, 100, 7, 4096, SAMPLE_EV_FIRST, true);
+	fold_heap(&m, 2, 100, 7, 1 << 20, SAMPLE_EV_OOM, true);
+	model__reported(&m);
+	/* Second 3: it exits; the kernel still has its site. */
+	CHECK_EQ_INT(interval(&m, 3, 100, 7, 1 << 20, true, NULL), 0);
+	/* Second 4: reported once: its records are to be purged (listed once), it stays. */
+	CHECK_EQ_INT(interval(&m, 4, 100, 7, 0, false, &dead), 1);
+	CHECK(dead.tgid == 100 && dead.gen == 7);
+	p = model__find(&m, 100, 7);
+	CHECK(p && p->exited && p->records_released && (p->flags & PROC_OOM_KILLED));
+	CHECK_EQ_INT(p->n_sites, 1);
+	CHECK_EQ_INT(p->heap_outstanding_bytes, 1 << 20);
+	/*
+	 * The kernel no longer has its site: it stays as it died, never listed again, up to
+	 * the reap that comes a minute after its exit (the reap of second 64 sees second 63).
+	 */
+	for (sec = 5; sec <= 4 + OOM_KEEP_NS / NS; sec++)
+		CHECK_EQ_INT(interval(&m, sec, 100, 7, 0, false, NULL), 0);
+	p = model__find(&m, 100, 7);
+	CHECK(p && p->heap_outstanding_bytes == 1 << 20 && (p->flags & PROC_OOM_KILLED));
+	/* Past the minute it is gone, without a second purge. */
+	CHECK_EQ_INT(interval(&m, 5 + OOM_KEEP_NS / NS, 100, 7, 0, false, NULL), 0);
+	CHECK(!model__find(&m, 100, 7));
+	model__free(&m);
+}
+
+static void test_other_exited_image_is_reaped_after_one_report(void)
+{
+	struct model m;
+
+	model__init(&m, 1.0, RES_ALL, 8);
+	fold_heap(&m, 1, 100, 7, 4096, SAMPLE_EV_FIRST, true);
+	model__reported(&m);
+	CHECK_EQ_INT(interval(&m, 2, 100, 7, 4096, true, NULL), 0);
+	CHECK_EQ_INT(interval(&m, 3, 100, 7, 0, false, NULL), 1);
+	CHECK(!model__find(&m, 100, 7));
+	model__free(&m);
+}
+
+static void test_at_most_oom_keep_max_killed_images_stay_the_longest_dead_go_first(void)
+{
+	struct dead_image *dead;
+	struct model m;
+	uint32_t pid;
+
+	model__init(&m, 1.0, RES_ALL, 8);
+	/* OOM_KEEP_MAX + 2 victims, each dying one second after the one before. */
+	for (pid = 1; pid <= OOM_KEEP_MAX + 2; pid++) {
+		fold_heap(&m, pid, pid, pid, 4096, SAMPLE_EV_OOM, true);
+		fold_heap(&m, pid, pid, pid, 0, SAMPLE_EV_EXIT, true);
+		model__reported(&m);
+		model__reap(&m, &dead);
+		free(dead);
+	}
+	model__reap(&m, &dead);
+	free(dead);
+	CHECK(!model__find(&m, 1, 1) && !model__find(&m, 2, 2));
+	CHECK(model__find(&m, 3, 3) && model__find(&m, OOM_KEEP_MAX + 2, OOM_KEEP_MAX + 2));
+	CHECK_EQ_INT(m.n_procs, OOM_KEEP_MAX);
+	model__free(&m);
+}
+
+static void test_process_snapshot_holds_only_that_process_and_is_private(void)
+{
+	char dir[] = "/tmp/leaktop-test-oom.XXXXXX", path[512];
+	const struct process *p;
+	json_error_t jerr;
+	json_t *root;
+	struct model m;
+	struct stat st;
+
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/one.json", dir);
+	model__init(&m, 1.0, RES_ALL, 8);
+	fold_heap(&m, 1, 100, 7, 4096, SAMPLE_EV_FIRST, true);
+	fold_heap(&m, 1, 200, 8, 8192, SAMPLE_EV_FIRST, true);
+	p = model__find(&m, 200, 8);
+	CHECK(p);
+	CHECK_EQ_INT(snapshot__write_process_file(path, &m, p), 0);
+	CHECK_EQ_INT(stat(path, &st), 0);
+	CHECK_EQ_INT(st.st_mode & 0777, 0600);
+	root = json_load_file(path, 0, &jerr);
+	CHECK(root);
+	CHECK_EQ_STR(json_string_value(json_object_get(root, "schema")), SNAPSHOT_SCHEMA);
+	CHECK_EQ_INT(json_array_size(json_object_get(root, "processes")), 1);
+	CHECK_EQ_INT(json_integer_value(json_object_get(json_array_get(json_object_get(root,
+		     "processes"), 0), "pid")), 200);
+	json_decref(root);
+	unlink(path);
+	rmdir(dir);
+	model__free(&m);
+}
+
+int main(void)
+{
+	RUN(test_file_name_holds_pid_and_utc_time_in_the_directory);
+	RUN(test_dir_is_the_option_else_beside_the_json_file_else_here);
+	RUN(test_oom_dir_option_is_kept_and_an_empty_one_refused);
+	RUN(test_check_dir_refuses_links_files_and_missing_directories_in_one_line);
+	RUN(test_oom_event_flags_the_image_and_analysis_keeps_the_flag);
+	RUN(test_oom_killed_image_stays_listed_with_its_sites_for_a_minute_after_its_exit);
+	RUN(test_other_exited_image_is_reaped_after_one_report);
+	RUN(test_at_most_oom_keep_max_killed_images_stay_the_longest_dead_go_first);
+	RUN(test_process_snapshot_holds_only_that_process_and_is_private);
+	CHECK_EXIT();
+}
