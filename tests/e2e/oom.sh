@@ -15,7 +15,7 @@
 
 . "$(dirname "$0")/lib.sh"
 require_root
-require_built oom_leak
+require_built oom_leak waiter
 
 LIMIT_BYTES=$((64 << 20))
 OM=$E2E_TMP/oom
@@ -215,6 +215,48 @@ test_oom_victim_under_pid_is_flagged_in_the_final_snapshot() {
 	expect_jq "[flags, oom_victims]" '[["oom_killed"],1]' "$OM/pid/json/snap.json" \
 		'[[procs($pid) | .flags[] | select(. == "oom_killed")], .stats.oom_victims]' \
 		--argjson pid "$P_PID"
+}
+
+# ---------------------------------------------------------------- metrics
+
+# oom_leak (in its own cgroup) and a waiter under `leaktop -q --listen PORT -p BOTH` (the
+# waiter keeps leaktop running after the kill): the endpoint's page once the victim is
+# flagged, in $OM/metrics/page.
+M_PID=""
+M_PORT=""
+metrics_flagged() {
+	curl -s "http://127.0.0.1:$M_PORT/metrics" >"$OM/metrics/page" 2>/dev/null &&
+		grep -q "^leaktop_process_flag{pid=\"$M_PID\",.*flag=\"oom_killed\"} 1\$" \
+			"$OM/metrics/page"
+}
+scenario_metrics() {
+	local d=$OM/metrics w
+	mkdir -p "$d/dir" "$d/w"
+	command -v curl >/dev/null || fail_because "curl is missing; run make deps" || return 1
+	M_PORT=$((20000 + RANDOM % 30000))
+	make_cgroup metrics || return 1
+	# (in a shell of its own, so that this one does not report the kill)
+	sh -c "sh -c 'echo \$\$ >$CG/cgroup.procs && exec $PROGS/oom_leak $d/dir'; true" 2>/dev/null &
+	BG_PIDS+=("$!")
+	"$PROGS/waiter" "$d/w" nogo &
+	BG_PIDS+=("$!")
+	wait_file "$d/dir/ready" || return 1
+	wait_file "$d/w/ready" || return 1
+	M_PID=$(pid_in "$d/dir/ready")
+	w=$(pid_in "$d/w/ready")
+	lt_bg "$d/out" "$d/err" -q -i "$INTERVAL" --listen "127.0.0.1:$M_PORT" \
+		--oom-dir "$d/dir" -p "$M_PID,$w"
+	touch "$d/dir/go"
+	wait_until "oom_killed on /metrics for pid $M_PID (stderr: $(cat "$d/err"))" \
+		metrics_flagged || return 1
+	touch "$d/w/quit"
+	wait_exit "$LT_PID"
+}
+
+test_oom_victim_is_flagged_and_counted_on_the_metrics_endpoint() {
+	scenario scenario_metrics || return 1
+	grep -q '^leaktop_oom_victims_total 1$' "$OM/metrics/page" ||
+		fail_because "no 'leaktop_oom_victims_total 1' in: $(grep oom "$OM/metrics/page")"
 }
 
 # ---------------------------------------------------------------- refused directories

@@ -461,6 +461,10 @@ static const struct family
 	f_drops = { "leaktop_dropped_events", M_COUNTER, NULL,
 		    "Events lost, by cause (a full map, a stack that could not be read, ...)" },
 	f_probes = { "leaktop_probes", M_GAUGE, NULL, "Probes attached" },
+	f_oom = { "leaktop_oom_victims", M_COUNTER, NULL,
+		  "Watched processes the OOM killer chose" },
+	f_oom_failed = { "leaktop_oom_snapshots_failed", M_COUNTER, NULL,
+			 "OOM victims whose snapshot could not be written" },
 	f_procs = { "leaktop_processes", M_GAUGE, NULL, "Processes exported" },
 	f_sites = { "leaktop_flagged_sites", M_GAUGE, NULL,
 		    "Flagged call sites, all of them (at most --metrics-sites are exported)" },
@@ -497,6 +501,10 @@ static void write_run(FILE *out, const struct model *m, const struct metrics_opt
 	}
 	family_header(out, o, &f_probes);
 	sample(out, &f_probes, "", INT(m->probes_attached));
+	family_header(out, o, &f_oom);
+	sample(out, &f_oom, "", INT(m->counters[LT_CNT_OOM_VICTIMS]));
+	family_header(out, o, &f_oom_failed);
+	sample(out, &f_oom_failed, "", INT(m->oom_snapshots_failed));
 	family_header(out, o, &f_procs);
 	sample(out, &f_procs, "", INT(n_procs));
 	family_header(out, o, &f_sites);
