@@ -411,6 +411,12 @@ static __always_inline __u64 kind_salt(__u32 kind)
  */
 extern int lt_keep_stack(__u64 hash, __u32 kind);
 
+/*
+ * Has the stack just captured (the scratch buffer) a frame in one of cfg's functions (file
+ * and offset ranges)?  1 or 0.  A global function in bpf/stack.bpf.c, verified once.
+ */
+extern int lt_stack_has_fn(const struct lt_stop_cfg *cfg);
+
 /* The site (tgid, gen, stack) of a kind, created on first use; NULL when the map is full. */
 static __always_inline struct lt_site_val *site_get(__u32 tgid, __u64 gen, __u64 hash, __u32 kind)
 {
@@ -428,8 +434,14 @@ static __always_inline struct lt_site_val *site_get(__u32 tgid, __u64 gen, __u64
 	return s;
 }
 
-/* A new live resource of `bytes` at site s. */
-static __always_inline void site_add(struct lt_site_val *s, __u64 bytes, __u64 now)
+/* The next allocation number of site s (1-based): counts the allocation. */
+static __always_inline __u64 site_take_seq(struct lt_site_val *s)
+{
+	return __sync_fetch_and_add(&s->allocs, 1) + 1;
+}
+
+/* A new live resource of `bytes` at site s, its allocation already counted. */
+static __always_inline void site_add_live(struct lt_site_val *s, __u64 bytes, __u64 now)
 {
 	if (__sync_fetch_and_add(&s->outstanding_count, 1) == 0)
 		s->live_since_ns = now;
@@ -437,8 +449,14 @@ static __always_inline void site_add(struct lt_site_val *s, __u64 bytes, __u64 n
 		__sync_fetch_and_add(&s->outstanding_bytes, bytes);
 		__sync_fetch_and_add(&s->alloc_bytes, bytes);
 	}
-	__sync_fetch_and_add(&s->allocs, 1);
 	s->last_alloc_ns = now;
+}
+
+/* A new live resource of `bytes` at site s. */
+static __always_inline void site_add(struct lt_site_val *s, __u64 bytes, __u64 now)
+{
+	site_take_seq(s);
+	site_add_live(s, bytes, now);
 }
 
 /* A live resource of `bytes` charged to site (tgid, gen, stack) is gone. */

@@ -30,6 +30,62 @@ struct {
 	__type(value, struct lt_inflight);
 } inflight SEC(".maps");
 
+/* --stop-at (bpf/leaktop.h): written by userspace, `fired` by the program that stops. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lt_stop_cfg);
+} stop_cfg SEC(".maps");
+
+#define LT_SIGSTOP 19
+
+/* The --stop-at settings while they may still fire, else NULL. */
+static __always_inline struct lt_stop_cfg *stop_armed(void)
+{
+	__u32 zero = 0;
+	struct lt_stop_cfg *c = bpf_map_lookup_elem(&stop_cfg, &zero);
+
+	return c && c->armed && !c->fired ? c : NULL;
+}
+
+/*
+ * Is site s (stack hash, its frames still in the scratch buffer) --stop-at's?  Decided on
+ * its first allocation seen while armed, and kept in the site (1 yes, 2 no).
+ */
+static __always_inline bool stop_site(struct lt_stop_cfg *c, struct lt_site_val *s, __u64 hash)
+{
+	if (!s->stop_match) {
+		if (c->stack_hash)
+			s->stop_match = hash == c->stack_hash ? 1 : 2;
+		else
+			s->stop_match = lt_stack_has_fn(c) ? 1 : 2;
+	}
+	return s->stop_match == 1;
+}
+
+/* Stop the calling process here (it stops on its way back to user mode) and say so, once. */
+static __always_inline void stop_here(struct lt_stop_cfg *c, __u32 tgid, __u64 addr,
+				      const struct lt_alloc_val *av)
+{
+	struct lt_event *ev;
+
+	if (__sync_val_compare_and_swap(&c->fired, 0, 1) != 0)
+		return;
+	bpf_send_signal(LT_SIGSTOP);
+	ev = event_begin(LT_EV_STOP_AT, tgid, 0, av->gen, av->gen);
+	if (!ev)
+		return;
+	ev->stop.gen = av->gen;
+	ev->stop.addr = addr;
+	ev->stop.size_bytes = av->size_bytes;
+	ev->stop.seq = av->seq;
+	ev->stop.stack_hash = av->stack_hash;
+	ev->stop.tid = (__u32)bpf_get_current_pid_tgid();
+	ev->stop.pad = 0;
+	bpf_ringbuf_submit(ev, 0);
+}
+
 /* Take the live block (tgid, addr) off its site.  Returns true if leaktop knew it. */
 static __always_inline bool release(__u32 tgid, __u64 addr)
 {
@@ -107,15 +163,21 @@ static __always_inline void record(struct pt_regs *ctx, const struct lt_inflight
 	struct lt_alloc_key ak = { .tgid = tgid, .addr = addr };
 	struct lt_alloc_val av = { .size_bytes = in->size_bytes, .gen = in->gen };
 	__u64 gen = in->gen, size = in->size_bytes;
+	struct lt_stop_cfg *stop = stop_armed();
 	struct lt_site_val *s;
 	__u64 now = bpf_ktime_get_ns();
+	bool stop_match = false;
 	long err;
 
 	av.stack_hash = capture_stack(ctx, in->alloc_text_start, in->alloc_text_end);
 	s = site_get(tgid, gen, av.stack_hash, LT_KIND_HEAP);
 	if (!s)
 		return;
+	if (stop)
+		stop_match = stop_site(stop, s, av.stack_hash);
 	av.ts_ns = now;
+	/* Numbered even if it cannot be recorded (a full map, counted): the allocation was. */
+	av.seq = site_take_seq(s);
 	err = bpf_map_update_elem(&allocs, &ak, &av, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		struct lt_alloc_val *old = bpf_map_lookup_elem(&allocs, &ak);
@@ -132,8 +194,10 @@ static __always_inline void record(struct pt_regs *ctx, const struct lt_inflight
 		drop(LT_DROP_ALLOC_MAP_FULL);
 		return;
 	}
-	site_add(s, size, now);
+	site_add_live(s, size, now);
 	bump(&counters, LT_CNT_EVENTS);
+	if (stop_match && av.seq == stop->seq)
+		stop_here(stop, tgid, addr, &av);
 }
 
 /*

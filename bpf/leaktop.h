@@ -150,6 +150,8 @@ struct lt_site_val {
 	__u64 alloc_bytes;		/* total bytes ever allocated here */
 	__u64 live_since_ns;		/* first allocation since outstanding_count was last 0 */
 	__u64 last_alloc_ns;
+	__u32 stop_match;		/* heap: the site is --stop-at's (set by BPF when made) */
+	__u32 pad;
 };
 
 /* allocs: (tgid, address) -> live block.  Written by BPF; the collector's janitor deletes
@@ -165,6 +167,8 @@ struct lt_alloc_val {
 	__u64 ts_ns;
 	__u64 gen;
 	__u64 stack_hash;
+	__u64 seq;			/* the block's allocation number at its site (1-based): its
+					 * site's allocs count once it was taken */
 };
 
 /* stacks: stack_hash -> frames (return addresses, innermost first).  Written by BPF. */
@@ -288,6 +292,44 @@ enum lt_event_type {
 	LT_EV_EXIT = 3,
 	LT_EV_FIRST = 4,		/* whole-system mode: first allocator call of a process */
 	LT_EV_OOM = 5,			/* the OOM killer chose tgid (image new_gen) */
+	LT_EV_STOP_AT = 6,		/* --stop-at: tgid stopped at the allocation in `stop` */
+};
+
+/* LT_EV_STOP_AT: the allocation the process was stopped at (SIGSTOP from its return probe). */
+struct lt_stop_info {
+	__u64 gen;
+	__u64 addr;
+	__u64 size_bytes;
+	__u64 seq;
+	__u64 stack_hash;
+	__u32 tid;
+	__u32 pad;
+};
+
+/*
+ * --stop-at SITE:N, written by userspace before the processes run (array `stop_cfg`, one
+ * entry): stop the process at the allocation numbered `seq` of a heap site that is its site,
+ * i.e. whose stack hash is `stack_hash` (non-zero: the site id form), or else whose stack has
+ * a frame in one of `ranges` (the function named, by file and offset; `nranges` of them).
+ * BPF sets `fired` (once: the first match stops, later ones do not).
+ */
+#define LT_STOP_RANGES 8
+
+struct lt_stop_range {
+	__u64 dev;			/* the file's device, kernel dev_t (major << 20 | minor) */
+	__u64 ino;
+	__u64 start;			/* file offsets [start, end) of the function's code */
+	__u64 end;
+};
+
+struct lt_stop_cfg {
+	__u32 armed;
+	__u32 fired;
+	__u64 seq;
+	__u64 stack_hash;
+	__u32 nranges;
+	__u32 pad;
+	struct lt_stop_range ranges[LT_STOP_RANGES];
 };
 
 #define LT_EXE_LEN 160
@@ -306,7 +348,10 @@ struct lt_event {
 	__u64 start_code;
 	__u64 end_code;
 	__u64 exe_ino;
-	char exe[LT_EXE_LEN];
+	union {
+		char exe[LT_EXE_LEN];
+		struct lt_stop_info stop;	/* LT_EV_STOP_AT */
+	};
 };
 
 /*
@@ -375,11 +420,13 @@ enum lt_filter {
 #define LT_ASSERT_SIZE(type, size) _Static_assert(sizeof(type) == (size), #type " layout changed")
 LT_ASSERT_SIZE(struct lt_proc, 56);
 LT_ASSERT_SIZE(struct lt_site_key, 24);
-LT_ASSERT_SIZE(struct lt_site_val, 56);
+LT_ASSERT_SIZE(struct lt_site_val, 64);
 LT_ASSERT_SIZE(struct lt_alloc_key, 16);
-LT_ASSERT_SIZE(struct lt_alloc_val, 32);
+LT_ASSERT_SIZE(struct lt_alloc_val, 40);
+LT_ASSERT_SIZE(struct lt_stop_info, 48);
+LT_ASSERT_SIZE(struct lt_stop_cfg, 32 + 32 * LT_STOP_RANGES);
 LT_ASSERT_SIZE(struct lt_stack, 8 + 8 * LT_MAX_STACK_DEPTH);
-LT_ASSERT_SIZE(struct lt_inflight, 120);
+LT_ASSERT_SIZE(struct lt_inflight, 128);
 LT_ASSERT_SIZE(struct lt_event, 64 + LT_EXE_LEN);
 LT_ASSERT_SIZE(struct lt_fd_key, 8);
 LT_ASSERT_SIZE(struct lt_fd_val, 24);

@@ -603,6 +603,51 @@ __u32 lt_walk_user_stack(struct lt_walk *w, struct lt_stack *st)
 	return fp_walk(w, st);
 }
 
+struct fn_match {
+	const struct lt_stop_cfg *cfg;
+	struct lt_stack *st;
+	__u32 found;
+};
+
+/* bpf_loop step i: does frame i lie in one of the ranges?  (1 ends the loop.) */
+static long fn_match_step(__u32 i, struct fn_match *c)
+{
+	const struct lt_stop_cfg *cfg = c->cfg;
+	struct uw_mod m;
+	__u64 pc, off;
+	__u32 nranges;
+
+	if (i >= LT_MAX_STACK_DEPTH)
+		return 1;
+	/* A return address: the call before it is in the function. */
+	pc = c->st->ips[i] - 1;
+	if (lt_uw_module(pc, &m) || !m.exec_file)
+		return 0;
+	off = pc - m.start + m.off_base;
+	nranges = cfg->nranges;
+	for (__u32 j = 0; j < LT_STOP_RANGES && j < nranges; j++) {
+		const struct lt_stop_range *r = &cfg->ranges[j];
+
+		if (r->dev == m.key.dev && r->ino == m.key.ino && off >= r->start && off < r->end) {
+			c->found = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+__noinline int lt_stack_has_fn(const struct lt_stop_cfg *cfg)
+{
+	struct fn_match c = { .cfg = cfg, .st = stack_buf() };
+	__u32 n;
+
+	if (!cfg || !c.st)
+		return 0;
+	n = c.st->nr;
+	bpf_loop(n < LT_MAX_STACK_DEPTH ? n : LT_MAX_STACK_DEPTH, fn_match_step, &c, 0);
+	return c.found;
+}
+
 /*
  * A new site uses stack `hash`, which this program interned from the scratch buffer.  The
  * collector may have deleted that stack meanwhile, if no site used it (a dead image's).  It

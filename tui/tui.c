@@ -519,12 +519,22 @@ static int stack_summary(const struct site *s, char *line, size_t len, int which
 	char b1[FMT_NUM_LEN], b2[FMT_NUM_LEN], rate[FMT_NUM_LEN];
 	FILE *f;
 
-	if (which > (s->kind == LT_KIND_FD))
+	if (which > (s->kind == LT_KIND_FD || (s->kind == LT_KIND_HEAP && s->has_lost)))
 		return -ENOENT;
 	f = fmt__line_open(line, len);
 	if (!f)
 		return -ENOMEM;
-	if (which == 1) {
+	if (which == 1 && s->kind == LT_KIND_HEAP) {
+		/* The latest scan: its lost blocks, and the definite ones' numbers. */
+		fprintf(f, "scan: %" PRIu64 " definitely lost (%s)", s->lost_count[SCAN_DEFINITE],
+			fmt__bytes(b1, sizeof(b1), s->lost_bytes[SCAN_DEFINITE]));
+		for (uint32_t k = 0; k < s->n_lost_seqs; k++)
+			fprintf(f, "%s%" PRIu64, k ? ", " : "  allocations #", s->lost_seqs[k]);
+		if (s->n_lost_seqs < s->lost_count[SCAN_DEFINITE] && s->n_lost_seqs)
+			fputs(", ...", f);
+		fprintf(f, "  indirect %" PRIu64 "  possible %" PRIu64,
+			s->lost_count[SCAN_INDIRECT], s->lost_count[SCAN_POSSIBLE]);
+	} else if (which == 1) {
 		fputs("types:", f);
 		for (int k = 0; k < FD_TYPE__COUNT; k++)
 			if (s->fd_types[k])
@@ -567,8 +577,8 @@ static void draw_stack(struct tui *t, const struct model *m, int y0, int height)
 	for (size_t i = 0; p && i < p->n_sites; i++)
 		if (p->sites[i].kind == t->site_kind && p->sites[i].stack_hash == t->site_hash)
 			s = &p->sites[i];
-	snprintf(line, sizeof(line), "%s site of %s (pid %u)%s",
-		 s ? site_kind_name(s->kind) : "heap",
+	snprintf(line, sizeof(line), "%s site %016" PRIx64 " of %s (pid %u)%s",
+		 s ? site_kind_name(s->kind) : "heap", t->site_hash,
 		 p ? fmt__str_buf(comm, sizeof(comm), p->comm, "?") : "(gone)", t->pid,
 		 s && s->flagged ? "  LEAK" : "");
 	attron(A_REVERSE);

@@ -36,7 +36,7 @@ static void test_ptrace_stop_of_cmd_is_not_its_exit_and_cmd_runs_on(void)
 	char state = 0, how[128];
 	int i;
 
-	CHECK_EQ_INT(launcher__start(&l, argv), 0);
+	CHECK_EQ_INT(launcher__start(&l, argv, false), 0);
 	CHECK_EQ_INT(launcher__release(&l), 0);
 	CHECK_EQ_INT(ptrace(PTRACE_SEIZE, l.pid, NULL, NULL), 0);
 	CHECK_EQ_INT(ptrace(PTRACE_INTERRUPT, l.pid, NULL, NULL), 0);
@@ -63,7 +63,7 @@ static void test_blocking_poll_waits_past_a_ptrace_stop_for_the_exit(void)
 	char how[128];
 	int i;
 
-	CHECK_EQ_INT(launcher__start(&l, argv), 0);
+	CHECK_EQ_INT(launcher__start(&l, argv, false), 0);
 	CHECK_EQ_INT(launcher__release(&l), 0);
 	CHECK_EQ_INT(ptrace(PTRACE_SEIZE, l.pid, NULL, NULL), 0);
 	CHECK_EQ_INT(ptrace(PTRACE_INTERRUPT, l.pid, NULL, NULL), 0);

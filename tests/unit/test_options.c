@@ -113,6 +113,36 @@ static void test_options_listen_takes_a_port_an_ipv4_or_bracketed_ipv6_address(v
 	CHECK(strstr(err, "invalid --metrics-sites '1001'"));
 }
 
+static void test_options_stop_at_takes_a_function_or_a_site_id_and_a_number(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK_EQ_INT(parse(&o, err, "--stop-at", "make_block:7", "--", "prog", NULL), 0);
+	CHECK_EQ_STR(o.stop_at_fn, "make_block");
+	CHECK_EQ_INT(o.stop_at_hash, 0);
+	CHECK_EQ_INT(o.stop_at_seq, 7);
+	/* C++ names keep their colons: N follows the last one. */
+	CHECK_EQ_INT(parse(&o, err, "--stop-at", "ns::Cache::put:12", "-p", "5", NULL), 0);
+	CHECK_EQ_STR(o.stop_at_fn, "ns::Cache::put");
+	CHECK_EQ_INT(o.stop_at_seq, 12);
+	/* A site id: 16 hex digits, as the JSON's stack_id (0x allowed). */
+	CHECK_EQ_INT(parse(&o, err, "--stop-at", "0302f9f5736b1dbc:3", "-p", "5", NULL), 0);
+	CHECK(o.stop_at_hash == 0x0302f9f5736b1dbcULL);
+	CHECK_EQ_STR(o.stop_at_fn, "");
+	CHECK_EQ_INT(parse(&o, err, "--stop-at", "0x0302F9F5736B1DBC:3", "-p", "5", NULL), 0);
+	CHECK(o.stop_at_hash == 0x0302f9f5736b1dbcULL);
+	CHECK_EQ_INT(parse(&o, err, "--stop-at", "f", "-p", "5", NULL), -EINVAL);
+	CHECK_EQ_INT(parse(&o, err, "--stop-at", "f:0", "-p", "5", NULL), -EINVAL);
+	CHECK_EQ_INT(parse(&o, err, "--stop-at", ":1", "-p", "5", NULL), -EINVAL);
+	CHECK_EQ_INT(parse(&o, err, "--stop-at", "f:1x", "-p", "5", NULL), -EINVAL);
+	CHECK_EQ_INT(parse(&o, err, "--stop-at", "0000000000000000:1", "-p", "5", NULL), -EINVAL);
+	CHECK(strstr(err, "invalid --stop-at"));
+	/* It stops a traced process: not for the whole system. */
+	CHECK_EQ_INT(parse(&o, err, "--stop-at", "f:1", NULL), -EINVAL);
+	CHECK(strstr(err, "give -p PID or -- CMD"));
+}
+
 static void test_options_pid_list_long_and_short(void)
 {
 	struct options o;
@@ -281,6 +311,7 @@ int main(void)
 	RUN(test_options_scan_max_stop_defaults_to_2000_and_takes_1_to_2000);
 	RUN(test_options_pid_list_long_and_short);
 	RUN(test_options_listen_takes_a_port_an_ipv4_or_bracketed_ipv6_address);
+	RUN(test_options_stop_at_takes_a_function_or_a_site_id_and_a_number);
 	RUN(test_options_rejects_bad_pid);
 	RUN(test_options_command_after_double_dash_keeps_its_flags);
 	RUN(test_options_paths_and_command_point_into_argv);

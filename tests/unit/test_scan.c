@@ -51,7 +51,8 @@ static void fake_reset(void)
 /* A block of size bytes at heap offset off, allocated at site. */
 static uint64_t blk(size_t off, uint64_t size, uint64_t site)
 {
-	F.blocks[F.n++] = (struct scan_block){ HEAP + off, size, site };
+	F.blocks[F.n] = (struct scan_block){ HEAP + off, size, site, F.n + 1 };
+	F.n++;
 	return HEAP + off;
 }
 
@@ -103,6 +104,55 @@ static void test_unreferenced_block_is_definitely_lost(void)
 	CHECK_EQ_INT(r.n_sites, 1);
 	CHECK_EQ_INT(r.sites[0].count[SCAN_DEFINITE], 1);
 	CHECK_EQ_INT(r.sites[0].bytes[SCAN_DEFINITE], 48);
+	scan_result__free(&r);
+}
+
+static void test_definitely_lost_blocks_list_their_allocation_numbers_per_site(void)
+{
+	static const uint64_t lost[] = { 3, 7, 9 };
+	struct scan_result r;
+
+	fake_reset();
+	/* Ten blocks of site 5, numbered 1..10 (blk's order), in blocks' reverse order: the
+	 * list comes out ascending whatever the input order.  Only 3, 7 and 9 lose their
+	 * pointer; a block of another site is lost too. */
+	for (int i = 9; i >= 0; i--)
+		F.blocks[F.n++] = (struct scan_block){ HEAP + i * 64, 48, 5, i + 1 };
+	for (int i = 0; i < 10; i++)
+		if (i + 1 != 3 && i + 1 != 7 && i + 1 != 9)
+			put(DATA + i * 8, HEAP + i * 64);
+	F.blocks[F.n++] = (struct scan_block){ HEAP + 4096, 16, 6, 2 };
+	CHECK_EQ_INT(classify(&r), 0);
+	CHECK_EQ_INT(r.n_sites, 2);
+	CHECK_EQ_INT(r.sites[0].stack_hash, 5);
+	CHECK_EQ_INT(r.sites[0].count[SCAN_DEFINITE], 3);
+	CHECK_EQ_INT(r.sites[0].n_definite_seqs, 3);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ_INT(r.sites[0].definite_seqs[i], lost[i]);
+	CHECK_EQ_INT(r.sites[1].n_definite_seqs, 1);
+	CHECK_EQ_INT(r.sites[1].definite_seqs[0], 2);
+	/* The leak roots carry their numbers too. */
+	for (size_t i = 0; i < r.n_leaks; i++)
+		CHECK(r.leaks[i].root.seq == (r.leaks[i].root.stack_hash == 6 ? 2 :
+					      r.leaks[i].root.addr == HEAP + 2 * 64 ? 3 :
+					      r.leaks[i].root.addr == HEAP + 6 * 64 ? 7 : 9));
+	scan_result__free(&r);
+}
+
+static void test_definite_numbers_keep_the_lowest_when_there_are_too_many(void)
+{
+	struct scan_result r;
+
+	fake_reset();
+	/* 40 lost blocks of one site, numbered 40 down to 1; one more of unknown number. */
+	for (int i = 0; i < 40; i++)
+		F.blocks[F.n++] = (struct scan_block){ HEAP + i * 32, 16, 5, 40 - i };
+	F.blocks[F.n++] = (struct scan_block){ HEAP + 40 * 32, 16, 5, 0 };
+	CHECK_EQ_INT(classify(&r), 0);
+	CHECK_EQ_INT(r.sites[0].count[SCAN_DEFINITE], 41);
+	CHECK_EQ_INT(r.sites[0].n_definite_seqs, SCAN_SEQS_MAX);
+	for (int i = 0; i < SCAN_SEQS_MAX; i++)
+		CHECK_EQ_INT(r.sites[0].definite_seqs[i], i + 1);
 	scan_result__free(&r);
 }
 
@@ -343,7 +393,7 @@ static void test_pointer_from_lost_block_does_not_make_reachable(void)
 static void test_block_outside_copied_memory_has_no_contents(void)
 {
 	struct scan_result r;
-	struct scan_block b[2] = { { 0x900000, 32, 1 }, { HEAP, 32, 1 } };
+	struct scan_block b[2] = { { 0x900000, 32, 1, 1 }, { HEAP, 32, 1, 2 } };
 	struct scan_region mem[1] = { { DATA, F.data, DATA_LEN } };
 
 	fake_reset();
@@ -438,8 +488,8 @@ static void test_scan_of_live_child_reads_memory_and_resumes_it(void)
 	if (pid < 0 && ticks != MAP_FAILED)
 		munmap((void *)ticks, 4096);
 	CHECK(pid > 0);
-	blocks[0] = (struct scan_block){ a, 32, 1 };
-	blocks[1] = (struct scan_block){ b, 32, 2 };
+	blocks[0] = (struct scan_block){ a, 32, 1, 1 };
+	blocks[1] = (struct scan_block){ b, 32, 2, 1 };
 	while (!*ticks)
 		;
 	err = scan__process(pid, SCAN_MAX_STOP_MS, blocks, 2, &r, msg, sizeof(msg));
@@ -481,7 +531,7 @@ static void test_scan_cut_by_its_limit_inside_a_mapping_is_partial_and_resumes(v
 	if (pid < 0 && ticks != MAP_FAILED)
 		munmap((void *)ticks, 4096);
 	CHECK(pid > 0);
-	blocks[0] = (struct scan_block){ a, 32, 1 };
+	blocks[0] = (struct scan_block){ a, 32, 1, 1 };
 	while (!*ticks)
 		;
 	err = scan__process(pid, 5, blocks, 1, &r, msg, sizeof(msg));
@@ -705,6 +755,8 @@ static void test_scan_of_process_that_cannot_stop_gives_up_and_resumes_it(void)
 
 int main(void)
 {
+	RUN(test_definitely_lost_blocks_list_their_allocation_numbers_per_site);
+	RUN(test_definite_numbers_keep_the_lowest_when_there_are_too_many);
 	RUN(test_block_pointed_to_from_data_is_reachable);
 	RUN(test_unreferenced_block_is_definitely_lost);
 	RUN(test_dropped_tree_is_one_definite_root_and_indirect_rest);

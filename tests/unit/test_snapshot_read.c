@@ -349,6 +349,59 @@ static void test_what_the_writer_writes_reads_back_the_same(void)
 	model__free(&b);
 }
 
+/* --stop-at's record, a site's lost blocks' numbers, the cgroup: written and read back. */
+static void test_stop_at_lost_numbers_and_cgroup_read_back(void)
+{
+	struct snapshot_info info;
+	struct model a, b;
+	struct site *s;
+	char *ta, *tb;
+
+	CHECK_EQ_INT(snapshot__read_file("tests/data/new.json", NULL, &a, &info, err,
+					 sizeof(err)), 0);
+	CHECK(a.n_procs > 0 && a.procs[0].n_sites > 0);
+	s = &a.procs[0].sites[0];
+	s->kind = LT_KIND_HEAP;
+	s->has_lost = true;
+	s->lost_count[SCAN_DEFINITE] = 3;
+	s->n_lost_seqs = 3;
+	s->lost_seqs[0] = 3;
+	s->lost_seqs[1] = 7;
+	s->lost_seqs[2] = 9;
+	a.procs[0].cgroup = strdup("/system.slice/x.service");
+	strcpy(a.procs[0].container, "0123456789ab");
+	a.stop = (struct stop_record){ .fired = true, .pid = a.procs[0].pid, .tid = 77,
+				       .gen = a.procs[0].gen, .addr = 0x5000, .size_bytes = 48,
+				       .seq = 7, .stack_hash = s->stack_hash };
+	ta = rewrite(&a);
+	CHECK_EQ_INT(read_text(ta, &b, &info), 0);
+	CHECK(b.stop.fired);
+	CHECK_EQ_INT(b.stop.pid, a.procs[0].pid);
+	CHECK_EQ_INT(b.stop.tid, 77);
+	CHECK_EQ_INT(b.stop.addr, 0x5000);
+	CHECK_EQ_INT(b.stop.size_bytes, 48);
+	CHECK_EQ_INT(b.stop.seq, 7);
+	CHECK(b.stop.stack_hash == s->stack_hash);
+	CHECK(b.procs[0].cgroup && !strcmp(b.procs[0].cgroup, "/system.slice/x.service"));
+	CHECK_EQ_STR(b.procs[0].container, "0123456789ab");
+	for (size_t i = 0; i < b.procs[0].n_sites; i++) {
+		const struct site *t = &b.procs[0].sites[i];
+
+		if (t->stack_hash != s->stack_hash || t->kind != LT_KIND_HEAP)
+			continue;
+		CHECK_EQ_INT(t->n_lost_seqs, 3);
+		CHECK_EQ_INT(t->lost_seqs[1], 7);
+	}
+	/* and the same document again (the stop's stack found from its site) */
+	tb = rewrite(&b);
+	CHECK(strstr(tb, "\"stop_at\""));
+	CHECK(strstr(tb, "\"seqs\": [3, 7, 9]") || strstr(tb, "\"seqs\":[3,7,9]"));
+	free(ta);
+	free(tb);
+	model__free(&a);
+	model__free(&b);
+}
+
 /* ---------------------------------------------------------------- bad files */
 
 static void test_missing_file_is_refused_naming_the_path(void)
@@ -540,6 +593,7 @@ int main(void)
 	RUN(test_time_with_fraction_and_offset_is_read_as_utc);
 	RUN(test_pid_option_keeps_only_that_process);
 	RUN(test_what_the_writer_writes_reads_back_the_same);
+	RUN(test_stop_at_lost_numbers_and_cgroup_read_back);
 	RUN(test_missing_file_is_refused_naming_the_path);
 	RUN(test_empty_file_is_refused_as_empty);
 	RUN(test_truncated_file_is_refused_as_truncated);

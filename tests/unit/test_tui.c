@@ -145,7 +145,7 @@ static void test_tui_stack_view_cuts_a_frame_longer_than_its_line(void)
 	free(file);
 	free(module);
 	CHECK(t);
-	CHECK_EQ_STR(title, "heap site of longname (pid 4242)  LEAK");
+	CHECK_EQ_STR(title, "heap site 0000000000000007 of longname (pid 4242)  LEAK");
 	CHECK(!strncmp(frame, "#0  SSSSSSSS", 12));
 	CHECK_EQ_INT(strlen(frame), 80);
 }
@@ -378,7 +378,7 @@ static void test_tui_site_list_shows_mmap_sites_as_mapped_bytes_and_mappings(voi
 	CHECK(t);
 	CHECK(!strncmp(mmap_row, "     mmap    3.0 MiB       3 ", 29));
 	CHECK(strstr(mmap_row, " map_arena"));
-	CHECK_EQ_STR(stack_head, "mmap site of mapper (pid 4242)");
+	CHECK_EQ_STR(stack_head, "mmap site 0000000000000009 of mapper (pid 4242)");
 	CHECK(!strncmp(summary, "mapped 3.0 MiB in 3 mappings  maps 4  unmaps 1", 46));
 }
 

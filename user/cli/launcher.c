@@ -59,7 +59,7 @@ int launcher__check(const char *cmd)
 	return launcher__which(cmd, buf, sizeof(buf));
 }
 
-int launcher__start(struct launcher *l, char **argv)
+int launcher__start(struct launcher *l, char **argv, bool own_session)
 {
 	int go[2], errp[2];
 	char c;
@@ -92,6 +92,8 @@ int launcher__start(struct launcher *l, char **argv)
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
 		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		if (own_session && setsid() < 0)
 			_exit(127);
 		execvp(argv[0], argv);
 		e = errno;

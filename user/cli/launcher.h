@@ -22,8 +22,12 @@ struct launcher {
 int launcher__check(const char *cmd);
 /* The same, and the file exec will run into out (as found: relative if PATH says so). */
 int launcher__which(const char *cmd, char *out, size_t len);
-/* Fork the held child.  0 or -errno. */
-int launcher__start(struct launcher *l, char **argv);
+/*
+ * Fork the held child.  own_session: it runs in a session of its own (setsid), so that a
+ * stop leaktop leaves it in survives leaktop's exit (the kernel sends SIGHUP and SIGCONT to a
+ * stopped process group its session's parent leaves orphaned).  0 or -errno.
+ */
+int launcher__start(struct launcher *l, char **argv, bool own_session);
 /* Let the child exec; 0, or -errno of a failed exec (the child is then reaped). */
 int launcher__release(struct launcher *l);
 /* Reap without blocking (block=false) or waiting.  true once the child has ended. */

@@ -43,6 +43,10 @@ static const char usage_text[] =
 "      --oom-dir DIR       where a watched process's full snapshot goes when the OOM\n"
 "                          killer chooses it, as leaktop-oom-PID-TIME.json (default:\n"
 "                          the -j file's directory, else the current one)\n"
+"      --stop-at SITE:N    stop the process (SIGSTOP) at the return of allocation N\n"
+"                          (1-based) of SITE: a function in the site's stack, or a\n"
+"                          site id (the JSON's stack_id); leaktop then writes its\n"
+"                          report and exits, the process stays stopped (-p or --)\n"
 "      --listen ADDR:PORT  serve OpenMetrics at http://ADDR:PORT/metrics, refreshed each\n"
 "                          interval; PORT alone listens on 127.0.0.1 only, '*:PORT'\n"
 "                          on every IPv4 address, '[::1]:PORT' on IPv6\n"
@@ -208,7 +212,8 @@ static int parse_resources(const char *list, unsigned int *out, char *err, size_
 
 enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR, OPT_WINDOW, OPT_PPROF, OPT_FOLDED,
        OPT_SCAN_EVERY, OPT_SCAN_MAX_STOP, OPT_FILE_MODE, OPT_BUDGET, OPT_MAX_SUSPECTS,
-       OPT_EXACT, OPT_UNWIND, OPT_LISTEN, OPT_METRICS_SITES, OPT_OOM_DIR };
+       OPT_EXACT, OPT_UNWIND, OPT_LISTEN, OPT_METRICS_SITES, OPT_OOM_DIR,
+       OPT_STOP_AT };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -234,6 +239,7 @@ static const struct option long_opts[] = {
 	{ "metrics-sites", required_argument, NULL, OPT_METRICS_SITES },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "oom-dir", required_argument, NULL, OPT_OOM_DIR },
+	{ "stop-at", required_argument, NULL, OPT_STOP_AT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -254,6 +260,39 @@ static void defaults(struct options *o)
 	o->max_suspects = HEAPMODE_DEFAULT_MAX_SUSPECTS;
 	o->unwind_cfi = true;
 	o->metrics_sites = OPT_DEFAULT_METRICS_SITES;
+}
+
+int options__parse_stop_at(const char *s, char *fn, size_t len, uint64_t *hash, uint64_t *seq)
+{
+	const char *colon = strrchr(s, ':'), *site = s;
+	size_t site_len = colon ? (size_t)(colon - s) : 0;
+	unsigned long n;
+
+	*hash = 0;
+	*seq = 0;
+	fn[0] = '\0';
+	if (!colon || !site_len || options__parse_uint(colon + 1, 1, ULONG_MAX, &n))
+		return -EINVAL;
+	if (site_len > 2 && !strncmp(site, "0x", 2)) {
+		site += 2;
+		site_len -= 2;
+	}
+	if (site_len == 16 && strspn(site, "0123456789abcdefABCDEF") >= 16) {
+		char hex[17];
+
+		memcpy(hex, site, 16);
+		hex[16] = '\0';
+		*hash = strtoull(hex, NULL, 16);
+		if (!*hash)
+			return -EINVAL;
+	} else {
+		if ((size_t)(colon - s) >= len || memchr(s, ' ', colon - s) == s)
+			return -EINVAL;
+		memcpy(fn, s, colon - s);
+		fn[colon - s] = '\0';
+	}
+	*seq = n;
+	return 0;
 }
 
 int options__parse_listen(const char *s, struct sockaddr_storage *addr, socklen_t *len)
@@ -344,6 +383,13 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 			if (check_path_arg("folded", optarg, false, err, len))
 				return -EINVAL;
 			o->folded_path = optarg;
+			break;
+		case OPT_STOP_AT:
+			if (options__parse_stop_at(optarg, o->stop_at_fn, sizeof(o->stop_at_fn),
+						   &o->stop_at_hash, &o->stop_at_seq))
+				return msg__set(err, len, -EINVAL, "invalid --stop-at '%s': expected "
+						"SITE:N, SITE a function name or a site id (16 hex "
+						"digits), N an allocation number from 1", optarg);
 			break;
 		case OPT_OOM_DIR:
 			if (!*optarg || !strcmp(optarg, "--"))
@@ -486,6 +532,9 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 	if (o->scan_every_s > 0 && o->mode == MODE_SYSTEM)
 		return msg__set(err, len, -EINVAL, "--scan-every scans traced processes: give -p "
 				"PID or -- CMD");
+	if (o->stop_at_seq && o->mode == MODE_SYSTEM)
+		return msg__set(err, len, -EINVAL, "--stop-at stops a traced process: give -p PID "
+				"or -- CMD");
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "bpf/leaktop.h"
@@ -30,6 +31,7 @@
 #define OPT_DEFAULT_METRICS_SITES	20	/* flagged call sites on /metrics */
 #define OPT_MAX_METRICS_SITES		1000
 #define OPT_LISTEN_LEN			64	/* "[v6 address]:port" as given, at most */
+#define OPT_STOP_AT_LEN			512	/* --stop-at's function name, at most */
 
 #define OPT_STR_(x) #x
 #define OPT_STR(x) OPT_STR_(x)
@@ -52,6 +54,11 @@ struct options {
 	const char *pprof_path;	/* --pprof: a pprof profile each interval, or NULL */
 	const char *folded_path;	/* --folded: folded stacks each interval, or NULL */
 	const char *oom_dir;	/* --oom-dir: OOM victims' snapshots; NULL: beside -j, or . */
+	/* --stop-at SITE:N: stop the process at allocation N of SITE, a function in the stack
+	 * (stop_at_fn) or a site id (stop_at_hash, non-zero); stop_at_seq 0: not asked. */
+	char stop_at_fn[OPT_STOP_AT_LEN];
+	uint64_t stop_at_hash;
+	uint64_t stop_at_seq;
 	unsigned int resources;	/* enum resource_bits */
 	unsigned int stack_depth;
 	bool unwind_cfi;	/* --unwind cfi (default) or fp */
@@ -99,6 +106,12 @@ int options__parse_uint(const char *s, unsigned long min, unsigned long max, uns
  * name lookup.  0 or -EINVAL.
  */
 int options__parse_listen(const char *s, struct sockaddr_storage *addr, socklen_t *len);
+/*
+ * --stop-at SITE:N: N (1-based) after the last ':'; SITE a site id (16 hex digits, as
+ * the JSON's stack_id, "0x" allowed) into *hash, else a function name into fn (len bytes).
+ * 0 or -EINVAL.
+ */
+int options__parse_stop_at(const char *s, char *fn, size_t len, uint64_t *hash, uint64_t *seq);
 /* An octal file mode, 0 to 0777 ("600", "0640").  0 or -EINVAL. */
 int options__parse_mode(const char *s, unsigned int *out);
 

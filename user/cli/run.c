@@ -33,6 +33,7 @@
 #include "cli/metrics_server.h"
 #include "view/metrics.h"
 #include "cli/oom.h"
+#include "cli/stop_at.h"
 #include "live/allocs.h"
 #include "live/libcs.h"
 #include "live/loader.h"
@@ -103,6 +104,7 @@ struct run {
 	struct unwind_store *uw;	/* --unwind cfi: the unwind tables */
 	struct allocs *al;		/* which allocators processes use */
 	struct oom_writer *oom;		/* OOM victims' snapshots */
+	struct stop_record stop;	/* --stop-at, once it fired */
 	struct model model;
 	struct sample sample;
 	struct launcher child;
@@ -145,6 +147,7 @@ static void on_event(void *ctx, const struct lt_event *ev)
 
 	tracker__on_event(r->tr, ev);
 	oom_writer__note(r->oom, ev);
+	stop_at__note(&r->stop, ev);
 }
 
 /* Allocator objects per process, at most (the bound one and any called directly). */
@@ -612,6 +615,7 @@ static int collect(struct run *r, bool scan_due, bool final)
 		unwind_store__stats(r->uw, &s->unwind);
 	measure_self(s);
 	s->oom_snapshots_failed = oom_writer__failed(r->oom);
+	s->stop = r->stop;
 	tracker__set_backlog(r->tr, loader__events_pending(r->ld));
 	err = tracker__fill(r->tr, r->col, s, &budget);
 	if (!err && (r->o->resources & RES_FD))
@@ -808,6 +812,11 @@ static int loop(struct run *r)
 			/* An OOM victim: collect now, while the maps hold all its records. */
 			if (oom_writer__pending(r->oom))
 				break;
+			/* --stop-at stopped its process: the final report, now. */
+			if (r->stop.fired) {
+				last = true;
+				break;
+			}
 		}
 		/* Events already queued (an exit, say) belong in this report, within a slice. */
 		loader__poll(r->ld, stop_signal ? 0 : POLL_SLICE_MS);
@@ -999,7 +1008,7 @@ int run__main(const struct options *o)
 	cfg.filter = o->mode == MODE_SYSTEM ? LT_FILTER_ALL : LT_FILTER_PROCS;
 	cfg.follow_fork = o->mode == MODE_COMMAND;
 	if (o->mode == MODE_COMMAND) {
-		err = launcher__start(&r.child, o->cmd);
+		err = launcher__start(&r.child, o->cmd, o->stop_at_seq != 0);
 		if (err) {
 			err_line("cannot start '%s': %s", o->cmd[0], strerror(-err));
 			goto out;
@@ -1051,6 +1060,17 @@ int run__main(const struct options *o)
 			goto out;
 		}
 	}
+	if (o->stop_at_seq) {
+		char cmd_path[4096];
+		bool have_path = o->mode == MODE_COMMAND &&
+				 !launcher__which(o->cmd[0], cmd_path, sizeof(cmd_path));
+
+		err = stop_at__arm(r.ld, o, have_path ? cmd_path : NULL, msg, sizeof(msg));
+		if (err) {
+			err_line("%s", msg);
+			goto out;
+		}
+	}
 	switch (o->mode) {
 	case MODE_SYSTEM:
 		err = attach_system(&r, false);
@@ -1073,7 +1093,12 @@ int run__main(const struct options *o)
 out:
 	tui__stop(r.tui);
 	tui_active = 0;
-	if (r.have_child && !r.child.reaped) {
+	if (r.stop.fired) {
+		/* The process stays stopped for a debugger: said after the final report. */
+		fflush(stdout);
+		report__write_stop(stderr, &r.model, true);
+	}
+	if (r.have_child && !r.child.reaped && !r.stop.fired) {
 		if (r.child.go_fd > 0) {
 			launcher__abort(&r.child);
 		} else {

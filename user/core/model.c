@@ -427,6 +427,7 @@ static void apply_site_lost(struct process *p)
 		s->has_lost = r && s->kind == LT_KIND_HEAP;
 		memset(s->lost_count, 0, sizeof(s->lost_count));
 		memset(s->lost_bytes, 0, sizeof(s->lost_bytes));
+		s->n_lost_seqs = 0;
 		if (!s->has_lost)
 			continue;
 		while (lo < hi) {
@@ -440,6 +441,8 @@ static void apply_site_lost(struct process *p)
 		if (lo < r->n_sites && r->sites[lo].stack_hash == s->stack_hash) {
 			memcpy(s->lost_count, r->sites[lo].count, sizeof(s->lost_count));
 			memcpy(s->lost_bytes, r->sites[lo].bytes, sizeof(s->lost_bytes));
+			memcpy(s->lost_seqs, r->sites[lo].definite_seqs, sizeof(s->lost_seqs));
+			s->n_lost_seqs = r->sites[lo].n_definite_seqs;
 		}
 	}
 }
@@ -885,6 +888,8 @@ int model__apply(struct model *m, const struct sample *s)
 	m->self_rss_bytes = s->self_rss_bytes;
 	m->self_cpu_s = s->self_cpu_s;
 	m->oom_snapshots_failed = s->oom_snapshots_failed;
+	if (s->stop.fired)
+		m->stop = s->stop;
 	/* The producers' time; scans are reported on their own (stop_ms). */
 	m->collect_ms = s->timing.read_ms + s->timing.track_ms + s->timing.census_ms;
 	for (size_t i = 0; i < s->n_events; i++) {

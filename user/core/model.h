@@ -51,6 +51,9 @@ struct site {
 	bool has_lost;
 	uint64_t lost_count[SCAN__COUNT];
 	uint64_t lost_bytes[SCAN__COUNT];
+	/* The allocation numbers of its definitely lost blocks (the lowest, ascending). */
+	uint64_t lost_seqs[SCAN_SEQS_MAX];
+	uint32_t n_lost_seqs;
 	/* Outstanding bytes (heap) or descriptors (fd) over the analysis window. */
 	struct series hist;
 	/* Written by analysis. */
@@ -174,6 +177,7 @@ struct model {
 	uint64_t self_rss_bytes;
 	double self_cpu_s;
 	uint64_t oom_snapshots_failed;	/* OOM victims' snapshots that could not be written */
+	struct stop_record stop;	/* --stop-at: where it stopped a process (fired) */
 	unsigned int resources;
 	/* Heap tracing under the budget (whole-system mode), as of the latest sample. */
 	bool heap_budgeted;

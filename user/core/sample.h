@@ -217,6 +217,7 @@ struct sample {
 	uint64_t self_rss_bytes;
 	double self_cpu_s;
 	uint64_t oom_snapshots_failed;		/* so far, as the run loop counted them */
+	struct stop_record stop;		/* --stop-at, once it fired */
 	struct sample_scan *scans;
 	size_t n_scans, cap_scans;
 	struct sample_calls *calls;		/* images with probe entries */

@@ -318,6 +318,21 @@ static int cmp_leak(const void *a, const void *b)
 	return x->root.addr < y->root.addr ? -1 : x->root.addr > y->root.addr;
 }
 
+/* Keep seq among the lowest SCAN_SEQS_MAX definitely lost numbers of site s, ascending. */
+static void note_seq(struct scan_site *s, uint64_t seq)
+{
+	uint32_t i, n = s->n_definite_seqs;
+
+	if (!seq || (n == SCAN_SEQS_MAX && seq >= s->definite_seqs[n - 1]))
+		return;
+	for (i = n; i > 0 && s->definite_seqs[i - 1] > seq; i--)
+		if (i < SCAN_SEQS_MAX)
+			s->definite_seqs[i] = s->definite_seqs[i - 1];
+	s->definite_seqs[i] = seq;
+	if (n < SCAN_SEQS_MAX)
+		s->n_definite_seqs++;
+}
+
 static int summarize(struct marker *m, const struct scan_block *blocks, size_t *leader,
 		     struct scan_result *out)
 {
@@ -345,8 +360,10 @@ static int summarize(struct marker *m, const struct scan_block *blocks, size_t *
 		}
 		s->count[m->cls[k]]++;
 		s->bytes[m->cls[k]] += b->size;
-		if (m->cls[k] == SCAN_DEFINITE)
+		if (m->cls[k] == SCAN_DEFINITE) {
+			note_seq(s, b->seq);
 			n_leaks++;
+		}
 	}
 	out->leaks = calloc(n_leaks + 1, sizeof(*out->leaks));
 	if (!out->leaks) {

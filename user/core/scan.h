@@ -17,6 +17,7 @@ struct scan_block {
 	uint64_t addr;
 	uint64_t size;
 	uint64_t stack_hash;		/* the allocation site */
+	uint64_t seq;			/* its allocation number at its site (1-based); 0: unknown */
 };
 
 enum scan_class {
@@ -36,11 +37,19 @@ struct scan_region {
 	size_t len;
 };
 
-/* Per site (stack_hash): blocks and bytes of each class. */
+#define SCAN_SEQS_MAX 32		/* definitely lost blocks' numbers kept per site */
+
+/*
+ * Per site (stack_hash): blocks and bytes of each class, and the allocation numbers of its
+ * definitely lost blocks: the lowest SCAN_SEQS_MAX, ascending (count[SCAN_DEFINITE] says
+ * how many there are in all; blocks of unknown number are left out).
+ */
 struct scan_site {
 	uint64_t stack_hash;
 	uint64_t count[SCAN__COUNT];
 	uint64_t bytes[SCAN__COUNT];
+	uint64_t definite_seqs[SCAN_SEQS_MAX];
+	uint32_t n_definite_seqs;
 };
 
 /* Block at from + offset points to block at to. */

@@ -63,6 +63,16 @@ struct proc_counters {
 	bool rss_split_valid;	/* the three above were read (a kernel without them: false) */
 };
 
+/* --stop-at: the allocation a process was stopped at (fired false: none yet). */
+struct stop_record {
+	bool fired;
+	uint32_t pid, tid;
+	uint64_t gen;
+	uint64_t addr, size_bytes;
+	uint64_t seq;			/* its number at its site, 1-based */
+	uint64_t stack_hash;		/* its site */
+};
+
 /* A process image: a pid and its exec generation (unique across pids). */
 struct dead_image {
 	uint32_t tgid;

@@ -1002,6 +1002,14 @@ uint64_t loader__seed_proc(struct loader *ld, int tgid)
 	return p.gen;
 }
 
+int loader__arm_stop_at(struct loader *ld, const struct lt_stop_cfg *cfg)
+{
+	uint32_t zero = 0;
+
+	return bpf_map_update_elem(bpf_map__fd(ld->skel->maps.stop_cfg), &zero, cfg, BPF_ANY) ?
+	       -errno : 0;
+}
+
 void loader__set_stop_flag(struct loader *ld, const volatile sig_atomic_t *stop)
 {
 	ld->stop = stop;

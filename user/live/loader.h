@@ -104,6 +104,8 @@ int loader__heap_run_time(struct loader *ld, uint64_t *run_ns, uint64_t *run_cnt
 
 /* Put tgid in `procs` as a traced image with a fresh generation; returns the gen (0: error). */
 uint64_t loader__seed_proc(struct loader *ld, int tgid);
+/* --stop-at: the heap return probes stop the process at cfg's allocation.  0 or -errno. */
+int loader__arm_stop_at(struct loader *ld, const struct lt_stop_cfg *cfg);
 
 /*
  * Wait up to timeout_ms for lifecycle events and deliver them, spending at most about

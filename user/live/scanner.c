@@ -237,7 +237,7 @@ static int fetch_allocs(void *ctx, struct scan_block **blocks, size_t *n)
 	}
 	for (size_t i = 0; i < nr; i++)
 		b[i] = (struct scan_block){ raw[i].key.addr, raw[i].val.size_bytes,
-					    raw[i].val.stack_hash };
+					    raw[i].val.stack_hash, raw[i].val.seq };
 	free(raw);
 	*blocks = b;
 	*n = nr;

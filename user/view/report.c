@@ -173,6 +173,35 @@ static void write_symbols_missing(FILE *out, const struct model *m, const struct
 	}
 }
 
+void report__write_stop(FILE *out, const struct model *m, bool with_stack)
+{
+	const struct stop_record *st = &m->stop;
+	const struct process *p = model__find(m, st->pid, st->gen);
+	const struct site *s = p ? model__heap_site(p, st->stack_hash) : NULL;
+	char size[FMT_NUM_LEN];
+
+	if (!st->fired)
+		return;
+	fprintf(out, "stopped: process %" PRIu32 " (", st->pid);
+	fmt__str(out, p ? p->comm : NULL, "?");
+	fprintf(out, "), thread %" PRIu32 ", at allocation %" PRIu64 " of site %016" PRIx64,
+		st->tid, st->seq, st->stack_hash);
+	if (s) {
+		fputs(" (", out);
+		fmt__site_title(out, s);
+		fputc(')', out);
+	}
+	fprintf(out, ": block 0x%" PRIx64 ", %s\n", st->addr,
+		fmt__bytes(size, sizeof(size), st->size_bytes));
+	for (uint32_t i = 0; with_stack && s && i < s->n_frames; i++) {
+		fputs("  ", out);
+		fmt__frame(out, i, &s->frames[i], FRAME_ADDR);
+		fputc('\n', out);
+	}
+	fprintf(out, "it stays stopped: debug it with 'gdb -p %" PRIu32 "', resume it with "
+		"'kill -CONT %" PRIu32 "'\n", st->pid, st->pid);
+}
+
 void report__write(FILE *out, const struct model *m, const struct report_opts *o)
 {
 	struct process **procs;
@@ -198,6 +227,7 @@ void report__write(FILE *out, const struct model *m, const struct report_opts *o
 			" processes' /proc not re-read (collect %.0f ms)\n", m->stacks_pending,
 			m->procs_deferred, m->collect_ms);
 	write_symbols_missing(out, m, o);
+	report__write_stop(out, m, false);
 	for (size_t i = 0; i < n; i++) {
 		if (o->top_procs && shown >= o->top_procs)
 			break;

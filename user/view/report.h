@@ -19,5 +19,10 @@ struct report_opts {
 };
 
 void report__write(FILE *out, const struct model *m, const struct report_opts *o);
+/*
+ * --stop-at's allocation, when it fired: who was stopped at which allocation of which site,
+ * the block, with_stack its site's frames, and how to debug or resume the process.
+ */
+void report__write_stop(FILE *out, const struct model *m, bool with_stack);
 
 #endif

@@ -149,8 +149,15 @@ static json_t *site_json(const struct model *m, const struct site *s)
 	} else {
 		json_object_set_new(obj, "alloc_bytes", json_integer(s->alloc_bytes));
 	}
-	if (s->has_lost)
-		json_object_set_new(obj, "lost", classes_json(s->lost_count, s->lost_bytes));
+	if (s->has_lost) {
+		json_t *lost = classes_json(s->lost_count, s->lost_bytes), *seqs = json_array();
+
+		/* The definitely lost blocks' allocation numbers (the lowest; count: all). */
+		for (uint32_t i = 0; i < s->n_lost_seqs; i++)
+			json_array_append_new(seqs, json_integer((json_int_t)s->lost_seqs[i]));
+		json_object_set_new(json_object_get(lost, "definite"), "seqs", seqs);
+		json_object_set_new(obj, "lost", lost);
+	}
 	return obj;
 }
 
@@ -184,9 +191,10 @@ static json_t *leak_json(const struct process *p, const struct scan_leak *l)
 				      "offset", (json_int_t)l->edges[i].offset,
 				      "to", hex_json(l->edges[i].to)));
 	snprintf(id, sizeof(id), "%016" PRIx64, l->root.stack_hash);
-	return json_pack("{s:{s:o, s:I, s:s, s:o}, s:I, s:I, s:o, s:I}",
+	return json_pack("{s:{s:o, s:I, s:s, s:o, s:o}, s:I, s:I, s:o, s:I}",
 			 "root", "addr", hex_json(l->root.addr), "size", (json_int_t)l->root.size,
 			 "stack_id", id, "symbol", snapshot__string(sym),
+			 "seq", l->root.seq ? json_integer((json_int_t)l->root.seq) : json_null(),
 			 "blocks", (json_int_t)l->blocks, "bytes", (json_int_t)l->bytes,
 			 "edges", edges, "edges_total", (json_int_t)l->total_edges);
 }
@@ -344,6 +352,31 @@ static json_t *symbols_missing_json(const struct model *m)
 }
 
 /* The model as a snapshot: every visible process, or only `only` (visible or not). */
+/*
+ * --stop-at's allocation: {"pid", "tid", "addr", "size_bytes", "seq", "stack_id", "stack"}
+ * (the stack of its site when the snapshot holds it, else null).
+ */
+static json_t *stop_json(const struct model *m)
+{
+	const struct stop_record *st = &m->stop;
+	const struct process *p = model__find(m, st->pid, st->gen);
+	const struct site *s = p ? model__heap_site(p, st->stack_hash) : NULL;
+	json_t *stack = s ? json_array() : json_null();
+	char id[24];
+
+	for (uint32_t i = 0; s && i < s->n_frames; i++)
+		json_array_append_new(stack, snapshot__frame(&s->frames[i]));
+	snprintf(id, sizeof(id), "%016" PRIx64, st->stack_hash);
+	return json_pack("{s:I, s:I, s:o, s:I, s:I, s:s, s:o}",
+			 "pid", (json_int_t)st->pid,
+			 "tid", (json_int_t)st->tid,
+			 "addr", hex_json(st->addr),
+			 "size_bytes", (json_int_t)st->size_bytes,
+			 "seq", (json_int_t)st->seq,
+			 "stack_id", id,
+			 "stack", stack);
+}
+
 static json_t *model_json(const struct model *m, const struct process *only)
 {
 	struct process **procs;
@@ -424,6 +457,8 @@ static json_t *model_json(const struct model *m, const struct process *only)
 	}
 	if (root)
 		json_object_set_new(root, "symbols_missing", symbols_missing_json(m));
+	if (root && m->stop.fired && (!only || only->pid == m->stop.pid))
+		json_object_set_new(root, "stop_at", stop_json(m));
 	return root;
 }
 

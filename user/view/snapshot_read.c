@@ -779,6 +779,35 @@ static int read_classes(struct rd *r, json_t *obj, uint64_t *count, uint64_t *by
 	return ret;
 }
 
+/* lost.definite.seqs (absent in older files): allocation numbers, at most SCAN_SEQS_MAX. */
+static int read_lost_seqs(struct rd *r, json_t *lost, struct site *s)
+{
+	json_t *def = json_object_get(lost, "definite"), *seqs;
+	size_t mark, n;
+	int ret;
+
+	s->n_lost_seqs = 0;
+	if (!json_is_object(def))
+		return 0;
+	mark = at_key(r, "definite");
+	ret = member(r, def, "seqs", JSON_ARRAY, F_NULL, &seqs);
+	n = seqs ? json_array_size(seqs) : 0;
+	if (!ret && n > SCAN_SEQS_MAX)
+		ret = bad(r, "seqs", "has %zu entries, expected at most %d", n, SCAN_SEQS_MAX);
+	for (size_t i = 0; !ret && i < n; i++) {
+		json_t *v = json_array_get(seqs, i);
+
+		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > NUM_MAX)
+			ret = bad(r, "seqs", "holds %s, expected allocation numbers from 1",
+				  json_is_integer(v) ? "a number out of range" : "a non-integer");
+		else
+			s->lost_seqs[s->n_lost_seqs++] = json_integer_value(v);
+	}
+	back(r, mark);
+	return ret;
+}
+
 static int read_site_lost(struct rd *r, json_t *js, struct site *s)
 {
 	json_t *lost;
@@ -790,6 +819,8 @@ static int read_site_lost(struct rd *r, json_t *js, struct site *s)
 	s->has_lost = true;
 	mark = at_key(r, "lost");
 	ret = read_classes(r, lost, s->lost_count, s->lost_bytes);
+	if (!ret)
+		ret = read_lost_seqs(r, lost, s);
 	back(r, mark);
 	return ret;
 }
@@ -1056,6 +1087,7 @@ static int read_leak(struct rd *r, json_t *jl, struct scan_leak *l)
 	};
 	static const struct int_field root_fields[] = {
 		{ "size", offsetof(struct scan_block, size), 8, 0, NUM_MAX, F_REQ },
+		{ "seq", offsetof(struct scan_block, seq), 8, 1, NUM_MAX, F_NULL },
 	};
 	json_t *root, *edges, *id;
 	size_t mark;
@@ -1070,7 +1102,7 @@ static int read_leak(struct rd *r, json_t *jl, struct scan_leak *l)
 		mark = at_key(r, "root");
 		ret = read_hex(r, root, "addr", &l->root.addr);
 		if (!ret)
-			ret = read_ints(r, root, &l->root, root_fields, 1, NULL);
+			ret = read_ints(r, root, &l->root, root_fields, 2, NULL);
 		if (!ret)
 			ret = member(r, root, "stack_id", JSON_STRING, F_REQ, &id);
 		if (!ret) {
@@ -1367,6 +1399,49 @@ static int read_symbols_missing(struct rd *r, json_t *root, struct model *m)
 	return ret;
 }
 
+/*
+ * "stop_at" (absent: --stop-at did not fire): the allocation a process was stopped at.  Its
+ * stack is its site's, found again by stack_id in that process (gen: the image read).
+ */
+static int read_stop_at(struct rd *r, json_t *root, struct model *m)
+{
+	static const struct int_field fields[] = {
+		{ "pid", offsetof(struct stop_record, pid), 4, 1, INT32_MAX, F_REQ },
+		{ "tid", offsetof(struct stop_record, tid), 4, 1, INT32_MAX, F_REQ },
+		{ "size_bytes", offsetof(struct stop_record, size_bytes), 8, 0, NUM_MAX, F_REQ },
+		{ "seq", offsetof(struct stop_record, seq), 8, 1, NUM_MAX, F_REQ },
+	};
+	struct stop_record st = {};
+	json_t *js, *id;
+	char hex[24];
+	size_t mark;
+	int ret = member(r, root, "stop_at", JSON_OBJECT, F_NULL, &js);
+
+	if (ret || !js)
+		return ret;
+	mark = at_key(r, "stop_at");
+	ret = read_ints(r, js, &st, fields, sizeof(fields) / sizeof(fields[0]), NULL);
+	if (!ret)
+		ret = read_hex(r, js, "addr", &st.addr);
+	if (!ret)
+		ret = member(r, js, "stack_id", JSON_STRING, F_REQ, &id);
+	if (!ret) {
+		snprintf(hex, sizeof(hex), "0x%.20s", json_string_value(id));
+		if (parse_hex(hex, &st.stack_hash))
+			ret = bad(r, "stack_id", "is \"%.40s\", expected up to 16 hex digits",
+				  json_string_value(id));
+	}
+	back(r, mark);
+	if (ret)
+		return ret;
+	st.fired = true;
+	for (size_t i = 0; i < m->n_procs; i++)
+		if (m->procs[i].pid == st.pid)
+			st.gen = m->procs[i].gen;
+	m->stop = st;
+	return 0;
+}
+
 int snapshot__from_json(json_t *root, const char *name, const struct snapshot_read_opts *o,
 			struct model *m, struct snapshot_info *info, char *err, size_t len)
 {
@@ -1430,6 +1505,8 @@ int snapshot__from_json(json_t *root, const char *name, const struct snapshot_re
 	if (m->n_procs)		/* qsort's base is declared nonnull, even for none */
 		qsort(m->procs, m->n_procs, sizeof(*m->procs), cmp_proc_key);
 	m->resources = res;
+	if (!ret)
+		ret = read_stop_at(&r, root, m);
 out:
 	if (ret == -ENOMEM)
 		snprintf(err, len, "out of memory reading snapshot %s; free some memory and retry",
