@@ -122,9 +122,7 @@ test_unit_grants_only_the_capabilities_it_needs() {
 SVC_PORT=""
 SVC_PID=""
 svc_page_has_leak() {
-	curl -s "http://127.0.0.1:$SVC_PORT/metrics" >"$E2E_TMP/svc.page" 2>/dev/null &&
-		grep -q "^leaktop_process_flag{pid=\"$SVC_PID\",.*flag=\"heap_growth\"} 1" \
-			"$E2E_TMP/svc.page"
+	metrics_flag "$SVC_PORT" "$SVC_PID" heap_growth "$E2E_TMP/svc.page"
 }
 service_run() {
 	scenario installed || return 1

@@ -318,6 +318,13 @@ run_pid_to_done() {
 	last_line "$dir/out.jsonl" "$dir/alive.json"
 }
 
+# metrics_flag PORT PID FLAG OUT: leaktop's metrics page (--listen 127.0.0.1:PORT) into OUT;
+# does it set FLAG (heap_growth, oom_killed, ...) for process PID?
+metrics_flag() {
+	curl -s "http://127.0.0.1:$1/metrics" >"$4" 2>/dev/null &&
+		grep -q "^leaktop_process_flag{pid=\"$2\",.*flag=\"$3\"} 1\$" "$4"
+}
+
 # jq definitions shared by every filter below.
 JQ_DEFS='
 def procs($pid): .processes[] | select(.pid == $pid);

@@ -225,9 +225,7 @@ test_oom_victim_under_pid_is_flagged_in_the_final_snapshot() {
 M_PID=""
 M_PORT=""
 metrics_flagged() {
-	curl -s "http://127.0.0.1:$M_PORT/metrics" >"$OM/metrics/page" 2>/dev/null &&
-		grep -q "^leaktop_process_flag{pid=\"$M_PID\",.*flag=\"oom_killed\"} 1\$" \
-			"$OM/metrics/page"
+	metrics_flag "$M_PORT" "$M_PID" oom_killed "$OM/metrics/page"
 }
 scenario_metrics() {
 	local d=$OM/metrics w

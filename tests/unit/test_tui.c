@@ -382,8 +382,50 @@ static void test_tui_site_list_shows_mmap_sites_as_mapped_bytes_and_mappings(voi
 	CHECK(!strncmp(summary, "mapped 3.0 MiB in 3 mappings  maps 4  unmaps 1", 46));
 }
 
+static void test_tui_stack_view_lists_the_allocation_numbers_of_lost_blocks(void)
+{
+	struct sym_frame f = { .addr = 0x1000, .symbol = "make_block" };
+	struct process p;
+	struct site s;
+	struct model m;
+	struct pty pty;
+	struct tui *t;
+	char title[256], counts[256], lost[256], frame[256];
+
+	one_site_model(&m, &p, &s, &f);
+	snprintf(p.comm, sizeof(p.comm), "seq_leak");
+	s.has_lost = true;
+	s.lost_count[SCAN_DEFINITE] = 3;
+	s.lost_bytes[SCAN_DEFINITE] = 144;
+	s.lost_count[SCAN_INDIRECT] = 1;
+	s.n_lost_seqs = 3;
+	s.lost_seqs[0] = 3;
+	s.lost_seqs[1] = 7;
+	s.lost_seqs[2] = 9;
+	CHECK_EQ_INT(pty_enter(&pty, 100), 0);
+	t = tui__start();
+	if (t) {
+		tui__update(t, &m);
+		press(t, &m, &pty, '\n');	/* the process's sites */
+		press(t, &m, &pty, '\n');	/* the site's stack */
+		screen_row(1, title, sizeof(title));
+		screen_row(2, counts, sizeof(counts));
+		screen_row(3, lost, sizeof(lost));
+		screen_row(4, frame, sizeof(frame));
+		tui__stop(t);
+	}
+	pty_leave(&pty);
+	CHECK(t);
+	CHECK_EQ_STR(title, "heap site 0000000000000007 of seq_leak (pid 4242)  LEAK");
+	CHECK(!strncmp(counts, "outstanding 192 B in 3 blocks", 29));
+	CHECK_EQ_STR(lost, "scan: 3 definitely lost (144 B)  allocations #3, 7, 9  indirect 1  "
+		     "possible 0");
+	CHECK(!strncmp(frame, "#0  make_block", 14));
+}
+
 int main(void)
 {
+	RUN(test_tui_stack_view_lists_the_allocation_numbers_of_lost_blocks);
 	RUN(test_tui_stack_view_cuts_a_frame_longer_than_its_line);
 	RUN(test_tui_process_row_shows_whole_comm_and_command_line_rest);
 	RUN(test_tui_escapes_comm_and_command_line);

@@ -121,6 +121,26 @@ static void sample(FILE *out, const struct family *f, const char *labels, struct
 	write_value(out, v);
 }
 
+/* A label stream opened on *labels done: true when the labels were written. */
+static bool labels_done(FILE *f, char **labels)
+{
+	if (fclose(f) || !*labels) {
+		free(*labels);
+		*labels = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* What was kept: v when it holds k entries, else freed and NULL. */
+static void *kept(void *v, size_t k)
+{
+	if (k)
+		return v;
+	free(v);
+	return NULL;
+}
+
 /* ------------------------------------------------------------------ processes */
 
 /* A process as exported, with its labels written out once. */
@@ -292,18 +312,12 @@ static size_t export_procs(const struct model *m, struct mproc **out)
 			label_value(f, p->cgroup);
 			fputc('"', f);
 		}
-		if (fclose(f) || !v[k].labels) {
-			free(v[k].labels);
+		if (!labels_done(f, &v[k].labels))
 			break;
-		}
 		v[k++].p = p;
 	}
 	free(procs);
-	if (!k) {
-		free(v);
-		v = NULL;
-	}
-	*out = v;
+	*out = kept(v, k);
 	return k;
 }
 
@@ -419,20 +433,14 @@ static size_t export_sites(const struct mproc *procs, size_t n_procs, unsigned i
 				kind_names[s->kind] : "?");
 			label_value(f, name);
 			fprintf(f, "\",site_id=\"%016" PRIx64 "\"", s->stack_hash);
-			if (fclose(f) || !v[k].labels) {
-				free(v[k].labels);
+			if (!labels_done(f, &v[k].labels))
 				break;
-			}
 			v[k].proc = &procs[i];
 			v[k++].s = s;
 		}
 		free(sites);
 	}
-	if (!k) {
-		free(v);
-		v = NULL;
-	}
-	*out = v;
+	*out = kept(v, k);
 	return k;
 }
 
