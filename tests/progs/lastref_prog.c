@@ -108,8 +108,8 @@ NOINLINE static void keep_local(void)
 /* The pointer goes from g_reg into %r12, which then is all that holds it until DIR/quit. */
 NOINLINE static void register_only(void)
 {
-	__asm__ volatile("mov %[g], %%r12\n\t"
-			 "movq $0, %[g]\n\t" /* lastref: register-drop */
+	__asm__ volatile("mov %[g], %%r12\n\t" /* lastref: register */
+			 "movq $0, %[g]\n\t"
 			 "1:\n\t"
 			 "mov $35, %%eax\n\t"		/* nanosleep(&tick, NULL) */
 			 "lea %[ts], %%rdi\n\t"
