@@ -3,7 +3,7 @@
  * lastref_prog.c - where the last pointer to a block goes, one scenario per run, for
  * tests/e2e/lastref.sh (`leaktop lastref`).
  *
- * Usage: lastref_prog DIR global|holder|local|register
+ * Usage: lastref_prog DIR global|holder|local|register|bench [N]
  * Creates DIR/ready, waits for DIR/alloc, allocates one 64-byte block in make_it() and keeps
  * its only pointer
  *   global    in a global, overwritten in forget_it();
@@ -12,7 +12,11 @@
  *   register  in a global that register_only() moves into %r12 (and clears) before it waits
  *             in raw nanosleep syscalls, touching no memory, until DIR/quit;
  * creates DIR/allocated, waits for DIR/go, drops the pointer, creates DIR/dropped and waits
- * for DIR/quit.  The lines the test expects carry a "lastref:" comment.  Every wait ends
+ * for DIR/quit.  The lines the test expects carry a "lastref:" comment.
+ * bench (tests/bench/run.sh, section 11): four blocks from make_it() kept in globals; at go,
+ * N malloc(64)+free pairs each followed by a store of the same pointer into one of the
+ * globals (what a watched word costs when it is written without losing its block); the ns
+ * per pair go to DIR/result.  Every wait ends
  * after 300 s.
  */
 #include <fcntl.h>
@@ -34,6 +38,7 @@ static const char *dir;
 void *g_global;
 struct holder *g_holder;
 void *g_reg;
+void *volatile g_bench[4];
 static volatile int release_flag;
 static const struct timespec tick = { 0, 10 * 1000 * 1000 };
 
@@ -123,6 +128,33 @@ NOINLINE static void register_only(void)
 			 : "rax", "rdi", "rsi", "rcx", "r11", "r12", "memory");
 }
 
+NOINLINE static void bench(long n)
+{
+	struct timespec t0, t1;
+	char path[4096];
+	FILE *f;
+
+	for (int i = 0; i < 4; i++)
+		g_bench[i] = make_it();
+	scrub();
+	touch("allocated");
+	wait_for("go");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (long i = 0; i < n; i++) {
+		void *q = malloc(64);
+
+		free(q);
+		g_bench[i & 3] = g_bench[i & 3];
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	snprintf(path, sizeof(path), "%s/result", dir);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%.1f\n", ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / n);
+		fclose(f);
+	}
+}
+
 static void *releaser(void *arg)
 {
 	wait_for("quit");
@@ -134,7 +166,7 @@ int main(int argc, char **argv)
 {
 	pthread_t t;
 
-	if (argc != 3)
+	if (argc != 3 && argc != 4)
 		return 2;
 	dir = argv[1];
 	touch("ready");
@@ -163,6 +195,8 @@ int main(int argc, char **argv)
 		wait_for("go");
 		register_only();
 		pthread_join(t, NULL);
+	} else if (!strcmp(argv[2], "bench")) {
+		bench(argc > 3 ? strtol(argv[3], NULL, 10) : 1000000);
 	} else {
 		return 2;
 	}
