@@ -293,11 +293,22 @@ static void rearm(struct watcher *w, uint64_t now, bool rotate)
 			if (on_thread >= MAX_RETURNS_PER_THREAD)
 				continue;
 			err = arm(w, r->frame_ret, LT_WATCH_RETURN, &s, &tid, 1, r->frame_cfa);
-			if (err)
-				say(w, "lastref: cannot watch the return (to 0x%" PRIx64 ") of the "
-				    "frame holding 0x%" PRIx64 " in thread %d: %s", r->frame_ret,
-				    r->loc, tid,
-				    err == -ENOSPC ? "no debug register left" : strerror(-err));
+			if (!err)
+				continue;
+			say(w, "lastref: cannot watch the return (to 0x%" PRIx64 ") of the frame "
+			    "holding 0x%" PRIx64 " in thread %d: %s; only writes to it are watched",
+			    r->frame_ret, r->loc, tid,
+			    err == -ENOSPC ? "no debug register left" : strerror(-err));
+			/* Said once: the words of that frame are plain stack words from now on. */
+			for (size_t k2 = 0; k2 < w->n_blocks; k2++)
+				for (uint32_t i2 = 0; i2 < w->blocks[k2].n_refs; i2++) {
+					struct lr_ref *o = &w->blocks[k2].refs[i2];
+
+					if (o != r && o->kind == LR_REF_STACK && o->tid == r->tid &&
+					    o->frame_ret == r->frame_ret)
+						o->frame_ret = 0;
+				}
+			r->frame_ret = 0;
 		}
 	}
 	for (size_t a = 0; a < w->n_armed; a++) {
