@@ -91,6 +91,8 @@ $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/leaktop.h bpf/common.bpf.h $(OUT)/vmlinux.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+$(OUT)/bpf/watch.bpf.o $(OUT)/bpf/heap.bpf.o: bpf/watch.h
+
 # One BPF object from one file per concern; maps they share are linked by name.
 $(OUT)/leaktop.bpf.o: $(BPF_OBJS)
 	$(call msg,BPF-LINK,$@)

@@ -14,6 +14,9 @@
  */
 #include "common.bpf.h"
 
+/* `leaktop lastref`: is a freed block one it follows? (bpf/watch.bpf.c) */
+extern int lt_watch_freed(__u32 tgid, __u64 addr, __u64 ip, __u64 sp, __u64 bp);
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -473,10 +476,12 @@ static __always_inline bool free_passed_on(__u64 ptr, __u64 sp)
 static __always_inline int free_entry(struct pt_regs *ctx, __u64 ptr)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	__u64 sp = PT_REGS_SP(ctx);
+	__u64 sp = PT_REGS_SP(ctx), ip = PT_REGS_IP(ctx), bp = PT_REGS_FP(ctx);
 	struct lt_proc *p;
 
 	barrier_var(sp);
+	barrier_var(ip);
+	barrier_var(bp);
 	if (heap_skip(tgid, true))
 		return 0;
 	p = bpf_map_lookup_elem(&procs, &tgid);
@@ -487,8 +492,10 @@ static __always_inline int free_entry(struct pt_regs *ctx, __u64 ptr)
 	/* (Thread state only in traced processes.) */
 	if (p && free_passed_on(ptr, sp))
 		return 0;
-	if (release(tgid, ptr))
+	if (release(tgid, ptr)) {
 		bump(&counters, LT_CNT_EVENTS);
+		lt_watch_freed(tgid, ptr, ip, sp, bp);
+	}
 	else if (!realloc_own_free(ptr) && p)
 		bump(&counters, LT_CNT_FREE_UNKNOWN);
 	else

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/lastref_cmd.h"
 #include "cli/options.h"
 #include "cli/report_cmd.h"
 #include "cli/run.h"
@@ -39,6 +40,7 @@ static const struct command {
 	{ "report", report_cmd__report },
 	{ "diff", report_cmd__diff },
 	{ "scan", run__scan_main },
+	{ "lastref", lastref_cmd__main },
 };
 
 int main(int argc, char **argv)

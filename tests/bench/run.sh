@@ -39,6 +39,12 @@
 #    (stats.unwind_table_bytes) while tracing Debian's python3.11 (PYTHON311) with -p: the
 #    tables of python3.11, libc and the rest it maps.  Fails, measuring nothing, when leaktop
 #    has no --unwind option.
+# 11. leaktop lastref (issue 17): the target's cost while its blocks are watched.  lastref_prog
+#     bench keeps 4 blocks in globals and times BENCH_LASTREF_PAIRS malloc(64)+free pairs, each
+#     followed by a store of the same pointer into one of those globals: untraced, under
+#     leaktop -p, and under leaktop lastref --blocks 4 (every store traps in a hardware
+#     watchpoint whose BPF program finds the word still points into its block); ns per pair
+#     and the ratios.
 # 10. Any allocator (issue 15): section 1's workload on glibc and on Debian's jemalloc,
 #    tcmalloc and mimalloc (LD_PRELOAD), untraced and under leaktop -p, interleaved: ns per
 #    pair and the ratio for each; leaktop's count at the workload's site and the allocator
@@ -82,7 +88,7 @@ OC_PAIRS=${BENCH_OC_PAIRS:-20000}
 GROWTH_MIX_SRC=${GROWTH_MIX:-$ROOT/build/tests/progs/growth_mix}
 STEADY_SRC=${STEADY_GROW:-$ROOT/build/tests/progs/steady_grow}
 GROWTH_RUNS=${BENCH_GROWTH_RUNS:-3}
-SECTIONS=" ${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10} "
+SECTIONS=" ${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11} "
 BUDGET_BUILDS=${BENCH_BUDGET_BUILDS:-2}
 # want_section N: is section N among BENCH_SECTIONS?
 want_section() { [[ $SECTIONS == *" $1 "* ]]; }
@@ -1414,6 +1420,69 @@ for c in "${ALLOC_LIBS[@]}"; do
 		printf "    %-10s %16.1f %16.1f %10s %10s\n", a, u, t,
 		       (u > 0 && t == t) ? sprintf("%.1fx", t / u) : "-", k }'
 done
+echo "   ($((SECONDS - t_start)) s)"
+fi
+if want_section 11; then
+echo
+echo "== 11. leaktop lastref: the target's cost while 4 blocks are watched"
+t_start=$SECONDS
+LR_PROG=$ROOT/build/tests/progs/lastref_prog
+LR_PAIRS=${BENCH_LASTREF_PAIRS:-200000}
+# lr_once MODE: ns per pair of one run of lastref_prog bench (MODE: untraced, pid, lastref).
+lr_once() {
+	local d=$TMP/lastref.$1 pid lt="" i
+	rm -rf "$d"
+	mkdir -p "$d"
+	"$LR_PROG" "$d" bench "$LR_PAIRS" &
+	pid=$!
+	for i in $(seq 300); do [ -e "$d/ready" ] && break; sleep 0.1; done
+	case $1 in
+	pid) "$LEAKTOP" -q -r heap -p "$pid" 2>"$d/err" & lt=$! ;;
+	lastref) "$LEAKTOP" lastref -p "$pid" --site make_it --blocks 4 >/dev/null 2>"$d/err" &
+		 lt=$! ;;
+	esac
+	# Traced once the probes are in (a second is plenty for -p; lastref says it).
+	if [ "$1" = lastref ]; then
+		for i in $(seq 300); do grep -q "tracing process" "$d/err" && break; sleep 0.1; done
+	elif [ -n "$lt" ]; then
+		sleep 1
+	fi
+	touch "$d/alloc"
+	for i in $(seq 300); do [ -e "$d/allocated" ] && break; sleep 0.1; done
+	if [ "$1" = lastref ]; then
+		for i in $(seq 300); do [ "$(grep -c "lastref: watching" "$d/err")" -ge 4 ] && break
+					sleep 0.1; done
+	fi
+	touch "$d/go"
+	for i in $(seq 1200); do [ -s "$d/result" ] && break; sleep 0.1; done
+	touch "$d/quit"
+	wait "$pid" 2>/dev/null
+	if [ -n "$lt" ]; then
+		kill -INT "$lt" 2>/dev/null
+		wait "$lt" 2>/dev/null
+	fi
+	cat "$d/result" 2>/dev/null || echo nan
+}
+if [ ! -x "$LR_PROG" ]; then
+	fail "$LR_PROG is missing; run 'make e2e'"
+else
+	declare -A LR=()
+	for r in $(seq "$ROUNDS"); do
+		line="   round $r:"
+		for m in untraced pid lastref; do
+			v=$(lr_once "$m")
+			LR[$m]+="$v "
+			line+=" $m $v"
+		done
+		echo "$line"
+	done
+	u=$(tr ' ' '\n' <<<"${LR[untraced]}" | grep . | median)
+	p=$(tr ' ' '\n' <<<"${LR[pid]}" | grep . | median)
+	l=$(tr ' ' '\n' <<<"${LR[lastref]}" | grep . | median)
+	awk -v u="$u" -v p="$p" -v l="$l" 'BEGIN {
+		printf "    ns per pair (+ a store into a watched word): untraced %.1f, -p %.1f (%.1fx), lastref %.1f (%.1fx untraced, %.1fx -p)\n",
+		       u, p, p / u, l, l / u, l / p }'
+fi
 echo "   ($((SECONDS - t_start)) s)"
 fi
 [ "$UNQUIET" -eq 0 ] ||

@@ -119,7 +119,28 @@ struct run {
 	struct dead_image *pending;	/* dead images whose live-block records await a sweep */
 	size_t n_pending;
 	int64_t pending_blocks;
+	const struct run_hooks *hooks;	/* a mode built on the run (leaktop lastref), or NULL */
+	int hook_status;		/* its step ended the run: 1 failed, 0 done */
 };
+
+static struct run_live live_of(struct run *r)
+{
+	return (struct run_live){ r->ld, r->col, r->sym, &r->model };
+}
+
+/* The mode's turn: true when it ends the run. */
+static bool hook_step(struct run *r)
+{
+	struct run_live lv = live_of(r);
+	int ret;
+
+	if (!r->hooks || !r->hooks->step)
+		return false;
+	ret = r->hooks->step(r->hooks->ctx, &lv);
+	if (ret < 0)
+		r->hook_status = 1;
+	return ret != 0;
+}
 
 int run__check_privileges(void)
 {
@@ -805,6 +826,10 @@ static int loop(struct run *r)
 				last = true;
 				break;
 			}
+			if (hook_step(r)) {
+				last = true;
+				break;
+			}
 			if (err < 0 && err != -EINTR) {
 				err_line("cannot read lifecycle events: %s", strerror(-err));
 				return 1;
@@ -866,7 +891,7 @@ static int loop(struct run *r)
 		}
 	}
 	/* The files do not hold the final report. */
-	return r->files_failed ? 1 : 0;
+	return r->files_failed || r->hook_status ? 1 : 0;
 }
 
 static int check_json_path(const char *path)
@@ -925,6 +950,11 @@ static bool env_flag(const char *name)
 
 int run__main(const struct options *o)
 {
+	return run__main_hooked(o, NULL);
+}
+
+int run__main_hooked(const struct options *o, const struct run_hooks *hooks)
+{
 	struct loader_config cfg = {
 		.stack_depth = o->stack_depth,
 		.unwind_cfi = o->unwind_cfi && !o->probe_floor,
@@ -945,7 +975,7 @@ int run__main(const struct options *o)
 		.refresh_young = o->mode != MODE_SYSTEM,
 		.fork_borrows = o->mode == MODE_SYSTEM,
 	};
-	struct run r = { .o = o };
+	struct run r = { .o = o, .hooks = hooks };
 	struct sigaction sa = { .sa_handler = on_signal };
 	char msg[4200], how[128], oom_dir[4096];
 	int err, status = 1;
@@ -1089,8 +1119,19 @@ int run__main(const struct options *o)
 		r.tui = tui__start();
 	tui_active = r.tui != NULL;
 	loader__set_stop_flag(r.ld, &stop_signal);
+	if (hooks && hooks->start) {
+		struct run_live lv = live_of(&r);
+
+		if (hooks->start(hooks->ctx, &lv))
+			goto out;
+	}
 	status = loop(&r);
 out:
+	if (hooks && hooks->finish) {
+		struct run_live lv = live_of(&r);
+
+		hooks->finish(hooks->ctx, &lv);
+	}
 	tui__stop(r.tui);
 	tui_active = 0;
 	if (r.stop.fired) {

@@ -9,6 +9,34 @@
 
 /* Returns the process exit status: 0, 1 (runtime failure) or 2 (usage). */
 int run__main(const struct options *o);
+
+struct loader;
+struct collector;
+struct symbolizer;
+struct model;
+
+/* What a mode built on the live run (`leaktop lastref`) sees of it. */
+struct run_live {
+	struct loader *ld;
+	struct collector *col;
+	struct symbolizer *sym;
+	const struct model *model;
+};
+
+/* A mode built on the live run: called from its loop, on the run's own machinery. */
+struct run_hooks {
+	/* The probes are in, before the first interval: 0, or -errno to end (status 1). */
+	int (*start)(void *ctx, const struct run_live *lv);
+	/* Each turn of the loop (a poll slice): 1 ends the run, 0 goes on, -errno ends it with
+	 * status 1. */
+	int (*step)(void *ctx, const struct run_live *lv);
+	/* The run ended, whichever way: before the BPF side is torn down. */
+	void (*finish)(void *ctx, const struct run_live *lv);
+	void *ctx;
+};
+
+/* run__main with a mode's hooks (NULL: none). */
+int run__main_hooked(const struct options *o, const struct run_hooks *hooks);
 /* `leaktop scan ...`: exit status. */
 int run__scan_main(int argc, char **argv);
 /* Privileges the live run needs: 0, or -EPERM with nothing printed. */

@@ -35,6 +35,7 @@
 #include "live/procfs.h"
 #include "live/tracefs.h"
 #include "leaktop.skel.h"
+#include "bpf/watch.h"
 #include "util/clock.h"
 #include "util/msg.h"
 
@@ -95,6 +96,8 @@ struct loader {
 	uint64_t poll_deadline_ns;	/* this poll delivers no event after it */
 	const volatile sig_atomic_t *stop;	/* set: deliver no more events */
 	bool poll_cut;			/* the last poll stopped with events left */
+	loader_watch_fn watch_fn;	/* leaktop lastref: its events (NULL: none) */
+	void *watch_ctx;
 };
 
 static bool verbose_libbpf;
@@ -1097,4 +1100,55 @@ int loader__heap_run_time(struct loader *ld, uint64_t *run_ns, uint64_t *run_cnt
 		*run_cnt += info.run_cnt;
 	}
 	return 0;
+}
+
+/* ---------------------------------------------------------------- leaktop lastref */
+
+static int handle_watch_event(void *ctx, void *data, size_t size)
+{
+	struct loader *ld = ctx;
+
+	if (size >= sizeof(struct lt_watch_event) && ld->watch_fn)
+		ld->watch_fn(ld->watch_ctx, data);
+	return 0;
+}
+
+int loader__watch_begin(struct loader *ld, int tgid, loader_watch_fn fn, void *ctx)
+{
+	int err;
+
+	if (!ld->rb)
+		return -EOPNOTSUPP;
+	ld->watch_fn = fn;
+	ld->watch_ctx = ctx;
+	err = ring_buffer__add(ld->rb, bpf_map__fd(ld->skel->maps.watch_events),
+			       handle_watch_event, ld);
+	if (err)
+		return err;
+	ld->skel->bss->watch_tgid = tgid;
+	return 0;
+}
+
+int loader__watch_prog_fd(const struct loader *ld)
+{
+	return bpf_program__fd(ld->skel->progs.lt_watch);
+}
+
+int loader__watch_slot(struct loader *ld, uint64_t addr, const struct lt_watch_slot *slot)
+{
+	int fd = bpf_map__fd(ld->skel->maps.watch_slots);
+
+	if (!slot)
+		return bpf_map_delete_elem(fd, &addr) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &addr, slot, BPF_ANY) ? -errno : 0;
+}
+
+int loader__watch_free(struct loader *ld, uint64_t addr, bool on)
+{
+	int fd = bpf_map__fd(ld->skel->maps.watch_frees);
+	uint32_t one = 1;
+
+	if (!on)
+		return bpf_map_delete_elem(fd, &addr) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &addr, &one, BPF_ANY) ? -errno : 0;
 }

@@ -120,6 +120,22 @@ void loader__set_stop_flag(struct loader *ld, const volatile sig_atomic_t *stop)
 
 /* Why OOM-killer victims cannot be seen (the tracepoint was refused), one line; NULL: fine. */
 const char *loader__oom_problem(const struct loader *ld);
+
+/*
+ * `leaktop lastref` (bpf/watch.bpf.c, bpf/watch.h).  watch_begin follows process tgid: its
+ * watch events go to fn from loader__poll on.  watch_prog_fd is the program to attach to
+ * each breakpoint perf event; watch_slot arms (slot) or forgets (NULL) what a hit at addr
+ * means; watch_free reports (on) or stops reporting the free of the block at addr.  0 or
+ * -errno.
+ */
+struct lt_watch_event;
+struct lt_watch_slot;
+typedef void (*loader_watch_fn)(void *ctx, const struct lt_watch_event *ev);
+int loader__watch_begin(struct loader *ld, int tgid, loader_watch_fn fn, void *ctx);
+int loader__watch_prog_fd(const struct loader *ld);
+int loader__watch_slot(struct loader *ld, uint64_t addr, const struct lt_watch_slot *slot);
+int loader__watch_free(struct loader *ld, uint64_t addr, bool on);
+
 const struct lt_map_fds *loader__maps(const struct loader *ld);
 unsigned int loader__stack_depth(const struct loader *ld);
 

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+#
+# lastref.sh - `leaktop lastref`: where the last pointer to a block was lost.
+#
+# tests/progs/lastref_prog.c keeps the only pointer to one block from make_it() in a global
+# it then overwrites, in a heap struct it then frees, in a local of a function that then
+# returns, or (register) only in %r12 at the end.  Each run: leaktop lastref follows that
+# block; once it says it watches the block's reference the program drops it; the verdict's
+# function and line must be the ones the source marks with a "lastref:" comment.  After
+# leaktop ends, the program is not stopped, its thread has every debug register back
+# (build/tests/progs/bp_slots) and it exits normally.
+
+. "$(dirname "$0")/lib.sh"
+require_root
+require_built lastref_prog
+require_built bp_slots
+
+SRC=$PROG_SRC/lastref_prog.c
+
+# marker NAME: the line of SRC that carries "lastref: NAME".
+marker() { grep -n "lastref: $1 \*/" "$SRC" | cut -d: -f1; }
+
+# run_scenario NAME ARG [LEAKTOP ARGS...]: `lastref_prog DIR ARG` under leaktop lastref in
+# E2E_TMP/NAME (out, err, out.json); the program is given go once leaktop watches (not with
+# NO_GO set), and quit after leaktop ended (its state then in state, its granted debug
+# registers in slots, its exit status in prog_status).
+run_scenario() {
+	local name=$2 d=$E2E_TMP/$1 pid
+	shift 2
+	mkdir -p "$d/dir"
+	"$PROGS/lastref_prog" "$d/dir" "$name" &
+	pid=$!
+	BG_PIDS+=("$pid")
+	echo "$pid" >"$d/pid"
+	wait_file "$d/dir/ready" || return 1
+	lt_bg "$d/out" "$d/err" lastref -p "$pid" --site make_it --blocks 1 -j "$d/out.json" "$@"
+	wait_until "leaktop to trace" grep -q "lastref: tracing process" "$d/err" || return 1
+	touch "$d/dir/alloc"
+	wait_file "$d/dir/allocated" || return 1
+	if [ -z "${NO_GO:-}" ]; then
+		wait_until "leaktop to watch the block" grep -q "lastref: watching" "$d/err" ||
+			return 1
+		touch "$d/dir/go"
+	fi
+	wait_exit "$LT_PID" || return 1
+	echo "$WAIT_STATUS" >"$d/lt_status"
+	awk '/^State:/ { print $2 }' "/proc/$pid/status" >"$d/state"
+	awk '/^TracerPid:/ { print $2 }' "/proc/$pid/status" >"$d/tracer"
+	"$PROGS/bp_slots" "$pid" >"$d/slots"
+	touch "$d/dir/go" "$d/dir/quit"
+	wait_exit "$pid" || return 1
+	echo "$WAIT_STATUS" >"$d/prog_status"
+}
+
+global() { scenario run_global; }
+run_global() { run_scenario global global; }
+holder() { scenario run_holder; }
+run_holder() { run_scenario holder holder; }
+local_() { scenario run_local; }
+run_local() { run_scenario local local; }
+register() { scenario run_register; }
+run_register() { run_scenario register register; }
+undropped() { scenario run_undropped; }
+run_undropped() { NO_GO=1 run_scenario undropped global -d 3; }
+
+# expect_line NAME REGEX: leaktop's one stdout line of scenario NAME.
+expect_line() {
+	local d=$E2E_TMP/$1
+	expect_eq "leaktop's exit status" 0 "$(cat "$d/lt_status")" || return 1
+	expect_eq "lines on stdout" 1 "$(wc -l <"$d/out")" || return 1
+	expect_match "stdout (stderr: $(tr '\n' ' ' <"$d/err"))" "$2" "$(cat "$d/out")"
+}
+
+# expect_target_unharmed NAME: not stopped, not traced, every debug register free, and it
+# ran to its normal end.
+expect_target_unharmed() {
+	local d=$E2E_TMP/$1
+	expect_match "target's state after leaktop" '^[SR]$' "$(cat "$d/state")" || return 1
+	expect_eq "target's tracer after leaktop" 0 "$(cat "$d/tracer")" || return 1
+	expect_eq "debug registers the target's thread can take after leaktop" 4 \
+		"$(cat "$d/slots")" || return 1
+	expect_eq "target's exit status" 0 "$(cat "$d/prog_status")"
+}
+
+ALLOC="allocated at make_it lastref_prog\.c:$(marker alloc)"
+
+test_lastref_reports_overwrite_in_named_function() {
+	global || return 1
+	expect_line global "^last pointer to 0x[0-9a-f]+ \($ALLOC\) overwritten at forget_it lastref_prog\.c:$(marker overwrite) \(it was at 0x[0-9a-f]+, thread [0-9]+\)$"
+}
+
+test_lastref_json_has_verdict_stack_and_reference() {
+	global || return 1
+	expect_jq "lastref[0] as [verdict, at[0].symbol, at[0].line, allocated_at.line, reference.kind, unwatched, size]" \
+		"[\"overwritten\",\"forget_it\",$(marker overwrite),$(marker alloc),\"memory\",false,64]" \
+		"$E2E_TMP/global/out.json" '.lastref[0] | [.verdict, .at[0].symbol, .at[0].line,
+		.allocated_at.line, .reference.kind, .unwatched, .size]'
+}
+
+test_lastref_reports_holder_freed_where_it_was_freed() {
+	holder || return 1
+	expect_line holder "^last pointer to 0x[0-9a-f]+ \($ALLOC\) lost: its holder 0x[0-9a-f]+ was freed at free_holder lastref_prog\.c:$(marker holder-free)$"
+}
+
+test_lastref_reports_returned_frame_and_where_it_returned_to() {
+	local_ || return 1
+	expect_line local "^last pointer to 0x[0-9a-f]+ \($ALLOC\) lost: the frame of keep_local lastref_prog\.c:$(marker frame) that held it returned \(to main lastref_prog\.c:$(marker returns-to)\)$"
+}
+
+test_lastref_says_a_pointer_only_in_a_register_could_not_be_watched() {
+	register || return 1
+	expect_line register "^last pointer to 0x[0-9a-f]+ \($ALLOC\) lived only in register r12 of thread [0-9]+ at register_only lastref_prog\.c:$(marker register): a register cannot be watched$"
+}
+
+test_lastref_at_its_duration_says_a_referenced_block_is_unresolved() {
+	undropped || return 1
+	expect_line undropped "^0x[0-9a-f]+ \($ALLOC\): unresolved, 1 reference still known$" ||
+		return 1
+	expect_jq "verdict" '"unresolved"' "$E2E_TMP/undropped/out.json" '.lastref[0].verdict'
+}
+
+test_lastref_leaves_every_target_running_untraced_with_its_debug_registers() {
+	local s
+	for s in global holder local_ register undropped; do
+		"$s" || return 1
+	done
+	for s in global holder local register undropped; do
+		expect_target_unharmed "$s" || { FAIL_MSG="$s: $FAIL_MSG"; return 1; }
+	done
+}
+
+test_lastref_without_site_is_a_usage_error() {
+	lt_fg "$E2E_TMP/nosite.out" "$E2E_TMP/nosite.err" lastref -p 1
+	expect_eq "exit status" 2 "$LT_STATUS" || return 1
+	expect_eq "stderr" "leaktop: lastref needs a call site; give --site FUNCTION or --site STACK_ID" \
+		"$(cat "$E2E_TMP/nosite.err")"
+}
+
+test_lastref_with_too_many_blocks_is_a_usage_error() {
+	lt_fg "$E2E_TMP/many.out" "$E2E_TMP/many.err" lastref -p 1 --site f --blocks 17
+	expect_eq "exit status" 2 "$LT_STATUS" || return 1
+	expect_eq "stderr" "leaktop: invalid --blocks '17': expected 1 to 16" \
+		"$(cat "$E2E_TMP/many.err")"
+}
+
+run_tests

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * lastref_prog.c - where the last pointer to a block goes, one scenario per run, for
+ * tests/e2e/lastref.sh (`leaktop lastref`).
+ *
+ * Usage: lastref_prog DIR global|holder|local|register|bench [N]
+ * Creates DIR/ready, waits for DIR/alloc, allocates one 64-byte block in make_it() and keeps
+ * its only pointer
+ *   global    in a global, overwritten in forget_it();
+ *   holder    in a heap struct, freed in free_holder();
+ *   local     in a local of keep_local(), which then returns to main();
+ *   register  in a global that register_only() moves into %r12 (and clears) before it waits
+ *             in raw nanosleep syscalls, touching no memory, until DIR/quit;
+ * creates DIR/allocated, waits for DIR/go, drops the pointer, creates DIR/dropped and waits
+ * for DIR/quit.  The lines the test expects carry a "lastref:" comment.
+ * bench (tests/bench/run.sh, section 11): four blocks from make_it() kept in globals; at go,
+ * N malloc(64)+free pairs each followed by a store of the same pointer into one of the
+ * globals (what a watched word costs when it is written without losing its block); the ns
+ * per pair go to DIR/result.  Every wait ends
+ * after 300 s.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+struct holder {
+	void *ptr;
+	long pad[3];
+};
+
+static const char *dir;
+void *g_global;
+struct holder *g_holder;
+void *g_reg;
+void *volatile g_bench[4];
+static volatile int release_flag;
+static const struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+static void touch(const char *name)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+}
+
+NOINLINE static void wait_for(const char *name)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	for (int i = 0; i < 30000 && access(path, F_OK); i++)
+		nanosleep(&tick, NULL);
+}
+
+/* Dead stack below and the caller-saved registers hold no copy of a pointer after this. */
+NOINLINE static void scrub(void)
+{
+	volatile char pad[16384];
+
+	for (size_t i = 0; i < sizeof(pad); i++)
+		pad[i] = 0;
+	__asm__ volatile("xor %%eax, %%eax\n\txor %%ecx, %%ecx\n\txor %%edx, %%edx\n\t"
+			 "xor %%esi, %%esi\n\txor %%edi, %%edi\n\txor %%r8d, %%r8d\n\t"
+			 "xor %%r9d, %%r9d\n\txor %%r10d, %%r10d\n\txor %%r11d, %%r11d"
+			 ::: "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11");
+}
+
+NOINLINE static void *make_it(void)
+{
+	char *p = malloc(64); /* lastref: alloc */
+
+	if (p)
+		memset(p, 1, 64);
+	return p;
+}
+
+NOINLINE static struct holder *make_holder(void)
+{
+	return calloc(1, sizeof(struct holder));
+}
+
+NOINLINE static void forget_it(void)
+{
+	g_global = NULL; /* lastref: overwrite */
+}
+
+NOINLINE static void free_holder(void)
+{
+	free(g_holder); /* lastref: holder-free */
+	g_holder = NULL;
+}
+
+NOINLINE static void keep_local(void)
+{
+	void *volatile p = make_it();
+
+	scrub();
+	touch("allocated");
+	wait_for("go"); /* lastref: frame */
+	(void)p;
+}
+
+/* The pointer goes from g_reg into %r12, which then is all that holds it until DIR/quit. */
+NOINLINE static void register_only(void)
+{
+	__asm__ volatile("mov %[g], %%r12\n\t" /* lastref: register */
+			 "movq $0, %[g]\n\t"
+			 "1:\n\t"
+			 "mov $35, %%eax\n\t"		/* nanosleep(&tick, NULL) */
+			 "lea %[ts], %%rdi\n\t"
+			 "xor %%esi, %%esi\n\t"
+			 "syscall\n\t"
+			 "cmpl $0, %[flag]\n\t"
+			 "je 1b\n\t"
+			 "xor %%r12d, %%r12d"
+			 : [g] "+m"(g_reg)
+			 : [ts] "m"(tick), [flag] "m"(release_flag)
+			 : "rax", "rdi", "rsi", "rcx", "r11", "r12", "memory");
+}
+
+NOINLINE static void bench(long n)
+{
+	struct timespec t0, t1;
+	char path[4096];
+	FILE *f;
+
+	for (int i = 0; i < 4; i++)
+		g_bench[i] = make_it();
+	scrub();
+	touch("allocated");
+	wait_for("go");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (long i = 0; i < n; i++) {
+		void *q = malloc(64);
+
+		free(q);
+		g_bench[i & 3] = g_bench[i & 3];
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	snprintf(path, sizeof(path), "%s/result", dir);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%.1f\n", ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / n);
+		fclose(f);
+	}
+}
+
+static void *releaser(void *arg)
+{
+	wait_for("quit");
+	release_flag = 1;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t;
+
+	if (argc != 3 && argc != 4)
+		return 2;
+	dir = argv[1];
+	touch("ready");
+	wait_for("alloc");
+	if (!strcmp(argv[2], "global")) {
+		g_global = make_it();
+		scrub();
+		touch("allocated");
+		wait_for("go");
+		forget_it();
+	} else if (!strcmp(argv[2], "holder")) {
+		g_holder = make_holder();
+		g_holder->ptr = make_it();
+		scrub();
+		touch("allocated");
+		wait_for("go");
+		free_holder();
+	} else if (!strcmp(argv[2], "local")) {
+		keep_local(); /* lastref: returns-to */
+	} else if (!strcmp(argv[2], "register")) {
+		if (pthread_create(&t, NULL, releaser, NULL))
+			return 1;
+		g_reg = make_it();
+		scrub();
+		touch("allocated");
+		wait_for("go");
+		register_only();
+		pthread_join(t, NULL);
+	} else if (!strcmp(argv[2], "bench")) {
+		bench(argc > 3 ? strtol(argv[3], NULL, 10) : 1000000);
+	} else {
+		return 2;
+	}
+	touch("dropped");
+	wait_for("quit");
+	return 0;
+}

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * lastref.c - the reference bookkeeping of `leaktop lastref` (see lastref.h): a pure state
+ * machine over the followed blocks, their watchable references and what ended them.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core/lastref.h"
+
+const char *const lr_ref_kind_names[LR_REF__COUNT] = {
+	[LR_REF_MEMORY] = "memory",
+	[LR_REF_HEAP] = "heap",
+	[LR_REF_STACK] = "stack",
+	[LR_REF_REGISTER] = "register",
+};
+
+const char *const lr_verdict_names[LR_VERDICT__COUNT] = {
+	[LR_PENDING] = "pending",
+	[LR_OVERWRITTEN] = "overwritten",
+	[LR_HOLDER_FREED] = "holder_freed",
+	[LR_FRAME_RETURNED] = "frame_returned",
+	[LR_REGISTER_ONLY] = "register_only",
+	[LR_FREED] = "freed",
+	[LR_UNRESOLVED] = "unresolved",
+};
+
+bool lastref__points_into(const struct lr_block *b, uint64_t v)
+{
+	return v == b->addr || (v > b->addr && v - b->addr < b->size);
+}
+
+static bool same_place(const struct lr_ref *a, const struct lr_ref *b)
+{
+	return a->kind == b->kind && a->loc == b->loc &&
+	       (a->kind != LR_REF_REGISTER || (a->tid == b->tid && a->reg == b->reg));
+}
+
+int lastref__add_ref(struct lr_block *b, const struct lr_ref *r)
+{
+	if (r->loc >= b->addr && r->loc - b->addr < b->size)
+		return -EINVAL;
+	for (uint32_t i = 0; i < b->n_refs; i++)
+		if (same_place(&b->refs[i], r))
+			return -EEXIST;
+	if (b->n_refs == LR_MAX_REFS) {
+		b->refs_over++;
+		return -ENOSPC;
+	}
+	b->refs[b->n_refs] = *r;
+	b->refs[b->n_refs].watched = false;
+	b->refs[b->n_refs].last_watched_ns = 0;
+	b->n_refs++;
+	return 0;
+}
+
+/* Take refs[i] out; when none is left (and none was left out), b goes to confirmation. */
+static size_t drop_ref(struct lr_block *b, uint32_t i, const struct lr_cause *c,
+		       enum lr_verdict v)
+{
+	struct lr_ref gone = b->refs[i];
+
+	b->refs[i] = b->refs[--b->n_refs];
+	if (b->n_refs || b->refs_over)
+		return 0;
+	b->cause = *c;
+	b->cause.verdict = v;
+	b->cause.ref = gone;
+	b->state = LR_CONFIRM;
+	return 1;
+}
+
+size_t lastref__on_write(struct lr_block *b, size_t n, uint64_t loc, uint64_t value,
+			 const struct lr_cause *c)
+{
+	size_t moved = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		if (b[k].state != LR_TRACKING || lastref__points_into(&b[k], value))
+			continue;
+		for (uint32_t i = 0; i < b[k].n_refs; i++) {
+			if (b[k].refs[i].loc != loc)
+				continue;
+			moved += drop_ref(&b[k], i, c, LR_OVERWRITTEN);
+			if (b[k].state == LR_CONFIRM)
+				b[k].cause.value = value;
+			break;
+		}
+	}
+	return moved;
+}
+
+size_t lastref__on_reread(struct lr_block *b, size_t n, uint64_t loc, uint64_t value,
+			  const struct lr_cause *c)
+{
+	size_t moved = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		if (b[k].state != LR_TRACKING || lastref__points_into(&b[k], value))
+			continue;
+		for (uint32_t i = 0; i < b[k].n_refs; i++) {
+			struct lr_cause u = *c;
+
+			if (b[k].refs[i].loc != loc || b[k].refs[i].watched)
+				continue;
+			u.unwatched = true;
+			u.since_ns = b[k].refs[i].unwatched_ns;
+			u.value = value;
+			moved += drop_ref(&b[k], i, &u, LR_OVERWRITTEN);
+			break;
+		}
+	}
+	return moved;
+}
+
+size_t lastref__on_return(struct lr_block *b, size_t n, uint32_t tid, uint64_t ret, uint64_t sp,
+			  const struct lr_cause *c)
+{
+	size_t moved = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		if (b[k].state != LR_TRACKING)
+			continue;
+		for (uint32_t i = 0; i < b[k].n_refs;) {
+			const struct lr_ref *r = &b[k].refs[i];
+
+			if (r->kind == LR_REF_STACK && r->tid == tid && r->frame_ret == ret &&
+			    r->frame_cfa <= sp) {
+				moved += drop_ref(&b[k], i, c, LR_FRAME_RETURNED);
+				continue;	/* refs[i] is another one now */
+			}
+			i++;
+		}
+	}
+	return moved;
+}
+
+size_t lastref__on_free(struct lr_block *b, size_t n, uint64_t addr, const struct lr_cause *c)
+{
+	size_t moved = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		if (b[k].state == LR_DONE)
+			continue;
+		if (b[k].addr == addr) {
+			b[k].cause = *c;
+			b[k].cause.verdict = LR_FREED;
+			b[k].state = LR_DONE;
+			b[k].n_refs = 0;
+			moved++;
+			continue;
+		}
+		if (b[k].state != LR_TRACKING)
+			continue;
+		for (uint32_t i = 0; i < b[k].n_refs;) {
+			if (b[k].refs[i].kind == LR_REF_HEAP && b[k].refs[i].holder == addr) {
+				moved += drop_ref(&b[k], i, c, LR_HOLDER_FREED);
+				continue;
+			}
+			i++;
+		}
+	}
+	return moved;
+}
+
+bool lastref__confirm(struct lr_block *b, const struct lr_ref *found, size_t n_found,
+		      const struct lr_ref *regs, size_t n_regs, uint64_t now_ns)
+{
+	b->scans++;
+	for (size_t i = 0; i < n_found; i++)
+		lastref__add_ref(b, &found[i]);
+	if (b->n_refs || b->refs_over) {
+		b->state = LR_TRACKING;
+		return true;
+	}
+	if (n_regs) {
+		memset(&b->cause, 0, sizeof(b->cause));
+		b->cause.verdict = LR_REGISTER_ONLY;
+		b->cause.ref = regs[0];
+		b->cause.tid = regs[0].tid;
+		b->cause.ip = regs[0].ip;
+		b->cause.at_ns = now_ns;
+	} else if (b->state != LR_CONFIRM || b->cause.verdict == LR_PENDING) {
+		memset(&b->cause, 0, sizeof(b->cause));
+		b->cause.verdict = LR_UNRESOLVED;
+		b->cause.at_ns = now_ns;
+	}
+	b->state = LR_DONE;
+	return false;
+}
+
+void lastref__end(struct lr_block *b, uint64_t now_ns)
+{
+	if (b->state == LR_DONE)
+		return;
+	if (b->state == LR_TRACKING || b->cause.verdict == LR_PENDING) {
+		memset(&b->cause, 0, sizeof(b->cause));
+		b->cause.verdict = LR_UNRESOLVED;
+		b->cause.at_ns = now_ns;
+	}
+	b->state = LR_DONE;
+}
+
+size_t lastref__watchable(const struct lr_block *b, size_t n)
+{
+	size_t w = 0;
+
+	for (size_t k = 0; k < n; k++)
+		if (b[k].state == LR_TRACKING)
+			w += b[k].n_refs;
+	return w;
+}
+
+void lastref__mark(struct lr_ref *r, bool watched, uint64_t now_ns)
+{
+	if (watched && !r->watched)
+		r->last_watched_ns = now_ns;
+	if (!watched && r->watched)
+		r->unwatched_ns = now_ns;
+	r->watched = watched;
+}
+
+/* Is (k, i) already in out[0..n)? */
+static bool picked(const struct lr_pick *out, size_t n, size_t k, uint32_t i)
+{
+	for (size_t j = 0; j < n; j++)
+		if (out[j].block == k && out[j].ref == i)
+			return true;
+	return false;
+}
+
+size_t lastref__pick(const struct lr_block *b, size_t n, unsigned int slots, bool rotate,
+		     struct lr_pick *out, size_t max)
+{
+	size_t got = 0;
+
+	if (slots > max)
+		slots = max;
+	/* Kept: what is watched now, unless it is time to rotate (or everything fits). */
+	if (!rotate && lastref__watchable(b, n) > slots) {
+		for (size_t k = 0; k < n && got < slots; k++)
+			for (uint32_t i = 0; b[k].state == LR_TRACKING && i < b[k].n_refs &&
+			     got < slots; i++)
+				if (b[k].refs[i].watched)
+					out[got++] = (struct lr_pick){ k, i };
+	}
+	/* The rest: least recently watched first, in order on ties. */
+	while (got < slots) {
+		size_t best_k = 0;
+		uint32_t best_i = 0;
+		uint64_t best_t = UINT64_MAX;
+		bool any = false;
+
+		for (size_t k = 0; k < n; k++)
+			for (uint32_t i = 0; b[k].state == LR_TRACKING && i < b[k].n_refs; i++) {
+				uint64_t t = b[k].refs[i].last_watched_ns;
+
+				/* On a rotation, what was watched until now goes last. */
+				if (rotate && b[k].refs[i].watched)
+					t = UINT64_MAX - 1;
+				if (picked(out, got, k, i) || (any && t >= best_t))
+					continue;
+				best_k = k;
+				best_i = i;
+				best_t = t;
+				any = true;
+			}
+		if (!any)
+			break;
+		out[got++] = (struct lr_pick){ best_k, best_i };
+	}
+	return got;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * lastref_out.h - what `leaktop lastref` says about each block: one line of text, and the
+ * JSON document of -j FILE (`"schema": "leaktop.lastref/1"`, described in the README).
+ */
+#ifndef LEAKTOP_LASTREF_OUT_H
+#define LEAKTOP_LASTREF_OUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/frame.h"
+#include "core/lastref.h"
+
+/* One resolved block, its addresses named. */
+struct lastref_result {
+	struct lr_block b;
+	struct sym_frame alloc;		/* where it was allocated (the site's innermost frame) */
+	struct sym_frame *at;		/* the stack of the moment, innermost first */
+	uint32_t n_at;
+	struct sym_frame frame;		/* LR_FRAME_RETURNED: the frame that held the pointer;
+					 * LR_REGISTER_ONLY: where the thread was */
+	const char *reg;		/* LR_REGISTER_ONLY: the register's name */
+	double at_s, since_s;		/* run clock: the moment; unwatched: last known good */
+};
+
+/* The line for r (no newline), control characters escaped. */
+const char *lastref_out__line(char *buf, size_t len, const struct lastref_result *r);
+/* The -j document, replaced atomically.  0 or -errno. */
+int lastref_out__write(const char *path, int pid, const char *site, const struct lastref_result *v,
+		       size_t n);
+void lastref_result__free(struct lastref_result *r);
+
+#endif
