@@ -64,6 +64,7 @@ struct tui {
 	bool write;
 	bool scan;
 	bool toggle_heap;
+	bool lastref;
 	char msg[200];
 	int msg_updates;		/* samples the message stays for */
 };
@@ -625,6 +626,17 @@ static void key_help(struct tui *t) { t->help = !t->help; }
 static void key_write(struct tui *t) { t->write = true; }
 static void key_scan(struct tui *t) { t->scan = true; }
 static void key_toggle_heap(struct tui *t) { t->toggle_heap = true; }
+static void key_lastref(struct tui *t) { t->lastref = true; }
+
+bool tui__selected_site(const struct tui *t, uint32_t *pid, uint32_t *kind, uint64_t *hash)
+{
+	if (!t || t->view == VIEW_PROCS || !t->rows)
+		return false;
+	*pid = t->pid;
+	*kind = t->site_kind;
+	*hash = t->site_hash;
+	return true;
+}
 
 uint32_t tui__selected_pid(const struct tui *t)
 {
@@ -707,6 +719,8 @@ static const struct key_binding {
 	{ 'p', "p", "pause the view (tracing goes on)", key_pause },
 	{ 'w', "w", "write a JSON snapshot now", key_write },
 	{ 'S', "S", "scan the selected process for lost blocks (stops it briefly)", key_scan },
+	{ 'L', "L", "where the last pointer to new blocks of the selected heap site is lost "
+		    "(hardware watchpoints; stops the process briefly)", key_lastref },
 	{ 't', "t", "trace / untrace the selected process's heap (whole-system mode)",
 	  key_toggle_heap },
 	{ '?', "?", "this help", key_help },
@@ -921,6 +935,10 @@ enum tui_request tui__handle_keys(struct tui *t, const struct model *m)
 	if (t->toggle_heap) {
 		t->toggle_heap = false;
 		return TUI_TOGGLE_HEAP;
+	}
+	if (t->lastref) {
+		t->lastref = false;
+		return TUI_LASTREF;
 	}
 	if (changed)
 		draw(t, m);

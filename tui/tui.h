@@ -19,10 +19,15 @@ enum tui_request {
 	TUI_WRITE_SNAPSHOT,	/* the run loop writes one and reports with tui__message */
 	TUI_SCAN,		/* scan the selected process (tui__selected_pid) for lost blocks */
 	TUI_TOGGLE_HEAP,	/* trace / untrace the selected process's heap (whole system) */
+	TUI_LASTREF,		/* where the last pointer to new blocks of the selected site is
+				 * lost (tui__selected_site) */
 };
 
 /* The process selected in the list (or shown in the sites and stack views), 0 if none. */
 uint32_t tui__selected_pid(const struct tui *t);
+/* The site selected in the sites view (or shown in the stack view): true, with its process
+ * and kind and stack hash; false in the process list or with nothing selected. */
+bool tui__selected_site(const struct tui *t, uint32_t *pid, uint32_t *kind, uint64_t *hash);
 
 /* Take over the terminal.  NULL if it cannot (the run loop then falls back to batch). */
 struct tui *tui__start(void);

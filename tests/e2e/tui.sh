@@ -196,6 +196,34 @@ test_tui_t_key_traces_and_untraces_the_selected_process_heap() {
 	wait_exit "$q"
 }
 
+# L on a heap site: lastref_prog keeps the only pointer to its block from make_it() in a
+# global, which forget_it() overwrites once told (its "lastref: overwrite" line); the verdict
+# shows on the message line.
+test_tui_L_key_says_where_the_last_pointer_of_the_selected_site_was_lost() {
+	local d=$TUI/lastref pid line
+	mkdir -p "$d"
+	"$PROGS/lastref_prog" "$d" global &
+	pid=$!
+	BG_PIDS+=("$pid")
+	wait_file "$d/ready" || return 1
+	line=$(grep -n "lastref: overwrite \*/" "$PROG_SRC/lastref_prog.c" | cut -d: -f1)
+	fresh_server || return 1
+	tm new-session -d -s lt -x 160 -y 30 \
+		"cd '$TUI' && '$LEAKTOP' -i 0.25 -r heap -p $pid; sleep 120"
+	wait_screen "^ +$pid lastref_prog" || return 1
+	touch "$d/alloc"
+	wait_file "$d/allocated" || return 1
+	keys Enter
+	wait_screen "make_it" || return 1
+	keys L
+	wait_screen "lastref: watching 0x" || return 1
+	touch "$d/go"
+	wait_screen "overwritten at forget_it lastref_prog\.c:$line" || return 1
+	keys q
+	touch "$d/quit"
+	wait_exit "$pid"
+}
+
 test_tui_cleanup() {
 	tm kill-server 2>/dev/null
 	return 0

@@ -36,6 +36,10 @@ struct lastref {
 	size_t n_results;
 	struct run_live lv;		/* the run's, while a hook runs */
 	bool ended;			/* the process is gone */
+	char site_text[24];		/* a site id as text (lastref__new) */
+	/* Where its lines go: each verdict (out), and progress (say). */
+	lastref_line_fn out, say;
+	void *line_ctx;
 };
 
 const char *lastref_cmd__usage(void)
@@ -128,6 +132,19 @@ int lastref_cmd__parse(int argc, char **argv, struct lastref_args *a, char **run
 
 static void say_line(void *ctx, const char *line)
 {
+	struct lastref *l = ctx;
+
+	l->say(l->line_ctx, line);
+}
+
+static void print_line(void *ctx, const char *line)
+{
+	printf("%s\n", line);
+	fflush(stdout);
+}
+
+static void print_err_line(void *ctx, const char *line)
+{
 	err_line("%s", line);
 }
 
@@ -198,18 +215,19 @@ static void on_done(void *ctx, const struct lr_block *b)
 	}
 	r->at_s = run_s(l, c->at_ns);
 	r->since_s = run_s(l, c->since_ns);
-	printf("%s\n", lastref_out__line(line, sizeof(line), r));
-	fflush(stdout);
+	l->out(l->line_ctx, lastref_out__line(line, sizeof(line), r));
 }
 
 static int hook_start(void *ctx, const struct run_live *lv)
 {
 	struct lastref *l = ctx;
+	char line[512];
 
 	l->lv = *lv;
 	l->start_ns = monotonic_ns();
-	err_line("lastref: tracing process %d; following up to %u new blocks from %s", l->a.pid,
-		 l->a.blocks, l->a.site);
+	snprintf(line, sizeof(line), "lastref: tracing process %d; following up to %u new blocks "
+		 "from %s", l->a.pid, l->a.blocks, l->a.site);
+	l->say(l->line_ctx, line);
 	return 0;
 }
 
@@ -228,7 +246,8 @@ static int hook_step(void *ctx, const struct run_live *lv)
 		/* Not in the model yet (the first interval), or gone. */
 		if (l->w && !l->ended) {
 			l->ended = true;
-			err_line("lastref: process %d exited", l->a.pid);
+			snprintf(msg, sizeof(msg), "lastref: process %d exited", l->a.pid);
+			l->say(l->line_ctx, msg);
 			return 1;
 		}
 		return 0;
@@ -243,8 +262,11 @@ static int hook_step(void *ctx, const struct run_live *lv)
 		ret = watcher__new(&l->w, lv->ld, lv->col, &cfg, say_line, on_done, l, msg,
 				   sizeof(msg));
 		if (ret) {
-			err_line("%s; run leaktop as root on a kernel with hardware breakpoints",
-				 msg);
+			size_t n = strlen(msg);
+
+			snprintf(msg + n, sizeof(msg) - n, "; run leaktop as root on a kernel with "
+				 "hardware breakpoints");
+			l->say(l->line_ctx, msg);
 			return ret;
 		}
 	}
@@ -256,7 +278,8 @@ static int hook_step(void *ctx, const struct run_live *lv)
 	ret = watcher__step(l->w, monotonic_ns(), msg, sizeof(msg));
 	if (ret == -ESRCH) {
 		l->ended = true;
-		err_line("lastref: process %d exited", l->a.pid);
+		snprintf(msg, sizeof(msg), "lastref: process %d exited", l->a.pid);
+		l->say(l->line_ctx, msg);
 		return 1;
 	}
 	return ret;
@@ -273,10 +296,54 @@ static void hook_finish(void *ctx, const struct run_live *lv)
 	l->w = NULL;
 }
 
+struct lastref *lastref__new(int pid, uint64_t site_id, unsigned int blocks, lastref_line_fn out,
+			     lastref_line_fn say, void *ctx)
+{
+	struct lastref *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->a.pid = pid;
+	l->a.blocks = blocks ? blocks : LASTREF_DEFAULT_BLOCKS;
+	snprintf(l->site_text, sizeof(l->site_text), "%016" PRIx64, site_id);
+	l->a.site = l->site_text;
+	l->site_id = site_id;
+	l->out = out;
+	l->say = say;
+	l->line_ctx = ctx;
+	return l;
+}
+
+int lastref__start(struct lastref *l, const struct run_live *lv)
+{
+	return hook_start(l, lv);
+}
+
+int lastref__step(struct lastref *l, const struct run_live *lv)
+{
+	return hook_step(l, lv);
+}
+
+size_t lastref__resolved(const struct lastref *l)
+{
+	return l->n_results;
+}
+
+void lastref__free(struct lastref *l, const struct run_live *lv)
+{
+	if (!l)
+		return;
+	hook_finish(l, lv);
+	for (size_t i = 0; i < l->n_results; i++)
+		lastref_result__free(&l->results[i]);
+	free(l->results);
+	free(l);
+}
+
 int lastref_cmd__main(int argc, char **argv)
 {
 	char *run_argv[32], err[512];
-	struct lastref l = {};
+	struct lastref l = { .out = print_line, .say = print_err_line };
 	struct run_hooks hooks = { hook_start, hook_step, hook_finish, &l };
 	struct options o;
 	int ret, status;

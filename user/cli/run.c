@@ -34,6 +34,7 @@
 #include "view/metrics.h"
 #include "cli/oom.h"
 #include "cli/stop_at.h"
+#include "cli/lastref_cmd.h"
 #include "live/allocs.h"
 #include "live/libcs.h"
 #include "live/loader.h"
@@ -120,12 +121,74 @@ struct run {
 	size_t n_pending;
 	int64_t pending_blocks;
 	const struct run_hooks *hooks;	/* a mode built on the run (leaktop lastref), or NULL */
+	struct lastref *lr;		/* the TUI's L: a lastref on this run, or NULL */
 	int hook_status;		/* its step ended the run: 1 failed, 0 done */
 };
 
 static struct run_live live_of(struct run *r)
 {
 	return (struct run_live){ r->ld, r->col, r->sym, &r->model };
+}
+
+/* A lastref line (a verdict, progress) on the TUI's message line. */
+static void lastref_to_tui(void *ctx, const char *line)
+{
+	struct run *r = ctx;
+
+	if (r->tui)
+		tui__message(r->tui, &r->model, line);
+}
+
+/* The TUI's L: a lastref on the selected heap site; msg says what happened. */
+static void start_lastref(struct run *r, char *msg, size_t len)
+{
+	struct run_live lv = live_of(r);
+	const struct process *p;
+	uint32_t pid, kind;
+	uint64_t hash;
+
+	if (r->hooks) {
+		snprintf(msg, len, "this run is a lastref already");
+		return;
+	}
+	if (!tui__selected_site(r->tui, &pid, &kind, &hash) || kind != LT_KIND_HEAP) {
+		snprintf(msg, len, "L follows a heap site: Enter on a process, then select a site");
+		return;
+	}
+	p = model__find_pid(&r->model, pid);
+	if (!p) {
+		snprintf(msg, len, "process %u is not traced any more", pid);
+		return;
+	}
+	if (p->heap_mode == PROC_HEAP_WATCH) {
+		snprintf(msg, len, "process %u's heap is not traced: t traces it first", pid);
+		return;
+	}
+	lastref__free(r->lr, &lv);
+	r->lr = lastref__new(pid, hash, 0, lastref_to_tui, lastref_to_tui, r);
+	if (!r->lr) {
+		snprintf(msg, len, "out of memory");
+		return;
+	}
+	if (lastref__start(r->lr, &lv)) {
+		lastref__free(r->lr, &lv);
+		r->lr = NULL;
+		snprintf(msg, len, "lastref could not start");
+		return;
+	}
+	snprintf(msg, len, "lastref: following new blocks of site %016" PRIx64 " of process %u; "
+		 "verdicts show here", hash, pid);
+}
+
+/* The TUI's lastref, a turn: freed once it has every verdict or failed (it said why). */
+static void lastref_step(struct run *r)
+{
+	struct run_live lv = live_of(r);
+
+	if (r->lr && lastref__step(r->lr, &lv)) {
+		lastref__free(r->lr, &lv);
+		r->lr = NULL;
+	}
 }
 
 /* The mode's turn: true when it ends the run. */
@@ -713,6 +776,13 @@ static bool handle_tui(struct run *r)
 	case TUI_WRITE_SNAPSHOT:
 		write_snapshot_now(r);
 		return false;
+	case TUI_LASTREF: {
+		char msg[320];
+
+		start_lastref(r, msg, sizeof(msg));
+		tui__message(r->tui, &r->model, msg);
+		return false;
+	}
 	case TUI_TOGGLE_HEAP: {
 		uint32_t pid = tui__selected_pid(r->tui);
 		char msg[320];
@@ -830,6 +900,7 @@ static int loop(struct run *r)
 				last = true;
 				break;
 			}
+			lastref_step(r);
 			if (err < 0 && err != -EINTR) {
 				err_line("cannot read lifecycle events: %s", strerror(-err));
 				return 1;
@@ -1131,6 +1202,11 @@ out:
 		struct run_live lv = live_of(&r);
 
 		hooks->finish(hooks->ctx, &lv);
+	}
+	if (r.lr) {
+		struct run_live lv = live_of(&r);
+
+		lastref__free(r.lr, &lv);
 	}
 	tui__stop(r.tui);
 	tui_active = 0;
