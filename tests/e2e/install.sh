@@ -210,11 +210,19 @@ test_completion_completes_commands_and_options() {
 		"$(complete_words leaktop -r heap,f)" || return 1
 	expect_eq "completion of 'leaktop -p $$'" "$$" "$(complete_words leaktop -p $$ |
 		grep -x "$$")" || return 1
+	# The options --help lists (after its usage lines, which name other commands' options).
 	got=$(complete_words leaktop --)
-	for o in $("$LEAKTOP" --help | long_options); do
+	for o in $("$LEAKTOP" --help | sed -n '/^Options:/,$p' | long_options); do
 		grep -qx -e "$o" <<<"$got" || missing="$missing $o"
 	done
-	expect_eq "options of --help the completion does not offer" "" "${missing# }"
+	expect_eq "options of --help the completion does not offer" "" "${missing# }" || return 1
+	# ... and lastref's, after its command word.
+	got=$(complete_words leaktop lastref --)
+	missing=""
+	for o in $("$LEAKTOP" lastref --help | long_options); do
+		grep -qx -e "$o" <<<"$got" || missing="$missing $o"
+	done
+	expect_eq "options of lastref --help the completion does not offer" "" "${missing# }"
 }
 
 test_install_replaces_symlinks_without_following_them() {

@@ -155,9 +155,14 @@ static bool site_matches(const struct lastref *l, const struct site *s)
 		return false;
 	if (l->site_id)
 		return s->stack_hash == l->site_id;
-	for (uint32_t i = 0; i < s->n_frames; i++)
-		if (s->frames[i].symbol && !strcmp(s->frames[i].symbol, l->a.site))
+	/* As symbolized (C++ demangled: "leak_new()" is named by "leak_new" too). */
+	for (uint32_t i = 0; i < s->n_frames; i++) {
+		const char *sym = s->frames[i].symbol;
+		size_t n = strlen(l->a.site);
+
+		if (sym && !strncmp(sym, l->a.site, n) && (!sym[n] || sym[n] == '('))
 			return true;
+	}
 	return false;
 }
 

@@ -27,6 +27,8 @@ static const char usage_text[] =
 "       leaktop report SNAPSHOT.json [OPTIONS] show a saved snapshot (report --help)\n"
 "       leaktop diff OLD.json NEW.json [--json] what grew between two (diff --help)\n"
 "       leaktop scan -p PID [-i SEC] [-d SEC]   find lost blocks by reachability (scan --help)\n"
+"       leaktop lastref -p PID --site SITE      where the last pointer to its blocks is lost\n"
+"                                               (lastref --help)\n"
 "\n"
 "Options:\n"
 "  -p, --pid LIST          comma-separated PIDs to watch (default: whole system)\n"
