@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "view/format.h"
 #include "view/metrics.h"
 
 static char *render(const struct model *m, enum metrics_format fmt, unsigned int max_sites)
@@ -257,6 +258,33 @@ static void test_metrics_site_is_named_by_its_first_frame_with_a_source_line(voi
 	free(om);
 }
 
+static void test_metrics_site_name_skips_wrappers_and_runtimes_not_callers_without_lines(void)
+{
+	struct sym_frame f[5] = {
+		{ .addr = 1, .symbol = "zmalloc", .module = "/usr/bin/redis-server" },
+		{ .addr = 2, .symbol = "dictAddRaw", .module = "/usr/bin/redis-server" },
+		{ .addr = 3, .symbol = "main", .module = "/usr/bin/redis-server" },
+		{ .addr = 4, .symbol = "__libc_start_call_main", .file = "libc_start_call_main.h",
+		  .line = 58, .module = "/usr/lib/x86_64-linux-gnu/libc.so.6" },
+	};
+	struct site s = { .kind = LT_KIND_HEAP, .frames = f, .n_frames = 4 };
+	char name[256];
+
+	/* A deeper frame with a line (libc's) does not win over the named caller of the
+	 * wrapper. */
+	CHECK_EQ_STR(fmt__site_name(name, sizeof(name), &s), "dictAddRaw");
+	/* strdup inside libc, then the program's function with its line. */
+	f[0] = (struct sym_frame){ .addr = 1, .symbol = "__strdup",
+				   .module = "/usr/lib/x86_64-linux-gnu/libc.so.6" };
+	f[1] = (struct sym_frame){ .addr = 2, .symbol = "copy_name", .file = "/src/names.c",
+				   .line = 7, .module = "/usr/bin/prog" };
+	CHECK_EQ_STR(fmt__site_name(name, sizeof(name), &s), "copy_name names.c:7");
+	/* Only wrappers: the innermost. */
+	f[1] = (struct sym_frame){ .addr = 2, .symbol = "xmalloc", .module = "/usr/bin/prog" };
+	s.n_frames = 2;
+	CHECK_EQ_STR(fmt__site_name(name, sizeof(name), &s), "__strdup");
+}
+
 static void test_metrics_exited_image_of_an_execd_pid_is_left_out(void)
 {
 	char *om;
@@ -344,6 +372,7 @@ int main(void)
 	RUN(test_metrics_container_and_cgroup_labels_only_when_known);
 	RUN(test_metrics_sites_are_the_flagged_ones_at_most_max_sites);
 	RUN(test_metrics_site_is_named_by_its_first_frame_with_a_source_line);
+	RUN(test_metrics_site_name_skips_wrappers_and_runtimes_not_callers_without_lines);
 	RUN(test_metrics_exited_image_of_an_execd_pid_is_left_out);
 	RUN(test_metrics_unknown_values_are_left_out_not_zero);
 	RUN(test_metrics_one_flag_series_per_flag_set);

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util/escape.h"
 #include "view/format.h"
@@ -161,15 +162,51 @@ int fmt__site_title(FILE *out, const struct site *s)
 	return ferror(out) ? -EIO : 0;
 }
 
+/* Does s hold word, whatever the case? */
+static bool has_word(const char *s, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (; *s; s++)
+		if (!strncasecmp(s, word, n))
+			return true;
+	return false;
+}
+
+/*
+ * A frame that only passes an allocation on: a wrapper by its name (xmalloc, zmalloc,
+ * g_malloc0, PyMem_Malloc, operator new, strdup, ...), or code of the C and C++ runtimes and
+ * allocators, which a leak is never fixed in.
+ */
+static bool passes_on(const struct sym_frame *f)
+{
+	static const char *const names[] = { "alloc", "operator new", "strdup", "strndup",
+					     "memdup" };
+	static const char *const runtimes[] = { "libc.so", "libc-", "libstdc++", "libgcc_s",
+						"ld-linux", "libjemalloc", "libtcmalloc",
+						"libmimalloc", "ld-musl" };
+	const char *base = f->module ? strrchr(f->module, '/') : NULL;
+
+	base = base ? base + 1 : f->module;
+	for (size_t i = 0; base && i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
+		if (!strncmp(base, runtimes[i], strlen(runtimes[i])))
+			return true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (has_word(f->symbol, names[i]))
+			return true;
+	return false;
+}
+
 const char *fmt__site_name(char *buf, size_t len, const struct site *s)
 {
 	const struct sym_frame *f = NULL;
 	const char *file;
 	FILE *out;
 
-	/* The first frame with a source line, else with a symbol, else the innermost. */
-	for (uint32_t i = 0; !f && i < s->n_frames; i++)
-		if (s->frames[i].symbol && s->frames[i].file && s->frames[i].line > 0)
+	/* The innermost named frame that does more than pass the allocation on (at most 8
+	 * deep), else the innermost named one, else the innermost. */
+	for (uint32_t i = 0; !f && i < s->n_frames && i < 8; i++)
+		if (s->frames[i].symbol && !passes_on(&s->frames[i]))
 			f = &s->frames[i];
 	for (uint32_t i = 0; !f && i < s->n_frames; i++)
 		if (s->frames[i].symbol)

@@ -44,10 +44,11 @@ int fmt__frame(FILE *out, unsigned int i, const struct sym_frame *f, enum frame_
 /* What names a site: its innermost frame's function and file:line, "(stack unknown)". */
 int fmt__site_title(FILE *out, const struct site *s);
 /*
- * A short name for a call site, for labels: the first frame with a source line (the
- * allocator's wrappers have none, the program's code has), else with a symbol: "leak_new()
- * cxx_new.cc:12", "__strdup"; "(unknown in MODULE)", "(stack unknown)".  Escaped; returns
- * buf.
+ * A short name for a call site, for labels: its innermost named frame that does more than
+ * pass the allocation on (not a wrapper by name: *alloc*, operator new, strdup; not in the C
+ * or C++ runtime or an allocator library), with file:line when known: "leak_new()
+ * cxx_new.cc:12", "dictAddRaw"; else the innermost named frame; "(unknown in MODULE)",
+ * "(stack unknown)".  Escaped; returns buf.
  */
 const char *fmt__site_name(char *buf, size_t len, const struct site *s);
 /* A string a traced process controls, escaped; fallback when s is NULL or empty. */
