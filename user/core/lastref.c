@@ -70,8 +70,13 @@ static size_t drop_ref(struct lr_block *b, uint32_t i, const struct lr_cause *c,
 	return 1;
 }
 
-size_t lastref__on_write(struct lr_block *b, size_t n, uint64_t loc, uint64_t value,
-			 const struct lr_cause *c)
+/*
+ * The word at loc now holds value, outside every block it pointed into: drop that reference
+ * of each block it was one of.  reread: the value was read at a rotation, not caught by a
+ * watchpoint (only unwatched words count, and the cause says since when it was unwatched).
+ */
+static size_t overwritten(struct lr_block *b, size_t n, uint64_t loc, uint64_t value,
+			  const struct lr_cause *c, bool reread)
 {
 	size_t moved = 0;
 
@@ -79,38 +84,33 @@ size_t lastref__on_write(struct lr_block *b, size_t n, uint64_t loc, uint64_t va
 		if (b[k].state != LR_TRACKING || lastref__points_into(&b[k], value))
 			continue;
 		for (uint32_t i = 0; i < b[k].n_refs; i++) {
-			if (b[k].refs[i].loc != loc)
+			const struct lr_ref *r = &b[k].refs[i];
+			struct lr_cause u = *c;
+
+			if (r->loc != loc || (reread && r->watched))
 				continue;
-			moved += drop_ref(&b[k], i, c, LR_OVERWRITTEN);
-			if (b[k].state == LR_CONFIRM)
-				b[k].cause.value = value;
+			u.value = value;
+			if (reread) {
+				u.unwatched = true;
+				u.since_ns = r->unwatched_ns;
+			}
+			moved += drop_ref(&b[k], i, &u, LR_OVERWRITTEN);
 			break;
 		}
 	}
 	return moved;
 }
 
+size_t lastref__on_write(struct lr_block *b, size_t n, uint64_t loc, uint64_t value,
+			 const struct lr_cause *c)
+{
+	return overwritten(b, n, loc, value, c, false);
+}
+
 size_t lastref__on_reread(struct lr_block *b, size_t n, uint64_t loc, uint64_t value,
 			  const struct lr_cause *c)
 {
-	size_t moved = 0;
-
-	for (size_t k = 0; k < n; k++) {
-		if (b[k].state != LR_TRACKING || lastref__points_into(&b[k], value))
-			continue;
-		for (uint32_t i = 0; i < b[k].n_refs; i++) {
-			struct lr_cause u = *c;
-
-			if (b[k].refs[i].loc != loc || b[k].refs[i].watched)
-				continue;
-			u.unwatched = true;
-			u.since_ns = b[k].refs[i].unwatched_ns;
-			u.value = value;
-			moved += drop_ref(&b[k], i, &u, LR_OVERWRITTEN);
-			break;
-		}
-	}
-	return moved;
+	return overwritten(b, n, loc, value, c, true);
 }
 
 size_t lastref__on_return(struct lr_block *b, size_t n, uint32_t tid, uint64_t ret, uint64_t sp,
