@@ -59,6 +59,8 @@ holder() { scenario run_holder; }
 run_holder() { run_scenario holder holder; }
 local_() { scenario run_local; }
 run_local() { run_scenario local local; }
+local_nofp() { scenario run_local_nofp; }
+run_local_nofp() { run_scenario local_nofp local-nofp; }
 register() { scenario run_register; }
 run_register() { run_scenario register register; }
 undropped() { scenario run_undropped; }
@@ -98,6 +100,13 @@ test_lastref_json_has_verdict_stack_and_reference() {
 		.allocated_at.line, .reference.kind, .unwatched, .size]'
 }
 
+# The thread waits below a function that zeroes %rbp: no frame pointer chain reaches the
+# frame holding the pointer, the CFI walk does.
+test_lastref_finds_the_returned_frame_below_code_without_frame_pointers() {
+	local_nofp || return 1
+	expect_line local_nofp "^last pointer to 0x[0-9a-f]+ \($ALLOC\) lost: the frame of keep_local_nofp lastref_prog\.c:$(marker frame-nofp) that held it returned \(to main lastref_prog\.c:$(marker returns-to-nofp)\)$"
+}
+
 test_lastref_reports_holder_freed_where_it_was_freed() {
 	holder || return 1
 	expect_line holder "^last pointer to 0x[0-9a-f]+ \($ALLOC\) lost: its holder 0x[0-9a-f]+ was freed at free_holder lastref_prog\.c:$(marker holder-free)$"
@@ -122,10 +131,10 @@ test_lastref_at_its_duration_says_a_referenced_block_is_unresolved() {
 
 test_lastref_leaves_every_target_running_untraced_with_its_debug_registers() {
 	local s
-	for s in global holder local_ register undropped; do
+	for s in global holder local_ local_nofp register undropped; do
 		"$s" || return 1
 	done
-	for s in global holder local register undropped; do
+	for s in global holder local local_nofp register undropped; do
 		expect_target_unharmed "$s" || { FAIL_MSG="$s: $FAIL_MSG"; return 1; }
 	done
 }

@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nofp_call.h"
+
 #define NOINLINE __attribute__((noinline))
 
 struct holder {
@@ -113,6 +115,22 @@ NOINLINE static void keep_local(void)
 	__asm__ volatile("" : : "m"(p));
 }
 
+static void announce_and_wait(void)
+{
+	scrub();
+	touch("allocated");
+	wait_for("go");
+}
+
+/* keep_local, with every stop after the store below a frame that has no frame pointer. */
+NOINLINE static void keep_local_nofp(void)
+{
+	void *volatile p = make_it();
+
+	nofp_call(announce_and_wait); /* lastref: frame-nofp */
+	__asm__ volatile("" : : "m"(p));
+}
+
 /* The pointer goes from g_reg into %r12, which then is all that holds it until DIR/quit. */
 NOINLINE static void register_only(void)
 {
@@ -189,6 +207,8 @@ int main(int argc, char **argv)
 		free_holder();
 	} else if (!strcmp(argv[2], "local")) {
 		keep_local(); /* lastref: returns-to */
+	} else if (!strcmp(argv[2], "local-nofp")) {
+		keep_local_nofp(); /* lastref: returns-to-nofp */
 	} else if (!strcmp(argv[2], "register")) {
 		if (pthread_create(&t, NULL, releaser, NULL))
 			return 1;

@@ -36,6 +36,7 @@
 #include "live/loader.h"
 #include "live/procmaps.h"
 #include "live/ptrace_stop.h"
+#include "live/ustack.h"
 #include "live/watch.h"
 #include "util/clock.h"
 
@@ -44,7 +45,6 @@
 #define RESCAN_NS		(100ULL * 1000000ULL)	/* between those */
 #define NEW_BLOCKS_NS		(50ULL * 1000000ULL)	/* the allocs map is read this often */
 #define MAX_FOUND		256	/* references one scan keeps per block */
-#define MAX_FP_FRAMES		128
 #define MAX_RETURNS_PER_THREAD	(WATCH_DEBUG_REGS - 1)	/* one slot stays for writes */
 
 /* General purpose registers of struct user_regs_struct that may hold a pointer. */
@@ -102,6 +102,7 @@ struct watcher {
 	unsigned int write_slots;	/* write watchpoints that fit (ENOSPC lowers it) */
 	int *tids;			/* the threads write watchpoints went on */
 	size_t n_tids;
+	struct ustack *unwinder;	/* which frame holds a stack reference */
 };
 
 static void say(struct watcher *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -407,35 +408,38 @@ static const struct raw_alloc *holder_of(const struct raw_alloc *v, size_t n, ui
 	return addr - v->key.addr < (v->val.size_bytes ? v->val.size_bytes : 1) ? v : NULL;
 }
 
+/* A stopped thread's frames, unwound when a stack reference first asks for them. */
+struct thread_frames {
+	struct ustack_frame *v;
+	size_t n;
+	bool walked;
+};
+
 /*
- * The frame of stopped thread t that owns stack slot `slot`, by the frame pointer chain:
- * frame k spans [its stack pointer, rbp_k + 16), returns to [rbp_k + 8], and runs the
- * function its inner frame returns into (frame 0: the thread's ip).  false when the chain
- * does not reach the slot (code without frame pointers).
+ * The frame of stopped thread t (frames: its cache) that owns stack slot `slot`: frame k
+ * spans [its stack pointer, its CFA) and returns to the address stored at CFA - 8.  false
+ * when the walk does not reach the slot.
  */
-static bool frame_of(const struct ptrace_stop *ps, const struct ptrace_thread *t, uint64_t slot,
+static bool frame_of(struct watcher *w, const struct proc_maps *maps, const struct ptrace_stop *ps,
+		     const struct ptrace_thread *t, struct thread_frames *frames, uint64_t slot,
 		     struct lr_ref *r)
 {
-	uint64_t bp = t->regs.rbp, lo = t->regs.rsp, pc = t->regs.rip;
+	if (!frames->walked) {
+		frames->walked = true;
+		frames->v = calloc(USTACK_MAX_FRAMES, sizeof(*frames->v));
+		if (frames->v)
+			frames->n = ustack__walk(w->unwinder, maps, ps, t, frames->v,
+						 USTACK_MAX_FRAMES);
+	}
+	for (size_t k = 0; k < frames->n; k++) {
+		const struct ustack_frame *f = &frames->v[k];
 
-	for (int k = 0; k < MAX_FP_FRAMES; k++) {
-		uint64_t fr[2];
-		size_t got;
-
-		if (bp < lo || (bp & 7) || ptrace_stop__read(ps, bp, fr, sizeof(fr), &got) ||
-		    got != sizeof(fr) || !fr[1])
-			return false;
-		if (slot >= lo && slot < bp + 16) {
-			r->frame_pc = pc;
-			r->frame_ret = fr[1];
-			r->frame_cfa = bp + 16;
+		if (slot >= f->sp && slot < f->cfa) {
+			r->frame_pc = f->pc;
+			r->frame_ret = f->ret;
+			r->frame_cfa = f->cfa;
 			return true;
 		}
-		lo = bp + 16;
-		pc = fr[1];
-		if (fr[0] <= bp)
-			return false;
-		bp = fr[0];
 	}
 	return false;
 }
@@ -469,6 +473,8 @@ static int target_of(const struct watcher *w, const size_t *idx, size_t n, uint6
 static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f, uint64_t now,
 		char *msg, size_t msg_len)
 {
+	struct thread_frames *frames = NULL;
+	size_t n_threads = 0;
 	struct ptrace_stop ps;
 	struct proc_maps maps = {};
 	struct raw_alloc *allocs = NULL;
@@ -476,6 +482,10 @@ static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f,
 	uint64_t *buf = NULL;
 	int err;
 
+	/* Unwind tables of objects mapped since the last scan, built while it runs. */
+	if (!procmaps__read(w->cfg.pid, &maps))
+		ustack__prepare(w->unwinder, &maps);
+	procmaps__free(&maps);
 	err = ptrace_stop__begin(&ps, w->cfg.pid, w->cfg.max_stop_ms, msg, msg_len);
 	if (err)
 		return err;
@@ -485,7 +495,9 @@ static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f,
 	if (!err) {
 		qsort(allocs, n_allocs, sizeof(*allocs), cmp_alloc);
 		buf = malloc(PTRACE_STOP_CHUNK);
-		err = buf ? read_tids(w, &ps) : -ENOMEM;
+		n_threads = ps.n;
+		frames = calloc(n_threads + 1, sizeof(*frames));
+		err = buf && frames ? read_tids(w, &ps) : -ENOMEM;
 	}
 	/* Registers. */
 	for (size_t t = 0; !err && t < ps.n; t++) {
@@ -539,7 +551,7 @@ static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f,
 						continue;
 					r.kind = LR_REF_STACK;
 					r.tid = th->tid;
-					frame_of(&ps, th, loc, &r);
+					frame_of(w, &maps, &ps, th, &frames[t], loc, &r);
 					break;
 				}
 				keep(&f[i].mem, &f[i].n_mem, &r);
@@ -569,6 +581,9 @@ static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f,
 	if (!err)
 		rearm(w, now, false);
 	ptrace_stop__end(&ps);
+	for (size_t t = 0; frames && t < n_threads; t++)
+		free(frames[t].v);
+	free(frames);
 	free(buf);
 	free(allocs);
 	procmaps__free(&maps);
@@ -807,9 +822,16 @@ int watcher__new(struct watcher **out, struct loader *ld, struct collector *col,
 	w->ctx = ctx;
 	w->write_slots = WATCH_DEBUG_REGS;
 	w->prog_fd = loader__watch_prog_fd(ld);
+	err = ustack__new(&w->unwinder, cfg->pid);
+	if (err) {
+		snprintf(msg, msg_len, "cannot set up the unwinder: %s", strerror(-err));
+		free(w);
+		return err;
+	}
 	err = w->prog_fd < 0 ? w->prog_fd : loader__watch_begin(ld, cfg->pid, on_watch_event, w);
 	if (err) {
 		snprintf(msg, msg_len, "cannot set up the watchpoint program: %s", strerror(-err));
+		ustack__free(w->unwinder);
 		free(w);
 		return err;
 	}
@@ -866,5 +888,6 @@ void watcher__free(struct watcher *w)
 	free(w->queue);
 	free(w->sites);
 	free(w->tids);
+	ustack__free(w->unwinder);
 	free(w);
 }
