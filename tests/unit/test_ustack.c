@@ -224,7 +224,7 @@ static void test_ustack_walk_reaches_frames_above_code_without_frame_pointer(voi
 		err = procmaps__read(pid, &maps);
 	if (!err)
 		err = ustack__new(&u, pid);
-	if (!err && !ustack__prepare(u, &maps))
+	if (!err && !ustack__prepare(u, &maps, 10ull * 1000000000ull))
 		err = -ENODATA;
 	/* pause() is entered right after the byte: wait until the child sleeps in it. */
 	for (int i = 0; !err && i < 1000; i++) {

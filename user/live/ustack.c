@@ -18,6 +18,7 @@
 #include "live/cfi.h"
 #include "live/safe_open.h"
 #include "live/ustack.h"
+#include "util/clock.h"
 
 struct uobj {
 	uint64_t dev, ino;
@@ -66,11 +67,12 @@ static bool file_mapping(const struct proc_map *m)
 	return m->executable && m->ino && m->path && m->path[0] != '[';
 }
 
-size_t ustack__prepare(struct ustack *u, const struct proc_maps *maps)
+size_t ustack__prepare(struct ustack *u, const struct proc_maps *maps, uint64_t budget_ns)
 {
+	uint64_t t0 = monotonic_ns();
 	size_t with_table = 0;
 
-	for (size_t i = 0; i < maps->n; i++) {
+	for (size_t i = 0; i < maps->n && monotonic_ns() - t0 < budget_ns; i++) {
 		const struct proc_map *m = &maps->v[i];
 		const struct file_id want = { .dev = m->dev, .ino = m->ino };
 		struct cfi_table t = {};

@@ -45,6 +45,7 @@
 #define RESCAN_NS		(100ULL * 1000000ULL)	/* between those */
 #define NEW_BLOCKS_NS		(50ULL * 1000000ULL)	/* the allocs map is read this often */
 #define MAX_FOUND		256	/* references one scan keeps per block */
+#define UNWIND_BUDGET_NS	(300ULL * 1000000ULL)	/* unwind tables built per scan, at most */
 #define MAX_RETURNS_PER_THREAD	(WATCH_DEBUG_REGS - 1)	/* one slot stays for writes */
 
 /* General purpose registers of struct user_regs_struct that may hold a pointer. */
@@ -484,7 +485,7 @@ static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f,
 
 	/* Unwind tables of objects mapped since the last scan, built while it runs. */
 	if (!procmaps__read(w->cfg.pid, &maps))
-		ustack__prepare(w->unwinder, &maps);
+		ustack__prepare(w->unwinder, &maps, UNWIND_BUDGET_NS);
 	procmaps__free(&maps);
 	err = ptrace_stop__begin(&ps, w->cfg.pid, w->cfg.max_stop_ms, msg, msg_len);
 	if (err)
