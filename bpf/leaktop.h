@@ -99,6 +99,8 @@ enum lt_counter {
 	LT_CNT_UNWIND_NO_TABLE,		/* frames in a module whose table was not loaded (yet):
 					 * taken by frame pointer; userspace is asked to load it */
 	LT_CNT_OOM_VICTIMS,		/* OOM-killer victims among the watched processes */
+	LT_CNT_WALK_LOCK_UNKNOWN,	/* stack walk frames taken by frame pointer: the mapping
+					 * lock was taken and the module was not known lately */
 	LT_CNT__COUNT,
 };
 

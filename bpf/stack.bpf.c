@@ -223,19 +223,51 @@ static long uw_vma_cb(struct task_struct *task, struct vm_area_struct *vma, stru
 }
 
 /*
- * Modules found lately, per CPU, by address space: where the mapping lock is taken (another
- * thread maps or unmaps right then) and bpf_find_vma cannot look, the module a pc lies in
- * is taken from here, so a walk does not turn to frame pointers halfway (one stack in
- * thousands would be another site).  Round robin; a range unmapped and mapped again with
- * another file since could be stale, and its frames are checked like any others.
+ * Modules found lately, by address space (the mm and its tgid, so a freed mm reused by
+ * another process does not match): where the mapping lock is taken (another thread maps or
+ * unmaps right then) and bpf_find_vma cannot look, the module a pc lies in is taken from
+ * here, so a walk does not turn to frame pointers halfway (one stack in thousands would be
+ * another site).  Shared by the CPUs: a thread's first walk on a CPU finds what its process's
+ * walks on any CPU found (a per-CPU cache missed there while a new thread's stack was being
+ * mapped).  Round robin; entries are written without a lock, and a range unmapped and mapped
+ * again with another file since could be stale: its frames are checked like any others.
+ * (A module this CPU wrote lately is not looked for again: see uw_mod_seen.)
  */
-#define UW_MOD_CACHE	16
+#define UW_MOD_CACHE	8
+
+struct uw_mm_key {
+	__u64 mm;
+	__u32 tgid;
+	__u32 pad;
+};
 
 struct uw_mod_cache {
+	struct uw_mod e[UW_MOD_CACHE];
+	__u32 next;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 2048);
+	__type(key, struct uw_mm_key);
+	__type(value, struct uw_mod_cache);
+} uw_mod_cache SEC(".maps");
+
+static const struct uw_mod_cache uw_mod_cache_empty;
+
+/*
+ * What this CPU wrote to uw_mod_cache lately, so the walks that find the same modules again
+ * and again (every walk, in the steady state) skip the shared map: an array lookup, not a
+ * hash lookup.  Round robin.
+ */
+#define UW_MOD_SEEN	16
+
+struct uw_mod_seen {
 	struct {
-		__u64 mm;
-		struct uw_mod m;
-	} e[UW_MOD_CACHE];
+		struct uw_mm_key k;
+		__u64 start, end, ino;
+	} e[UW_MOD_SEEN];
 	__u32 next;
 };
 
@@ -243,8 +275,58 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct uw_mod_cache);
-} uw_mod_cache SEC(".maps");
+	__type(value, struct uw_mod_seen);
+} uw_mod_seen SEC(".maps");
+
+static __always_inline bool uw_same_mod(const struct uw_mod *a, const struct uw_mod *b)
+{
+	return a->start == b->start && a->end == b->end && a->key.ino == b->key.ino &&
+	       a->key.dev == b->key.dev;
+}
+
+/* Put m (an executable file mapping bpf_find_vma just found) in k's recent modules. */
+static __always_inline void uw_mod_remember(const struct uw_mm_key *k, const struct uw_mod *m)
+{
+	struct uw_mod_seen *seen;
+	struct uw_mod_cache *cache;
+	__u32 zero = 0, slot;
+	bool same = false;
+
+	seen = bpf_map_lookup_elem(&uw_mod_seen, &zero);
+	if (!seen)
+		return;
+	for (int i = 0; i < UW_MOD_SEEN; i++)
+		if (seen->e[i].k.mm == k->mm && seen->e[i].k.tgid == k->tgid &&
+		    seen->e[i].start == m->start && seen->e[i].end == m->end &&
+		    seen->e[i].ino == m->key.ino)
+			return;
+	slot = seen->next++ % UW_MOD_SEEN;
+	if (slot < UW_MOD_SEEN) {
+		seen->e[slot].k = *k;
+		seen->e[slot].start = m->start;
+		seen->e[slot].end = m->end;
+		seen->e[slot].ino = m->key.ino;
+	}
+	cache = bpf_map_lookup_elem(&uw_mod_cache, k);
+	if (!cache) {
+		bpf_map_update_elem(&uw_mod_cache, k, &uw_mod_cache_empty, BPF_NOEXIST);
+		cache = bpf_map_lookup_elem(&uw_mod_cache, k);
+		if (!cache)
+			return;
+	}
+	/* Known: nothing to write; the same start with another file: that entry. */
+	slot = UW_MOD_CACHE;
+	for (int i = 0; i < UW_MOD_CACHE; i++) {
+		if (cache->e[i].start != m->start)
+			continue;
+		same = uw_same_mod(&cache->e[i], m);
+		slot = i;
+	}
+	if (slot == UW_MOD_CACHE)
+		slot = cache->next++ % UW_MOD_CACHE;
+	if (!same && slot < UW_MOD_CACHE)
+		cache->e[slot] = *m;
+}
 
 /* m's table as unwind_objects has it now (else asked for, by tgid). */
 static __always_inline void uw_table_of(struct uw_mod *m)
@@ -277,22 +359,21 @@ static __always_inline void uw_table_of(struct uw_mod *m)
 __noinline int lt_uw_module(__u64 addr, struct uw_mod *out)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
+	struct uw_mm_key k = { .mm = (__u64)BPF_CORE_READ(task, mm),
+			       .tgid = bpf_get_current_pid_tgid() >> 32 };
 	struct uw_mod_cache *cache;
 	struct uw_mod m = {};
-	__u32 zero = 0, slot;
 	long err;
 
 	if (!out)
 		return -1;
-	cache = bpf_map_lookup_elem(&uw_mod_cache, &zero);
 	err = bpf_find_vma(task, addr, uw_vma_cb, &m, 0);
 	if (err == -LT_EBUSY) {
+		cache = bpf_map_lookup_elem(&uw_mod_cache, &k);
 		for (int i = 0; cache && i < UW_MOD_CACHE; i++) {
-			if (cache->e[i].mm != mm || addr < cache->e[i].m.start ||
-			    addr >= cache->e[i].m.end)
+			if (addr < cache->e[i].start || addr >= cache->e[i].end)
 				continue;
-			m = cache->e[i].m;
+			m = cache->e[i];
 			uw_table_of(&m);
 			bump(&counters, LT_CNT_WALK_LOCK_BUSY);
 			*out = m;
@@ -303,19 +384,8 @@ __noinline int lt_uw_module(__u64 addr, struct uw_mod *out)
 	if (err)
 		return -2;
 	uw_table_of(&m);
-	if (cache && m.exec_file) {
-		slot = UW_MOD_CACHE;
-		for (int i = 0; i < UW_MOD_CACHE; i++) {
-			if (cache->e[i].mm == mm && cache->e[i].m.start == m.start)
-				slot = i;
-		}
-		if (slot >= UW_MOD_CACHE)
-			slot = cache->next++ % UW_MOD_CACHE;
-		if (slot < UW_MOD_CACHE) {
-			cache->e[slot].mm = mm;
-			cache->e[slot].m = m;
-		}
-	}
+	if (m.exec_file)
+		uw_mod_remember(&k, &m);
 	*out = m;
 	return 0;
 }
@@ -456,6 +526,8 @@ static long uw_step(__u32 idx, void *unused)
 		return 1;
 	bp = s->bp;
 	m = uw_mod_of(s, s->ip, &busy);
+	if (busy)
+		bump(&counters, LT_CNT_WALK_LOCK_UNKNOWN);
 	if (m && m->exec_file && !m->table)
 		s->no_table++;
 	if (m && !lt_uw_row(m, s->exact ? s->ip : s->ip - 1, &row)) {

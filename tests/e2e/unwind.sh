@@ -334,9 +334,10 @@ test_unwind_fp_option_on_fp_build_gives_the_same_frames_as_default() {
 			"main]: under --unwind fp $a, by default $b"
 }
 
-# The stats.unwind_* counters: present, numbers, and saying which method did the work.
+# The stats.unwind_* and walk_lock_* counters: present, numbers, and saying which method did the work.
 UNWIND_STATS='["unwind_cfi_frames", "unwind_fp_frames", "unwind_no_table", "unwind_tables",
-	      "unwind_rows", "unwind_table_bytes", "unwind_rows_full"]'
+	      "unwind_rows", "unwind_table_bytes", "unwind_rows_full", "walk_lock_busy",
+	      "walk_lock_unknown"]'
 
 test_unwind_default_run_counts_cfi_frames_and_loaded_tables() {
 	nofp || return 1
