@@ -67,9 +67,23 @@ struct tui {
 	bool lastref;
 	char msg[200];
 	int msg_updates;		/* samples the message stays for */
+	bool msg_answer;		/* the message answers a key: no hint replaces it */
+	double interval_s;		/* the model's, for how long a message stays */
 };
 
+/* A message stays at least this long (and 3 samples), so it can be read at any -i. */
+#define MSG_SHOW_S	4.0
+
 #define PAIR_LEAK 1
+
+/* Show msg (already in t->msg) for a while; answer: it answers a key the user typed. */
+static void msg_shown(struct tui *t, bool answer)
+{
+	int n = t->interval_s > 0 ? (int)(MSG_SHOW_S / t->interval_s + 0.999) : 3;
+
+	t->msg_updates = n > 3 ? n : 3;
+	t->msg_answer = answer;
+}
 
 struct tui *tui__start(void)
 {
@@ -667,14 +681,14 @@ static void key_sort_next(struct tui *t)
 {
 	t->sort = (t->sort + 1) % SORT__COUNT;
 	snprintf(t->msg, sizeof(t->msg), "sorted by %s", sort_names[t->sort]);
-	t->msg_updates = 3;
+	msg_shown(t, true);
 }
 
 static void key_sort_prev(struct tui *t)
 {
 	t->sort = (t->sort + SORT__COUNT - 1) % SORT__COUNT;
 	snprintf(t->msg, sizeof(t->msg), "sorted by %s", sort_names[t->sort]);
-	t->msg_updates = 3;
+	msg_shown(t, true);
 }
 
 static void key_pause(struct tui *t)
@@ -682,7 +696,7 @@ static void key_pause(struct tui *t)
 	t->paused = !t->paused;
 	snprintf(t->msg, sizeof(t->msg), "%s", t->paused ? "paused: the view is frozen, "
 		 "tracing goes on (p resumes)" : "resumed");
-	t->msg_updates = 3;
+	msg_shown(t, true);
 }
 
 static void key_filter(struct tui *t)
@@ -829,7 +843,7 @@ void tui__message(struct tui *t, const struct model *m, const char *msg)
 	if (!t)
 		return;
 	fmt__str_buf(t->msg, sizeof(t->msg), msg, "");	/* it may quote paths */
-	t->msg_updates = 3;
+	msg_shown(t, true);
 	draw(t, m);
 }
 
@@ -854,7 +868,8 @@ static void new_symbols_missing(struct tui *t, const struct model *m)
 			len += (size_t)snprintf(pkgs + len, sizeof(pkgs) - len, " %s",
 						h->debug_package);
 	}
-	if (!n)
+	/* The answer to a key stays; the hint is in the header's count and in `?`'s list. */
+	if (!n || (t->msg[0] && t->msg_answer))
 		return;
 	if (n == 1)
 		fmt__symbols_hint(msg, sizeof(msg), first);
@@ -862,13 +877,14 @@ static void new_symbols_missing(struct tui *t, const struct model *m)
 		snprintf(msg, sizeof(msg), "symbols missing for %zu modules:%s%s (? lists them)", n,
 			 pkgs[0] ? " apt install" : "", pkgs);
 	fmt__str_buf(t->msg, sizeof(t->msg), msg, "");
-	t->msg_updates = 3;
+	msg_shown(t, false);
 }
 
 void tui__update(struct tui *t, const struct model *m)
 {
 	if (!t || t->paused)
 		return;
+	t->interval_s = m->interval_s;
 	/* A message stays for a few samples, then the key hints come back. */
 	if (t->msg[0] && --t->msg_updates <= 0)
 		t->msg[0] = '\0';

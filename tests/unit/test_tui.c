@@ -423,6 +423,48 @@ static void test_tui_stack_view_lists_the_allocation_numbers_of_lost_blocks(void
 	CHECK(!strncmp(frame, "#0  make_block", 14));
 }
 
+/*
+ * A message answering a key stays 4 s at any interval (16 samples at -i 0.25, where 3
+ * samples were 0.75 s), and a symbols hint found meanwhile does not replace it.
+ */
+static void test_tui_answer_to_a_key_stays_four_seconds_and_no_hint_replaces_it(void)
+{
+	struct sym_missing hint = { .module = "/usr/lib/libfoo.so.1" };
+	char rows[17][256], first[256];
+	struct sym_frame f = { .addr = 0x1000, .symbol = "leak_simple" };
+	struct process p;
+	struct site s;
+	struct model m;
+	struct pty pty;
+	struct tui *t;
+
+	one_site_model(&m, &p, &s, &f);
+	m.interval_s = 0.25;
+	first[0] = '\0';
+	CHECK_EQ_INT(pty_enter(&pty, 80), 0);
+	t = tui__start();
+	if (t) {
+		tui__update(t, &m);
+		press(t, &m, &pty, 's');
+		screen_row(23, first, sizeof(first));
+		m.sym_missing = &hint;		/* a module without symbols turns up */
+		m.n_sym_missing = 1;
+		for (int i = 0; i < 17; i++) {
+			tui__update(t, &m);
+			pty_drain(&pty);
+			screen_row(23, rows[i], sizeof(rows[i]));
+		}
+		tui__stop(t);
+	}
+	pty_leave(&pty);
+	CHECK(t);
+	CHECK(strstr(first, "sorted by "));
+	for (int i = 0; i < 15; i++)
+		CHECK_EQ_STR(rows[i], first);
+	CHECK(!strstr(rows[16], "sorted by "));
+	CHECK(strstr(rows[16], "libfoo"));	/* the hint, once the answer has gone */
+}
+
 int main(void)
 {
 	RUN(test_tui_stack_view_lists_the_allocation_numbers_of_lost_blocks);
@@ -435,5 +477,6 @@ int main(void)
 	RUN(test_tui_heap_columns_say_unknown_when_heap_is_not_tracked);
 	RUN(test_tui_sort_key_mmap_puts_most_mapped_first);
 	RUN(test_tui_site_list_shows_mmap_sites_as_mapped_bytes_and_mappings);
+	RUN(test_tui_answer_to_a_key_stays_four_seconds_and_no_hint_replaces_it);
 	CHECK_EXIT();
 }
