@@ -59,6 +59,8 @@ holder() { scenario run_holder; }
 run_holder() { run_scenario holder holder; }
 local_() { scenario run_local; }
 run_local() { run_scenario local local; }
+local_linger() { scenario run_local_linger; }
+run_local_linger() { run_scenario local_linger local-linger; }
 local_nofp() { scenario run_local_nofp; }
 run_local_nofp() { run_scenario local_nofp local-nofp; }
 register() { scenario run_register; }
@@ -100,6 +102,14 @@ test_lastref_json_has_verdict_stack_and_reference() {
 		.allocated_at.line, .reference.kind, .unwatched, .size]'
 }
 
+# After keep_local returns, main's next call covers its frame without writing it, and waits
+# there: the confirmation scan finds the pointer in that dead word and must not take it for
+# a reference (it did, now and then: the block then ended "overwritten" by the next write).
+test_lastref_returned_frame_is_lost_even_while_a_new_frame_covers_its_stale_word() {
+	local_linger || return 1
+	expect_line local_linger "^last pointer to 0x[0-9a-f]+ \($ALLOC\) lost: the frame of keep_local lastref_prog\.c:$(marker frame) that held it returned \(to main lastref_prog\.c:$(marker returns-to-linger)\)$"
+}
+
 # The thread waits below a function that zeroes %rbp: no frame pointer chain reaches the
 # frame holding the pointer, the CFI walk does.
 test_lastref_finds_the_returned_frame_below_code_without_frame_pointers() {
@@ -131,10 +141,10 @@ test_lastref_at_its_duration_says_a_referenced_block_is_unresolved() {
 
 test_lastref_leaves_every_target_running_untraced_with_its_debug_registers() {
 	local s
-	for s in global holder local_ local_nofp register undropped; do
+	for s in global holder local_ local_linger local_nofp register undropped; do
 		"$s" || return 1
 	done
-	for s in global holder local local_nofp register undropped; do
+	for s in global holder local local_linger local_nofp register undropped; do
 		expect_target_unharmed "$s" || { FAIL_MSG="$s: $FAIL_MSG"; return 1; }
 	done
 }

@@ -115,6 +115,31 @@ NOINLINE static void keep_local(void)
 	__asm__ volatile("" : : "m"(p));
 }
 
+/*
+ * linger(fn): a frame of 264 bytes it never writes, then fn.  Called right after keep_local
+ * returned, it covers keep_local's dead frame with the pointer still in it while fn waits.
+ */
+void linger(void (*fn)(void));
+__asm__(".pushsection .text\n"
+	".type linger, @function\n"
+	"linger:\n"
+	".cfi_startproc\n"
+	"sub $264, %rsp\n"
+	".cfi_adjust_cfa_offset 264\n"
+	"call *%rdi\n"
+	"add $264, %rsp\n"
+	".cfi_adjust_cfa_offset -264\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size linger, .-linger\n"
+	".popsection\n");
+
+static void dropped_and_wait(void)
+{
+	touch("dropped");
+	wait_for("quit");
+}
+
 static void announce_and_wait(void)
 {
 	scrub();
@@ -207,6 +232,10 @@ int main(int argc, char **argv)
 		free_holder();
 	} else if (!strcmp(argv[2], "local")) {
 		keep_local(); /* lastref: returns-to */
+	} else if (!strcmp(argv[2], "local-linger")) {
+		keep_local(); /* lastref: returns-to-linger */
+		linger(dropped_and_wait);
+		return 0;
 	} else if (!strcmp(argv[2], "local-nofp")) {
 		keep_local_nofp(); /* lastref: returns-to-nofp */
 	} else if (!strcmp(argv[2], "register")) {

@@ -154,6 +154,34 @@ static void test_frame_return_counts_only_at_or_above_the_frame(void)
 	CHECK_EQ_INT(b.cause.verdict, LR_FRAME_RETURNED);
 }
 
+/*
+ * The confirmation scan after a frame returned: the thread's next call covers the frame and
+ * may not have written the word yet, which still points into the block.  That word is dead;
+ * a word elsewhere (the caller kept the pointer) is a reference.
+ */
+static void test_confirmation_after_a_return_ignores_the_returned_frames_stale_word(void)
+{
+	struct lr_block b = block(BLOCK, 64), b2;
+	struct lr_cause c = at(5, 0x4000);
+	struct lr_ref slot = { .kind = LR_REF_STACK, .tid = 9, .loc = 0x7f00,
+			       .frame_ret = 0x4000, .frame_cfa = 0x7f40 };
+	struct lr_ref kept = { .kind = LR_REF_STACK, .tid = 9, .loc = 0x7f48 };
+
+	lastref__add_ref(&b, &slot);
+	b2 = b;
+	CHECK_EQ_INT(lastref__on_return(&b, 1, 9, 0x4000, 0x7f40, &c), 1);
+	CHECK(!lastref__confirm(&b, &slot, 1, NULL, 0, 6));
+	CHECK_EQ_INT(b.state, LR_DONE);
+	CHECK_EQ_INT(b.cause.verdict, LR_FRAME_RETURNED);
+	/* The caller stored it in its own frame: tracked there. */
+	CHECK_EQ_INT(lastref__on_return(&b2, 1, 9, 0x4000, 0x7f40, &c), 1);
+	CHECK(lastref__confirm(&b2, (struct lr_ref[]){ slot, kept }, 2, NULL, 0, 6));
+	CHECK_EQ_INT(b2.n_refs, 1);
+	CHECK_EQ_INT(b2.refs[0].loc, 0x7f48);
+	/* Dead only until that scan: the same word holding it later is a reference again. */
+	CHECK_EQ_INT(b2.n_dead, 0);
+}
+
 static void test_unwatched_change_says_between_when_it_was_last_watched_and_now(void)
 {
 	struct lr_block b = block(BLOCK, 64);
@@ -244,6 +272,7 @@ int main(void)
 	RUN(test_freeing_the_holder_drops_references_held_in_it);
 	RUN(test_freeing_the_block_itself_is_freed_not_lost);
 	RUN(test_frame_return_counts_only_at_or_above_the_frame);
+	RUN(test_confirmation_after_a_return_ignores_the_returned_frames_stale_word);
 	RUN(test_unwatched_change_says_between_when_it_was_last_watched_and_now);
 	RUN(test_a_new_block_without_any_reference_is_unresolved);
 	RUN(test_end_leaves_a_given_verdict_and_marks_the_rest_unresolved);

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/perf_event.h>
 
 #include "check.h"
 #include "live/procmaps.h"
@@ -242,7 +244,8 @@ static void test_ustack_walk_reaches_frames_above_code_without_frame_pointer(voi
 	if (!err)
 		err = ptrace_stop__begin(&ps, pid, 2000, msg, sizeof(msg));
 	if (!err) {
-		n = ustack__walk(u, &maps, &ps, &ps.threads[0], frames, USTACK_MAX_FRAMES);
+		n = ustack__walk(u, &maps, &ps, &ps.threads[0], NULL, frames,
+				 USTACK_MAX_FRAMES);
 		for (size_t k = 0; k < n; k++)
 			found += frames[k].ret == holder_ret;
 		ptrace_stop__end(&ps);
@@ -258,6 +261,158 @@ static void test_ustack_walk_reaches_frames_above_code_without_frame_pointer(voi
 		CHECK(frames[k].sp == frames[k - 1].cfa);
 }
 
+/* ---------------------------------------------------------------- below a uretprobe */
+
+static int to_parent[2], to_child[2];
+
+static void say_word(uint64_t v)
+{
+	if (write(to_parent[1], &v, sizeof(v)) != sizeof(v))
+		_exit(1);
+}
+
+/* Probed by a uretprobe from the second call on: then its return address is the trampoline. */
+static __attribute__((noinline)) void probed_wait(int round)
+{
+	if (!round) {
+		say_word((uint64_t)__builtin_return_address(0));	/* still the real one */
+		return;
+	}
+	say_word((uint64_t)__builtin_frame_address(0) + 8);	/* where it is kept */
+	for (;;)
+		pause();
+}
+
+static __attribute__((noinline)) void probed_holder(void)
+{
+	char c;
+
+	say_word((uint64_t)__builtin_return_address(0));
+	for (int round = 0; round < 2; round++) {
+		probed_wait(round);
+		if (!round && read(to_child[0], &c, 1) != 1)
+			_exit(1);
+	}
+}
+
+/* A uretprobe on this executable's probed_wait, for process pid: a perf event fd, or -errno. */
+static int uretprobe_on(pid_t pid, void (*fn)(int))
+{
+	struct perf_event_attr attr = { .size = sizeof(attr) };
+	const struct proc_map *m;
+	struct proc_maps maps = {};
+	char exe[4096];
+	ssize_t len;
+	FILE *f;
+	int type = -1, fd;
+
+	f = fopen("/sys/bus/event_source/devices/uprobe/type", "r");
+	if (!f || fscanf(f, "%d", &type) != 1)
+		type = -1;
+	if (f)
+		fclose(f);
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (type < 0 || len <= 0 || procmaps__read(getpid(), &maps))
+		return -ENOENT;
+	exe[len] = '\0';
+	m = procmaps__find(&maps, (uint64_t)fn);
+	attr.type = type;
+	attr.config = 1;			/* format/retprobe: config:0 */
+	attr.uprobe_path = (uint64_t)exe;
+	attr.probe_offset = m ? (uint64_t)fn - m->start + m->file_offset : 0;
+	fd = m ? (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC) : -1;
+	procmaps__free(&maps);
+	return fd >= 0 ? fd : -errno;
+}
+
+/*
+ * The child waits inside probed_wait, whose return address a uretprobe replaced with the
+ * kernel's trampoline: without a fixup the walk ends there (it never follows [uprobes]);
+ * with the original address at its slot it reaches probed_holder's frame and return.
+ */
+static void test_ustack_walk_through_a_uretprobe_needs_the_original_return_address(void)
+{
+	struct ustack_frame frames[USTACK_MAX_FRAMES];
+	struct ustack_fixup fix = {};
+	struct proc_maps maps = {};
+	struct ustack *u = NULL;
+	struct ptrace_stop ps;
+	uint64_t holder_ret = 0;
+	size_t n_plain = 0, n_fixed = 0, found_plain = 0, found_fixed = 0;
+	int err = 0, probe = -1;
+	char msg[256];
+	pid_t pid;
+
+	CHECK_EQ_INT(pipe(to_parent), 0);
+	CHECK_EQ_INT(pipe(to_child), 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		probed_holder();
+		_exit(0);
+	}
+	close(to_parent[1]);
+	close(to_child[0]);
+	if (read(to_parent[0], &holder_ret, 8) != 8 || read(to_parent[0], &fix.ra, 8) != 8)
+		err = -EIO;
+	if (!err) {
+		probe = uretprobe_on(pid, probed_wait);
+		err = probe < 0 ? probe : 0;
+	}
+	if (!err)
+		err = write(to_child[1], "g", 1) == 1 && read(to_parent[0], &fix.slot, 8) == 8 ?
+		      0 : -EIO;
+	if (!err)
+		err = procmaps__read(pid, &maps);
+	if (!err)
+		err = ustack__new(&u, pid);
+	if (!err && !ustack__prepare(u, &maps, 10ull * 1000000000ull))
+		err = -ENODATA;
+	for (int i = 0; !err && i < 1000; i++) {	/* until it sleeps in pause() */
+		char path[64], state = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		f = fopen(path, "r");
+		if (f && fscanf(f, "%*d (%*[^)]) %c", &state) == 1 && state == 'S')
+			i = 1000;
+		if (f)
+			fclose(f);
+		usleep(1000);
+	}
+	if (!err) {
+		procmaps__free(&maps);		/* now with [uprobes] */
+		err = procmaps__read(pid, &maps);
+	}
+	if (!err)
+		err = ptrace_stop__begin(&ps, pid, 2000, msg, sizeof(msg));
+	if (!err) {
+		const struct ptrace_thread *t = &ps.threads[0];
+
+		n_plain = ustack__walk(u, &maps, &ps, t, NULL, frames, USTACK_MAX_FRAMES);
+		for (size_t k = 0; k < n_plain; k++)
+			found_plain += frames[k].ret == holder_ret;
+		n_fixed = ustack__walk(u, &maps, &ps, t, &fix, frames, USTACK_MAX_FRAMES);
+		for (size_t k = 0; k < n_fixed; k++)
+			found_fixed += frames[k].ret == holder_ret;
+		ptrace_stop__end(&ps);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	if (probe >= 0)
+		close(probe);
+	close(to_parent[0]);
+	close(to_child[1]);
+	ustack__free(u);
+	procmaps__free(&maps);
+	CHECK_EQ_INT(err, 0);
+	CHECK(fix.ra && fix.slot);
+	CHECK_EQ_INT(found_plain, 0);
+	CHECK(n_plain >= 1);		/* pause; probed_wait returns to the trampoline */
+	CHECK_EQ_INT(found_fixed, 1);
+	CHECK(n_fixed > n_plain);
+}
+
 int main(void)
 {
 	RUN(test_ustack_rsp_row_takes_the_return_address_below_the_cfa);
@@ -270,5 +425,6 @@ int main(void)
 	RUN(test_ustack_plt_row_counts_the_push_after_its_offset);
 	RUN(test_ustack_signal_frame_takes_the_interrupted_registers);
 	RUN(test_ustack_walk_reaches_frames_above_code_without_frame_pointer);
+	RUN(test_ustack_walk_through_a_uretprobe_needs_the_original_return_address);
 	CHECK_EXIT();
 }

@@ -126,6 +126,11 @@ size_t lastref__on_return(struct lr_block *b, size_t n, uint32_t tid, uint64_t r
 
 			if (r->kind == LR_REF_STACK && r->tid == tid && r->frame_ret == ret &&
 			    r->frame_cfa <= sp) {
+				if (b[k].n_dead && b[k].dead_tid != tid)
+					b[k].n_dead = 0;	/* one thread's: the latest */
+				if (b[k].n_dead < LR_MAX_REFS)
+					b[k].dead[b[k].n_dead++] = r->loc;
+				b[k].dead_tid = tid;
 				moved += drop_ref(&b[k], i, c, LR_FRAME_RETURNED);
 				continue;	/* refs[i] is another one now */
 			}
@@ -163,12 +168,25 @@ size_t lastref__on_free(struct lr_block *b, size_t n, uint64_t addr, const struc
 	return moved;
 }
 
+/* Is r a word of a frame of b's that returned since the last scan? */
+static bool dead_word(const struct lr_block *b, const struct lr_ref *r)
+{
+	if (r->kind != LR_REF_STACK || r->tid != b->dead_tid)
+		return false;
+	for (uint32_t i = 0; i < b->n_dead; i++)
+		if (b->dead[i] == r->loc)
+			return true;
+	return false;
+}
+
 bool lastref__confirm(struct lr_block *b, const struct lr_ref *found, size_t n_found,
 		      const struct lr_ref *regs, size_t n_regs, uint64_t now_ns)
 {
 	b->scans++;
 	for (size_t i = 0; i < n_found; i++)
-		lastref__add_ref(b, &found[i]);
+		if (!dead_word(b, &found[i]))
+			lastref__add_ref(b, &found[i]);
+	b->n_dead = 0;
 	if (b->n_refs || b->refs_over) {
 		b->state = LR_TRACKING;
 		return true;

@@ -86,6 +86,13 @@ struct lr_block {
 	uint32_t refs_over;		/* references found beyond LR_MAX_REFS (not kept) */
 	uint32_t scans;			/* scans made of it */
 	struct lr_cause cause;		/* LR_CONFIRM, LR_DONE: why */
+	/*
+	 * Stack words whose frame returned since the last scan, and their thread: a frame the
+	 * thread calls next covers them, and until it writes there they still hold the pointer,
+	 * dead.  The next scan does not take them for references.
+	 */
+	uint64_t dead[LR_MAX_REFS];
+	uint32_t n_dead, dead_tid;
 };
 
 /* Does v point into the block ([addr, addr + size), a 0-byte block at addr)? */
@@ -119,7 +126,8 @@ size_t lastref__on_free(struct lr_block *b, size_t n, uint64_t addr, const struc
 
 /*
  * The confirmation scan of b (LR_CONFIRM, or a first scan of a new block): found[] memory
- * references, regs[] registers pointing into it.  With memory references b is tracked
+ * references, regs[] registers pointing into it (stack words of frames that returned since
+ * the last scan are not references: see lr_block.dead).  With memory references b is tracked
  * again (true).  Otherwise the verdict: a register only (LR_REGISTER_ONLY, its first
  * register the reference), else the cause that sent it here; a block that never had a
  * reference (first scan) is LR_UNRESOLVED.  Returns whether b is tracked.

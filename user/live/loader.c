@@ -14,6 +14,7 @@
  * failures come back as one line naming the cause and the fix.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1044,6 +1045,30 @@ bool loader__events_pending(const struct loader *ld)
 const char *loader__oom_problem(const struct loader *ld)
 {
 	return ld->oom_msg[0] ? ld->oom_msg : NULL;
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD	O_EXCL		/* Linux 6.9: a pidfd of the thread, not its process */
+#endif
+
+int loader__thread_call(const struct loader *ld, int tid, uint64_t *entry_sp, uint64_t *entry_ra)
+{
+	struct lt_inflight in;
+	int fd, err = 0;
+
+	fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_lookup_elem(bpf_map__fd(ld->skel->maps.inflight), &fd, &in))
+		err = -errno;
+	else if (!in.active || !in.entry_sp)
+		err = -ENOENT;
+	close(fd);
+	if (err)
+		return err;
+	*entry_sp = in.entry_sp;
+	*entry_ra = in.entry_ra;
+	return 0;
 }
 
 const struct lt_map_fds *loader__maps(const struct loader *ld)

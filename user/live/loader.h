@@ -136,6 +136,14 @@ int loader__watch_prog_fd(const struct loader *ld);
 int loader__watch_slot(struct loader *ld, uint64_t addr, const struct lt_watch_slot *slot);
 int loader__watch_free(struct loader *ld, uint64_t addr, bool on);
 
+/*
+ * Is thread tid inside a traced allocator call?  0 with where its return address was pushed
+ * (*entry_sp) and what it was (*entry_ra): the uretprobe replaced it there with the kernel's
+ * trampoline, which a walk of the stopped thread cannot follow.  -ENOENT: not in a call;
+ * -errno.  (The heap programs' per-thread state, looked up by a thread pidfd.)
+ */
+int loader__thread_call(const struct loader *ld, int tid, uint64_t *entry_sp, uint64_t *entry_ra);
+
 const struct lt_map_fds *loader__maps(const struct loader *ld);
 unsigned int loader__stack_depth(const struct loader *ld);
 

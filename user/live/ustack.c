@@ -186,26 +186,42 @@ int ustack__step(const struct lt_unwind_row *row, struct ustack_regs *r, ustack_
 	return 0;
 }
 
+struct stopped_mem {
+	const struct ptrace_stop *ps;
+	const struct ustack_fixup *fix;
+};
+
+/* Memory of the stopped process, with the fixed-up return address read as its original. */
 static int read_stopped(void *ctx, uint64_t addr, void *buf, size_t len)
 {
+	const struct stopped_mem *sm = ctx;
 	size_t got = 0;
-	int err = ptrace_stop__read(ctx, addr, buf, len, &got);
+	int err = ptrace_stop__read(sm->ps, addr, buf, len, &got);
 
-	return err ? err : got == len ? 0 : -EFAULT;
+	if (err)
+		return err;
+	if (got != len)
+		return -EFAULT;
+	if (sm->fix && sm->fix->slot >= addr && sm->fix->slot + 8 <= addr + len)
+		memcpy((char *)buf + (sm->fix->slot - addr), &sm->fix->ra, 8);
+	return 0;
 }
 
+/* Code a walk may go on in: executable, not the uretprobe trampoline's page. */
 static bool is_code(const struct proc_maps *maps, uint64_t pc)
 {
 	const struct proc_map *m = procmaps__find(maps, pc);
 
-	return m && m->executable;
+	return m && m->executable && !(m->path && !strcmp(m->path, "[uprobes]"));
 }
 
 size_t ustack__walk(struct ustack *u, const struct proc_maps *maps, const struct ptrace_stop *ps,
-		    const struct ptrace_thread *t, struct ustack_frame *f, size_t max)
+		    const struct ptrace_thread *t, const struct ustack_fixup *fix,
+		    struct ustack_frame *f, size_t max)
 {
 	struct ustack_regs r = { .pc = t->regs.rip, .sp = t->regs.rsp, .bp = t->regs.rbp,
 				 .exact = true };
+	struct stopped_mem sm = { .ps = ps, .fix = fix };
 	size_t n = 0;
 
 	while (n < max && n < USTACK_MAX_FRAMES) {
@@ -213,8 +229,7 @@ size_t ustack__walk(struct ustack *u, const struct proc_maps *maps, const struct
 		const struct proc_map *m = procmaps__find(maps, at);
 		const struct lt_unwind_row *row = m ? row_at(u, m, at) : NULL;
 
-		if (!m || !m->executable ||
-		    ustack__step(row, &r, read_stopped, (void *)ps, &f[n]) ||
+		if (!m || !m->executable || ustack__step(row, &r, read_stopped, &sm, &f[n]) ||
 		    !is_code(maps, r.exact ? r.pc : r.pc - 1))
 			break;
 		n++;

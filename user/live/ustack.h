@@ -63,11 +63,22 @@ void ustack__free(struct ustack *u);
 size_t ustack__prepare(struct ustack *u, const struct proc_maps *maps, uint64_t budget_ns);
 
 /*
+ * A return address a uretprobe replaced: the word at slot holds the kernel's trampoline (in
+ * the [uprobes] mapping), the caller's address was ra (loader__thread_call).
+ */
+struct ustack_fixup {
+	uint64_t slot, ra;
+};
+
+/*
  * Unwind thread t of stopped ps (its mappings: maps) into f[0..max): frame 0 is where the
- * thread is.  How many frames; the walk ends at the outermost frame, a return address that
- * is not code of an executable file mapping, or a frame that does not go up the stack.
+ * thread is.  fix (NULL: none): a return address to read as its original.  How many frames;
+ * the walk ends at the outermost frame, a return address that is not code of an executable
+ * mapping (or lies in [uprobes]: a uretprobe's trampoline no fixup replaced), or a frame
+ * that does not go up the stack.
  */
 size_t ustack__walk(struct ustack *u, const struct proc_maps *maps, const struct ptrace_stop *ps,
-		    const struct ptrace_thread *t, struct ustack_frame *f, size_t max);
+		    const struct ptrace_thread *t, const struct ustack_fixup *fix,
+		    struct ustack_frame *f, size_t max);
 
 #endif

@@ -426,11 +426,16 @@ static bool frame_of(struct watcher *w, const struct proc_maps *maps, const stru
 		     struct lr_ref *r)
 {
 	if (!frames->walked) {
+		struct ustack_fixup fix;
+		bool in_call;
+
 		frames->walked = true;
+		/* A thread inside malloc: its caller's address is where the uretprobe keeps it. */
+		in_call = !loader__thread_call(w->ld, t->tid, &fix.slot, &fix.ra);
 		frames->v = calloc(USTACK_MAX_FRAMES, sizeof(*frames->v));
 		if (frames->v)
-			frames->n = ustack__walk(w->unwinder, maps, ps, t, frames->v,
-						 USTACK_MAX_FRAMES);
+			frames->n = ustack__walk(w->unwinder, maps, ps, t, in_call ? &fix : NULL,
+						 frames->v, USTACK_MAX_FRAMES);
 	}
 	for (size_t k = 0; k < frames->n; k++) {
 		const struct ustack_frame *f = &frames->v[k];
