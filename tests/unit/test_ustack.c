@@ -173,6 +173,25 @@ static void test_ustack_signal_frame_takes_the_interrupted_registers(void)
 
 /* ---------------------------------------------------------------- a real stopped thread */
 
+/* Wait (a second at most) until process pid sleeps: the child has reached its pause(). */
+static void wait_sleeping(pid_t pid)
+{
+	for (int i = 0; i < 1000; i++) {
+		char path[64], state = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		f = fopen(path, "r");
+		if (f && fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+			state = 0;
+		if (f)
+			fclose(f);
+		if (state == 'S')
+			return;
+		usleep(1000);
+	}
+}
+
 static int ready_pipe[2];
 
 static __attribute__((noinline)) void wait_forever(void)
@@ -229,18 +248,8 @@ static void test_ustack_walk_reaches_frames_above_code_without_frame_pointer(voi
 	if (!err && !ustack__prepare(u, &maps, 10ull * 1000000000ull))
 		err = -ENODATA;
 	/* pause() is entered right after the byte: wait until the child sleeps in it. */
-	for (int i = 0; !err && i < 1000; i++) {
-		char path[64], state = 0;
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-		f = fopen(path, "r");
-		if (f && fscanf(f, "%*d (%*[^)]) %c", &state) == 1 && state == 'S')
-			i = 1000;
-		if (f)
-			fclose(f);
-		usleep(1000);
-	}
+	if (!err)
+		wait_sleeping(pid);
 	if (!err)
 		err = ptrace_stop__begin(&ps, pid, 2000, msg, sizeof(msg));
 	if (!err) {
@@ -368,18 +377,8 @@ static void test_ustack_walk_through_a_uretprobe_needs_the_original_return_addre
 		err = ustack__new(&u, pid);
 	if (!err && !ustack__prepare(u, &maps, 10ull * 1000000000ull))
 		err = -ENODATA;
-	for (int i = 0; !err && i < 1000; i++) {	/* until it sleeps in pause() */
-		char path[64], state = 0;
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-		f = fopen(path, "r");
-		if (f && fscanf(f, "%*d (%*[^)]) %c", &state) == 1 && state == 'S')
-			i = 1000;
-		if (f)
-			fclose(f);
-		usleep(1000);
-	}
+	if (!err)
+		wait_sleeping(pid);
 	if (!err) {
 		procmaps__free(&maps);		/* now with [uprobes] */
 		err = procmaps__read(pid, &maps);
