@@ -192,6 +192,27 @@ static void wait_sleeping(pid_t pid)
 	}
 }
 
+/*
+ * Once child pid sleeps in its pause(): its maps (read then, with [uprobes] if it has one)
+ * into *maps, an unwinder with its tables into *u, and the child stopped in *ps.  0 or -errno.
+ */
+static int stop_sleeping(pid_t pid, struct proc_maps *maps, struct ustack **u,
+			 struct ptrace_stop *ps)
+{
+	char msg[256];
+	int err;
+
+	wait_sleeping(pid);
+	err = procmaps__read(pid, maps);
+	if (!err)
+		err = ustack__new(u, pid);
+	if (!err && !ustack__prepare(*u, maps, 10ull * 1000000000ull))
+		err = -ENODATA;
+	if (!err)
+		err = ptrace_stop__begin(ps, pid, 2000, msg, sizeof(msg));
+	return err;
+}
+
 static int ready_pipe[2];
 
 static __attribute__((noinline)) void wait_forever(void)
@@ -226,7 +247,7 @@ static void test_ustack_walk_reaches_frames_above_code_without_frame_pointer(voi
 	struct ptrace_stop ps;
 	uint64_t holder_ret = 0;
 	size_t n = 0, found = 0;
-	char msg[256], c;
+	char c;
 	pid_t pid;
 	int err;
 
@@ -241,17 +262,9 @@ static void test_ustack_walk_reaches_frames_above_code_without_frame_pointer(voi
 	err = read(ready_pipe[0], &holder_ret, sizeof(holder_ret)) == sizeof(holder_ret) &&
 	      read(ready_pipe[0], &c, 1) == 1 ? 0 : -EIO;
 	close(ready_pipe[0]);
+	/* pause() is entered right after the byte. */
 	if (!err)
-		err = procmaps__read(pid, &maps);
-	if (!err)
-		err = ustack__new(&u, pid);
-	if (!err && !ustack__prepare(u, &maps, 10ull * 1000000000ull))
-		err = -ENODATA;
-	/* pause() is entered right after the byte: wait until the child sleeps in it. */
-	if (!err)
-		wait_sleeping(pid);
-	if (!err)
-		err = ptrace_stop__begin(&ps, pid, 2000, msg, sizeof(msg));
+		err = stop_sleeping(pid, &maps, &u, &ps);
 	if (!err) {
 		n = ustack__walk(u, &maps, &ps, &ps.threads[0], NULL, frames,
 				 USTACK_MAX_FRAMES);
@@ -349,7 +362,6 @@ static void test_ustack_walk_through_a_uretprobe_needs_the_original_return_addre
 	uint64_t holder_ret = 0;
 	size_t n_plain = 0, n_fixed = 0, found_plain = 0, found_fixed = 0;
 	int err = 0, probe = -1;
-	char msg[256];
 	pid_t pid;
 
 	CHECK_EQ_INT(pipe(to_parent), 0);
@@ -372,19 +384,7 @@ static void test_ustack_walk_through_a_uretprobe_needs_the_original_return_addre
 		err = write(to_child[1], "g", 1) == 1 && read(to_parent[0], &fix.slot, 8) == 8 ?
 		      0 : -EIO;
 	if (!err)
-		err = procmaps__read(pid, &maps);
-	if (!err)
-		err = ustack__new(&u, pid);
-	if (!err && !ustack__prepare(u, &maps, 10ull * 1000000000ull))
-		err = -ENODATA;
-	if (!err)
-		wait_sleeping(pid);
-	if (!err) {
-		procmaps__free(&maps);		/* now with [uprobes] */
-		err = procmaps__read(pid, &maps);
-	}
-	if (!err)
-		err = ptrace_stop__begin(&ps, pid, 2000, msg, sizeof(msg));
+		err = stop_sleeping(pid, &maps, &u, &ps);
 	if (!err) {
 		const struct ptrace_thread *t = &ps.threads[0];
 
