@@ -5,8 +5,8 @@
 #
 # Runs the include check (tests/check_includes.sh), every unit test binary build/asan/tests/unit/test_* (built with AddressSanitizer and
 # UndefinedBehaviorSanitizer: a sanitizer report ends the binary with a FAIL line and a
-# non-zero status), then every end-to-end script tests/e2e/*.sh (lib.sh is their shared
-# helper, not a script).  Each prints one line per test, "PASS name" or "FAIL name: why";
+# non-zero status), then every end-to-end script tests/e2e/*.sh (lib.sh and *_lib.sh are
+# helpers they source, not scripts).  Each prints one line per test, "PASS name" or "FAIL name: why";
 # this script passes those lines through, counts them, and ends with exactly one line
 # "N passed, M failed".  A unit binary or script that crashes, times out or exits non-zero
 # without printing a FAIL line counts as one failure named after it.  Exit status: 0 when
@@ -73,7 +73,9 @@ for bin in build/asan/tests/unit/test_*; do
 done
 
 for script in tests/e2e/*.sh; do
-	[ "$(basename "$script")" = lib.sh ] && continue
+	case $(basename "$script") in
+	lib.sh | *_lib.sh) continue ;;	# helpers sourced by the scripts, not scripts
+	esac
 	run_one "$script" "$E2E_TIMEOUT" bash "$script"
 done
 
