@@ -45,6 +45,12 @@ static const char usage_text[] =
 "      --oom-dir DIR       where a watched process's full snapshot goes when the OOM\n"
 "                          killer chooses it, as leaktop-oom-PID-TIME.json (default:\n"
 "                          the -j file's directory, else the current one)\n"
+"      --oom-max-files N   OOM snapshots kept in that directory, the oldest removed\n"
+"                          first (0: no limit; default " OPT_STR(OOM_DEFAULT_MAX_FILES) ")\n"
+"      --oom-max-bytes SIZE  their bytes at most, the oldest removed first (K, M, G;\n"
+"                          0: no limit; default 64M)\n"
+"      --oom-min-gap SEC   at most one OOM snapshot per cgroup every SEC seconds\n"
+"                          (0: every victim; default " OPT_STR(OOM_DEFAULT_MIN_GAP_S) ")\n"
 "      --stop-at SITE:N    stop the process (SIGSTOP) at the return of allocation N\n"
 "                          (1-based) of SITE: a function in the site's stack, or a\n"
 "                          site id (the JSON's stack_id); leaktop then writes its\n"
@@ -140,6 +146,43 @@ int options__parse_uint(const char *s, unsigned long min, unsigned long max, uns
 	return 0;
 }
 
+int options__parse_size(const char *s, uint64_t *out)
+{
+	static const struct {
+		char suffix;
+		unsigned int shift;
+	} units[] = { { 'K', 10 }, { 'M', 20 }, { 'G', 30 }, { 'T', 40 } };
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (*end) {
+		size_t i;
+
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if ((*end & ~0x20) == units[i].suffix)
+				break;
+		if (i == sizeof(units) / sizeof(units[0]))
+			return -EINVAL;
+		shift = units[i].shift;
+		end++;
+		if (!strcmp(end, "iB") || !strcmp(end, "B"))
+			end += strlen(end);
+		if (*end)
+			return -EINVAL;
+	}
+	if (shift && v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
 int options__parse_mode(const char *s, unsigned int *out)
 {
 	char *end;
@@ -215,7 +258,7 @@ static int parse_resources(const char *list, unsigned int *out, char *err, size_
 enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR, OPT_WINDOW, OPT_PPROF, OPT_FOLDED,
        OPT_SCAN_EVERY, OPT_SCAN_MAX_STOP, OPT_FILE_MODE, OPT_BUDGET, OPT_MAX_SUSPECTS,
        OPT_EXACT, OPT_UNWIND, OPT_LISTEN, OPT_METRICS_SITES, OPT_OOM_DIR,
-       OPT_STOP_AT };
+       OPT_STOP_AT, OPT_OOM_MAX_FILES, OPT_OOM_MAX_BYTES, OPT_OOM_MIN_GAP };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -241,6 +284,9 @@ static const struct option long_opts[] = {
 	{ "metrics-sites", required_argument, NULL, OPT_METRICS_SITES },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "oom-dir", required_argument, NULL, OPT_OOM_DIR },
+	{ "oom-max-files", required_argument, NULL, OPT_OOM_MAX_FILES },
+	{ "oom-max-bytes", required_argument, NULL, OPT_OOM_MAX_BYTES },
+	{ "oom-min-gap", required_argument, NULL, OPT_OOM_MIN_GAP },
 	{ "stop-at", required_argument, NULL, OPT_STOP_AT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -262,6 +308,9 @@ static void defaults(struct options *o)
 	o->max_suspects = HEAPMODE_DEFAULT_MAX_SUSPECTS;
 	o->unwind_cfi = true;
 	o->metrics_sites = OPT_DEFAULT_METRICS_SITES;
+	o->oom.max_files = OOM_DEFAULT_MAX_FILES;
+	o->oom.max_bytes = OOM_DEFAULT_MAX_BYTES;
+	o->oom.min_gap_s = OOM_DEFAULT_MIN_GAP_S;
 }
 
 int options__parse_stop_at(const char *s, char *fn, size_t len, uint64_t *hash, uint64_t *seq)
@@ -398,6 +447,24 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 				return msg__set(err, len, -EINVAL, "--oom-dir needs a directory; "
 						"see leaktop --help");
 			o->oom_dir = optarg;
+			break;
+		case OPT_OOM_MAX_FILES:
+			if (options__parse_uint(optarg, 0, OPT_MAX_OOM_FILES, &n))
+				return msg__set(err, len, -EINVAL, "invalid --oom-max-files '%s': "
+						"expected 0 (no limit) to %d files", optarg,
+						OPT_MAX_OOM_FILES);
+			o->oom.max_files = n;
+			break;
+		case OPT_OOM_MAX_BYTES:
+			if (options__parse_size(optarg, &o->oom.max_bytes))
+				return msg__set(err, len, -EINVAL, "invalid --oom-max-bytes '%s': "
+						"expected bytes, or a size such as 64M or 1G (0: no "
+						"limit)", optarg);
+			break;
+		case OPT_OOM_MIN_GAP:
+			if (parse_seconds(optarg, 0, &o->oom.min_gap_s))
+				return msg__set(err, len, -EINVAL, "invalid --oom-min-gap '%s': "
+						"expected seconds >= 0", optarg);
 			break;
 		case OPT_SCAN_EVERY:
 			if (parse_seconds(optarg, 0.01, &o->scan_every_s))

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "bpf/leaktop.h"
+#include "cli/oom.h"
 #include "core/heapmode.h"
 #include "core/types.h"
 
@@ -30,6 +31,7 @@
 #define OPT_MAX_SCAN_STOP_MS		2000	/* = SCAN_MAX_STOP_MS (core/scan.h) */
 #define OPT_DEFAULT_METRICS_SITES	20	/* flagged call sites on /metrics */
 #define OPT_MAX_METRICS_SITES		1000
+#define OPT_MAX_OOM_FILES		100000
 #define OPT_LISTEN_LEN			64	/* "[v6 address]:port" as given, at most */
 #define OPT_STOP_AT_LEN			512	/* --stop-at's function name, at most */
 
@@ -54,6 +56,7 @@ struct options {
 	const char *pprof_path;	/* --pprof: a pprof profile each interval, or NULL */
 	const char *folded_path;	/* --folded: folded stacks each interval, or NULL */
 	const char *oom_dir;	/* --oom-dir: OOM victims' snapshots; NULL: beside -j, or . */
+	struct oom_limits oom;	/* --oom-max-files, --oom-max-bytes, --oom-min-gap */
 	/* --stop-at SITE:N: stop the process at allocation N of SITE, a function in the stack
 	 * (stop_at_fn) or a site id (stop_at_hash, non-zero); stop_at_seq 0: not asked. */
 	char stop_at_fn[OPT_STOP_AT_LEN];
@@ -114,6 +117,9 @@ int options__parse_listen(const char *s, struct sockaddr_storage *addr, socklen_
 int options__parse_stop_at(const char *s, char *fn, size_t len, uint64_t *hash, uint64_t *seq);
 /* An octal file mode, 0 to 0777 ("600", "0640").  0 or -EINVAL. */
 int options__parse_mode(const char *s, unsigned int *out);
+/* A size in bytes: decimal digits, optionally K, M, G or T (powers of 1024, "KiB" and "KB"
+ * too).  0 or -EINVAL. */
+int options__parse_size(const char *s, uint64_t *out);
 
 /*
  * `leaktop scan -p PID [-i SEC] [-d SEC] [-j FILE]`: the options of `leaktop -b -p PID -i SEC

@@ -105,6 +105,7 @@ struct run {
 	struct unwind_store *uw;	/* --unwind cfi: the unwind tables */
 	struct allocs *al;		/* which allocators processes use */
 	struct oom_writer *oom;		/* OOM victims' snapshots */
+	uint64_t oom_forced_ns;		/* the last collect an OOM victim started early */
 	struct stop_record stop;	/* --stop-at, once it fired */
 	struct model model;
 	struct sample sample;
@@ -230,7 +231,7 @@ static void on_event(void *ctx, const struct lt_event *ev)
 	struct run *r = ctx;
 
 	tracker__on_event(r->tr, ev);
-	oom_writer__note(r->oom, ev);
+	oom_writer__note(r->oom, ev, &r->model);
 	stop_at__note(&r->stop, ev);
 }
 
@@ -699,6 +700,8 @@ static int collect(struct run *r, bool scan_due, bool final)
 		unwind_store__stats(r->uw, &s->unwind);
 	measure_self(s);
 	s->oom_snapshots_failed = oom_writer__failed(r->oom);
+	s->oom_snapshots_skipped = oom_writer__skipped(r->oom);
+	s->oom_snapshots_removed = oom_writer__removed(r->oom);
 	s->stop = r->stop;
 	tracker__set_backlog(r->tr, loader__events_pending(r->ld));
 	err = tracker__fill(r->tr, r->col, s, &budget);
@@ -905,9 +908,15 @@ static int loop(struct run *r)
 				err_line("cannot read lifecycle events: %s", strerror(-err));
 				return 1;
 			}
-			/* An OOM victim: collect now, while the maps hold all its records. */
-			if (oom_writer__pending(r->oom))
+			/*
+			 * An OOM victim: collect now, while the maps hold all its records; at
+			 * most once an interval (a burst of kills is one collect, the others
+			 * wait for the next tick).
+			 */
+			if (oom_writer__pending(r->oom) && now - r->oom_forced_ns >= interval_ns) {
+				r->oom_forced_ns = now;
 				break;
+			}
 			/* --stop-at stopped its process: the final report, now. */
 			if (r->stop.fired) {
 				last = true;
@@ -1102,7 +1111,7 @@ int run__main_hooked(const struct options *o, const struct run_hooks *hooks)
 
 	model__init(&r.model, o->interval_s, o->resources, o->window);
 	r.sym = symbolizer__new();
-	if (!r.sym || allocs__new(&r.al) || oom_writer__new(&r.oom, oom_dir, o->oom_dir != NULL)) {
+	if (!r.sym || allocs__new(&r.al) || oom_writer__new(&r.oom, oom_dir, o->oom_dir != NULL, &o->oom)) {
 		err_line("out of memory");
 		goto out;
 	}

@@ -889,6 +889,8 @@ int model__apply(struct model *m, const struct sample *s)
 	m->self_rss_bytes = s->self_rss_bytes;
 	m->self_cpu_s = s->self_cpu_s;
 	m->oom_snapshots_failed = s->oom_snapshots_failed;
+	m->oom_snapshots_skipped = s->oom_snapshots_skipped;
+	m->oom_snapshots_removed = s->oom_snapshots_removed;
 	if (s->stop.fired)
 		m->stop = s->stop;
 	/* The producers' time; scans are reported on their own (stop_ms). */

@@ -177,6 +177,8 @@ struct model {
 	uint64_t self_rss_bytes;
 	double self_cpu_s;
 	uint64_t oom_snapshots_failed;	/* OOM victims' snapshots that could not be written */
+	uint64_t oom_snapshots_skipped;	/* ... not written: --oom-min-gap */
+	uint64_t oom_snapshots_removed;	/* ... removed: --oom-max-files, --oom-max-bytes */
 	struct stop_record stop;	/* --stop-at: where it stopped a process (fired) */
 	unsigned int resources;
 	/* Heap tracing under the budget (whole-system mode), as of the latest sample. */

@@ -217,6 +217,8 @@ struct sample {
 	uint64_t self_rss_bytes;
 	double self_cpu_s;
 	uint64_t oom_snapshots_failed;		/* so far, as the run loop counted them */
+	uint64_t oom_snapshots_skipped;		/* the OOM rate limit's, so far */
+	uint64_t oom_snapshots_removed;		/* removed for the OOM directory's caps */
 	struct stop_record stop;		/* --stop-at, once it fired */
 	struct sample_scan *scans;
 	size_t n_scans, cap_scans;

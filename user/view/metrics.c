@@ -473,6 +473,10 @@ static const struct family
 		  "Watched processes the OOM killer chose" },
 	f_oom_failed = { "leaktop_oom_snapshots_failed", M_COUNTER, NULL,
 			 "OOM victims whose snapshot could not be written" },
+	f_oom_skipped = { "leaktop_oom_snapshots_skipped", M_COUNTER, NULL,
+			  "OOM victims whose snapshot the rate limit (--oom-min-gap) skipped" },
+	f_oom_removed = { "leaktop_oom_snapshots_removed", M_COUNTER, NULL,
+			  "OOM snapshot files removed to stay within --oom-max-files/-bytes" },
 	f_procs = { "leaktop_processes", M_GAUGE, NULL, "Processes exported" },
 	f_sites = { "leaktop_flagged_sites", M_GAUGE, NULL,
 		    "Flagged call sites, all of them (at most --metrics-sites are exported)" },
@@ -513,6 +517,10 @@ static void write_run(FILE *out, const struct model *m, const struct metrics_opt
 	sample(out, &f_oom, "", INT(m->counters[LT_CNT_OOM_VICTIMS]));
 	family_header(out, o, &f_oom_failed);
 	sample(out, &f_oom_failed, "", INT(m->oom_snapshots_failed));
+	family_header(out, o, &f_oom_skipped);
+	sample(out, &f_oom_skipped, "", INT(m->oom_snapshots_skipped));
+	family_header(out, o, &f_oom_removed);
+	sample(out, &f_oom_removed, "", INT(m->oom_snapshots_removed));
 	family_header(out, o, &f_procs);
 	sample(out, &f_procs, "", INT(n_procs));
 	family_header(out, o, &f_sites);

@@ -424,6 +424,10 @@ static json_t *model_json(const struct model *m, const struct process *only)
 		json_object_set_new(stats, "collect_ms", json_real(m->collect_ms));
 		json_object_set_new(stats, "oom_snapshots_failed",
 				    json_integer((json_int_t)m->oom_snapshots_failed));
+		json_object_set_new(stats, "oom_snapshots_skipped",
+				    json_integer((json_int_t)m->oom_snapshots_skipped));
+		json_object_set_new(stats, "oom_snapshots_removed",
+				    json_integer((json_int_t)m->oom_snapshots_removed));
 		unwind_json(stats, &m->unwind);
 	}
 	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:o, s:o}",

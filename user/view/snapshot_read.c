@@ -1283,6 +1283,10 @@ static int read_stats(struct rd *r, json_t *root, struct model *m, struct snapsh
 		  F_NULL },
 		{ "oom_snapshots_failed", offsetof(struct model, oom_snapshots_failed), 8, 0,
 		  NUM_MAX, F_NULL },
+		{ "oom_snapshots_skipped", offsetof(struct model, oom_snapshots_skipped), 8, 0,
+		  NUM_MAX, F_NULL },
+		{ "oom_snapshots_removed", offsetof(struct model, oom_snapshots_removed), 8, 0,
+		  NUM_MAX, F_NULL },
 	};
 	static const struct real_field collect[] = {
 		{ "collect_ms", offsetof(struct model, collect_ms), 0, 1e12, F_NULL },
