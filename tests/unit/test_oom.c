@@ -21,6 +21,7 @@
 #include "check.h"
 #include "cli/oom.h"
 #include "cli/options.h"
+#include "util/atomic_file.h"
 #include "core/analysis.h"
 #include "core/model.h"
 #include "core/sample.h"
@@ -532,6 +533,31 @@ static void test_check_dir_refuses_a_world_writable_directory_without_sticky_bit
 	rmdir(dir);
 }
 
+static void test_atomic_file_mode_is_the_chosen_mode_less_the_umask_left_unchanged(void)
+{
+	char dir[] = "/tmp/leaktop-test-oom.XXXXXX", path[512];
+	struct atomic_file af;
+	mode_t old = umask(027);
+	struct stat st;
+
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f.json", dir);
+	atomic_file__set_mode(0666);
+	CHECK_EQ_INT(atomic_file__open(&af, path), 0);
+	fputs("{}\n", af.f);
+	CHECK_EQ_INT(atomic_file__close(&af, 1), 0);
+	CHECK_EQ_INT(stat(path, &st), 0);
+	CHECK_EQ_INT(st.st_mode & 0777, 0640);
+	CHECK_EQ_INT(umask(old), 027);		/* never changed meanwhile */
+	atomic_file__set_mode(0600);
+	/* A link planted at the name is refused, the link left alone. */
+	unlink(path);
+	CHECK_EQ_INT(symlink("/etc/passwd", path), 0);
+	CHECK_EQ_INT(atomic_file__open(&af, path), -ELOOP);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	RUN(test_file_name_holds_pid_and_utc_time_in_the_directory);
@@ -553,5 +579,6 @@ int main(void)
 	RUN(test_writer_skips_a_second_victim_of_one_cgroup_within_the_gap);
 	RUN(test_writer_takes_another_name_when_something_is_planted_at_its_own);
 	RUN(test_check_dir_refuses_a_world_writable_directory_without_sticky_bit);
+	RUN(test_atomic_file_mode_is_the_chosen_mode_less_the_umask_left_unchanged);
 	CHECK_EXIT();
 }

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * atomic_file.c - temp file + fsync + rename, refusing symbolic links.
+ * atomic_file.c - temp file + fsync + rename + fsync of the directory, refusing symbolic links.
  *
- * The temporary file is created with O_EXCL (mkostemp) in the target's directory, so it can
- * never be a pre-planted link; the target itself is checked with lstat and refused if it is
- * a link or not a regular file; rename() replaces a directory entry and never follows a link.
+ * The temporary file is created with O_EXCL | O_NOFOLLOW under a random name in the target's
+ * directory, so it can never be a pre-planted link; the target itself is checked with lstat
+ * and refused if it is a link or not a regular file; rename() replaces a directory entry and
+ * never follows a link; the directory is synced after it, so the new name survives a crash
+ * (an OOM snapshot is written just before a host may go down).
  * The temporary file being written is remembered, so a process that must end at once (a
  * second Ctrl-C) can remove it from a signal handler instead of leaving it behind.
- * Files are created 0600 (or the mode the user chose), less the umask: what leaktop writes
- * describes other users' processes.
+ * Files are created 0600 (or the mode the user chose), less the umask, which open() applies
+ * itself: the umask is never read or changed (it is per process, and leaktop has threads).
+ * What leaktop writes describes other users' processes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,13 +43,49 @@ void atomic_file__set_mode(unsigned int mode)
 	file_mode = mode & 0777;
 }
 
-/* The process's umask (leaktop is single-threaded: nothing creates files in between). */
-static mode_t current_umask(void)
+/*
+ * Create tmpl (ending in XXXXXX, replaced by random letters) with O_EXCL: the file mode less
+ * the umask, applied by the kernel.  The fd, or -errno.
+ */
+static int create_temp(char *tmpl)
 {
-	mode_t mask = umask(0);
+	static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	size_t n = strlen(tmpl);
 
-	umask(mask);
-	return mask;
+	if (n < 6)
+		return -EINVAL;
+	for (int tries = 0; tries < 100; tries++) {
+		unsigned char rnd[6];
+		int fd;
+
+		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+			return -EIO;
+		for (size_t i = 0; i < 6; i++)
+			tmpl[n - 6 + i] = letters[rnd[i] % (sizeof(letters) - 1)];
+		fd = open(tmpl, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, file_mode);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+/* fsync the directory holding path, so that a rename into it is durable. */
+static int sync_dir_of(const char *path)
+{
+	char dir[4096];
+	int fd, err = 0;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* Some file systems cannot sync a directory (EINVAL): nothing more to do there. */
+	if (fsync(fd) && errno != EINVAL)
+		err = -errno;
+	close(fd);
+	return err;
 }
 
 int atomic_file__open(struct atomic_file *af, const char *path)
@@ -65,16 +105,9 @@ int atomic_file__open(struct atomic_file *af, const char *path)
 	b = basename(base);
 	snprintf(af->tmp_path, sizeof(af->tmp_path), "%s/.%s.XXXXXX", d, b);
 	snprintf(af->path, sizeof(af->path), "%s", path);
-	fd = mkostemp(af->tmp_path, O_CLOEXEC);
+	fd = create_temp(af->tmp_path);
 	if (fd < 0)
-		return -errno;
-	if (fchmod(fd, file_mode & ~current_umask())) {
-		int err = -errno;
-
-		close(fd);
-		unlink(af->tmp_path);
-		return err;
-	}
+		return fd;
 	in_progress = 0;
 	memcpy(in_progress_path, af->tmp_path, sizeof(in_progress_path));
 	in_progress = 1;
@@ -109,6 +142,8 @@ int atomic_file__close(struct atomic_file *af, int ok)
 		err = -errno;
 	if (err || !ok)
 		unlink(af->tmp_path);
+	else
+		err = sync_dir_of(af->path);
 	in_progress = 0;
 	return err;
 }

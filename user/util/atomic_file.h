@@ -21,7 +21,8 @@ void atomic_file__set_mode(unsigned int mode);
 /* Create the temporary file beside path.  0 or -errno; -ELOOP if path is a symlink,
  * -EISDIR if it exists and is not a regular file. */
 int atomic_file__open(struct atomic_file *af, const char *path);
-/* Flush, fsync and rename over path (or discard if `ok` is false).  0 or -errno. */
+/* Flush, fsync, rename over path and fsync its directory (or discard if `ok` is false).
+ * 0 or -errno. */
 int atomic_file__close(struct atomic_file *af, int ok);
 /* Async-signal-safe: remove the temporary file of a write in progress, if any. */
 void atomic_file__discard_in_progress(void);
