@@ -316,6 +316,31 @@ static void test_metrics_exited_image_of_an_execd_pid_is_left_out(void)
 	free(om);
 }
 
+static void test_metrics_two_exited_images_of_one_pid_are_one_series_the_newer(void)
+{
+	char *om;
+
+	two_procs();
+	/* Two OOM-killed images of pid 10 kept after their exit (the pid reused between). */
+	procs[2] = procs[0];
+	procs[2].gen = 5;
+	procs[2].heap_outstanding_bytes = 7777;
+	procs[0].exited = procs[2].exited = true;
+	model.procs[1] = procs[2];
+	model.procs[2] = (struct process){ .pid = 20, .gen = 2, .comm = "quiet",
+					   .sites = sites[1], .n_sites = 1, .fd_outstanding = 1,
+					   .fd_opens = 1 };
+	model.n_procs = 3;
+	om = render(&model, METRICS_OPENMETRICS, 20);
+	CHECK_EQ_INT(count_lines(om, "leaktop_heap_outstanding_bytes{pid=\"10\""), 1);
+	CHECK_EQ_INT(count_lines(om, "leaktop_heap_outstanding_bytes{pid=\"10\",comm=\"leaky\"} "
+				 "7777"), 1);
+	CHECK_EQ_INT(count_lines(om, "leaktop_processes 2"), 1);
+	/* Each flagged site once. */
+	CHECK_EQ_INT(count_lines(om, "leaktop_site_outstanding_bytes{pid=\"10\""), 3);
+	free(om);
+}
+
 static void test_metrics_unknown_values_are_left_out_not_zero(void)
 {
 	char *om;
@@ -374,6 +399,7 @@ int main(void)
 	RUN(test_metrics_site_is_named_by_its_first_frame_with_a_source_line);
 	RUN(test_metrics_site_name_skips_wrappers_and_runtimes_not_callers_without_lines);
 	RUN(test_metrics_exited_image_of_an_execd_pid_is_left_out);
+	RUN(test_metrics_two_exited_images_of_one_pid_are_one_series_the_newer);
 	RUN(test_metrics_unknown_values_are_left_out_not_zero);
 	RUN(test_metrics_one_flag_series_per_flag_set);
 	RUN(test_metrics_negotiate_openmetrics_from_prometheus_accept_header);

@@ -277,7 +277,9 @@ static const struct family flag_family = {
 /*
  * The processes to export: the visible ones, in the views' order.  An image that exited in
  * this interval is left out when its pid has a live image (an exec): the two would carry the
- * same labels.  Returns the count; *out malloc'd (NULL with 0).
+ * same labels.  Of two exited images of one pid (two OOM-killed ones, kept a minute, the pid
+ * reused), only the newer is exported: a duplicate series is an invalid page.  Returns the
+ * count; *out malloc'd (NULL with 0).
  */
 static size_t export_procs(const struct model *m, struct mproc **out)
 {
@@ -294,8 +296,21 @@ static size_t export_procs(const struct model *m, struct mproc **out)
 		size_t len = 0;
 		FILE *f;
 
+		size_t same = k;
+
 		if (!model__visible(p) || (p->exited && live && live != p))
 			continue;
+		for (size_t j = 0; p->exited && j < k; j++)
+			if (v[j].p->pid == p->pid)
+				same = j;
+		if (same < k && v[same].p->gen > p->gen)
+			continue;
+		if (same < k) {
+			/* The newer one takes the older's place: one series per pid. */
+			free(v[same].labels);
+			memmove(&v[same], &v[same + 1], (k - same - 1) * sizeof(*v));
+			k--;
+		}
 		f = open_memstream(&v[k].labels, &len);
 		if (!f)
 			break;
