@@ -58,6 +58,10 @@ static const char usage_text[] =
 "      --listen ADDR:PORT  serve OpenMetrics at http://ADDR:PORT/metrics, refreshed each\n"
 "                          interval; PORT alone listens on 127.0.0.1 only, '*:PORT'\n"
 "                          on every IPv4 address, '[::1]:PORT' on IPv6\n"
+"      --listen-auth FILE  answer /metrics only with HTTP basic auth: FILE holds one line\n"
+"                          user:password (owned by root, mode 0600)\n"
+"      --listen-token FILE answer /metrics only with the bearer token FILE holds\n"
+"                          (owned by root, mode 0600)\n"
 "      --metrics-sites N   flagged call sites exported on /metrics (0-"
 				OPT_STR(OPT_MAX_METRICS_SITES) ", default "
 				OPT_STR(OPT_DEFAULT_METRICS_SITES) ")\n"
@@ -258,7 +262,8 @@ static int parse_resources(const char *list, unsigned int *out, char *err, size_
 enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR, OPT_WINDOW, OPT_PPROF, OPT_FOLDED,
        OPT_SCAN_EVERY, OPT_SCAN_MAX_STOP, OPT_FILE_MODE, OPT_BUDGET, OPT_MAX_SUSPECTS,
        OPT_EXACT, OPT_UNWIND, OPT_LISTEN, OPT_METRICS_SITES, OPT_OOM_DIR,
-       OPT_STOP_AT, OPT_OOM_MAX_FILES, OPT_OOM_MAX_BYTES, OPT_OOM_MIN_GAP };
+       OPT_STOP_AT, OPT_OOM_MAX_FILES, OPT_OOM_MAX_BYTES, OPT_OOM_MIN_GAP,
+       OPT_LISTEN_AUTH, OPT_LISTEN_TOKEN };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -281,6 +286,8 @@ static const struct option long_opts[] = {
 	{ "exact", no_argument, NULL, OPT_EXACT },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "listen-auth", required_argument, NULL, OPT_LISTEN_AUTH },
+	{ "listen-token", required_argument, NULL, OPT_LISTEN_TOKEN },
 	{ "metrics-sites", required_argument, NULL, OPT_METRICS_SITES },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "oom-dir", required_argument, NULL, OPT_OOM_DIR },
@@ -550,6 +557,16 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 						"name; port 1-65535)", optarg);
 			snprintf(o->listen_text, sizeof(o->listen_text), "%s", optarg);
 			break;
+		case OPT_LISTEN_AUTH:
+			if (check_path_arg("listen-auth", optarg, false, err, len))
+				return -EINVAL;
+			o->listen_auth_path = optarg;
+			break;
+		case OPT_LISTEN_TOKEN:
+			if (check_path_arg("listen-token", optarg, false, err, len))
+				return -EINVAL;
+			o->listen_token_path = optarg;
+			break;
 		case OPT_METRICS_SITES:
 			if (options__parse_uint(optarg, 0, OPT_MAX_METRICS_SITES, &n))
 				return msg__set(err, len, -EINVAL, "invalid --metrics-sites '%s': "
@@ -598,6 +615,9 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 	if (o->budget_set && o->mode != MODE_SYSTEM)
 		return msg__set(err, len, -EINVAL, "--budget, --max-suspects and --exact are for the "
 				"whole system: -p and -- trace their processes exactly");
+	if ((o->listen_auth_path || o->listen_token_path) && !o->listen_len)
+		return msg__set(err, len, -EINVAL, "--listen-auth and --listen-token protect the "
+				"--listen endpoint: give --listen ADDR:PORT too");
 	if (o->scan_every_s > 0 && o->mode == MODE_SYSTEM)
 		return msg__set(err, len, -EINVAL, "--scan-every scans traced processes: give -p "
 				"PID or -- CMD");

@@ -80,6 +80,8 @@ struct options {
 	struct sockaddr_storage listen_addr;
 	socklen_t listen_len;
 	char listen_text[OPT_LISTEN_LEN];
+	const char *listen_auth_path;	/* --listen-auth: user:password file, or NULL */
+	const char *listen_token_path;	/* --listen-token: bearer token file, or NULL */
 	unsigned int metrics_sites;	/* --metrics-sites: flagged sites exported, at most */
 	bool quiet;		/* -q: no UI, no text report (files, the endpoint, -j - stay) */
 	bool verbose;

@@ -1096,7 +1096,8 @@ int run__main_hooked(const struct options *o, const struct run_hooks *hooks)
 
 	if (o->listen_len) {
 		err = metrics_server__start(&r.ms, &o->listen_addr, o->listen_len, o->listen_text,
-					    o->verbose, msg, sizeof(msg));
+					    o->listen_auth_path, o->listen_token_path, o->verbose,
+					    msg, sizeof(msg));
 		if (err) {
 			err_line("%s", msg);
 			return 1;
