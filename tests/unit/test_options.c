@@ -305,12 +305,29 @@ static void test_options_json_dash_and_help(void)
 	CHECK(strstr(options__usage(), "--pid") != NULL);
 }
 
+static void test_options_listen_auth_and_token_need_listen_and_keep_their_paths(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK_EQ_INT(parse(&o, err, "--listen", "9645", "--listen-auth", "/etc/leaktop/auth",
+			   "--listen-token", "/etc/leaktop/token", NULL), 0);
+	CHECK_EQ_STR(o.listen_auth_path, "/etc/leaktop/auth");
+	CHECK_EQ_STR(o.listen_token_path, "/etc/leaktop/token");
+	CHECK_EQ_INT(parse(&o, err, "--listen-auth", "/etc/leaktop/auth", NULL), -EINVAL);
+	CHECK(strstr(err, "--listen ADDR:PORT"));
+	CHECK_EQ_INT(parse(&o, err, "--listen", "9645", "--listen-token", "", NULL), -EINVAL);
+	CHECK_EQ_INT(parse(&o, err, NULL), 0);
+	CHECK(!o.listen_auth_path && !o.listen_token_path);
+}
+
 int main(void)
 {
 	RUN(test_options_defaults_trace_whole_system);
 	RUN(test_options_scan_max_stop_defaults_to_2000_and_takes_1_to_2000);
 	RUN(test_options_pid_list_long_and_short);
 	RUN(test_options_listen_takes_a_port_an_ipv4_or_bracketed_ipv6_address);
+	RUN(test_options_listen_auth_and_token_need_listen_and_keep_their_paths);
 	RUN(test_options_stop_at_takes_a_function_or_a_site_id_and_a_number);
 	RUN(test_options_rejects_bad_pid);
 	RUN(test_options_command_after_double_dash_keeps_its_flags);
