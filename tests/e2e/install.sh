@@ -202,7 +202,7 @@ test_completion_completes_commands_and_options() {
 	local got o missing=""
 	got=$(bash --norc --noprofile -c '. "$1" && complete -p leaktop' x "$COMP" 2>&1)
 	expect_eq "complete -p leaktop" "complete -F _leaktop leaktop" "$got" || return 1
-	expect_eq "completion of 'leaktop --li'" "--listen" "$(complete_words leaktop --li)" ||
+	expect_eq "completion of 'leaktop --oom-d'" "--oom-dir" "$(complete_words leaktop --oom-d)" ||
 		return 1
 	expect_eq "completion of 'leaktop rep'" "report" "$(complete_words leaktop rep)" ||
 		return 1
