@@ -17,6 +17,7 @@ const volatile __u32 cfg_self_tgid;
 const volatile __u32 cfg_follow_fork;
 const volatile __u32 cfg_stack_depth = LT_DEFAULT_STACK_DEPTH;
 const volatile __u32 cfg_unwind_cfi;
+const volatile __u64 cfg_share_max[LT_SHARE__COUNT];
 
 struct lt_procs_map procs SEC(".maps");
 struct lt_sites_map sites SEC(".maps");
@@ -74,6 +75,13 @@ int lt_exec(struct bpf_raw_tracepoint_args *ctx)
 	p->heap_calls = 0;
 	p->brk_top = 0;			/* a new break, and no mapping records yet */
 	p->has_mmaps = 0;
+	/* The old image's heap, mapping and site records are its own (purged with it); its
+	 * descriptors live on, still counted. */
+	p->share_held[LT_SHARE_HEAP] = 0;
+	p->share_held[LT_SHARE_MMAP] = 0;
+	p->share_held[LT_SHARE_SITE] = 0;
+	for (int i = 0; i < LT_SHARE__COUNT; i++)
+		p->share_drops[i] = 0;
 	ev = event_begin(LT_EV_EXEC, tgid, 0, old_gen, p->gen);
 	if (!ev)
 		return 0;

@@ -319,7 +319,7 @@ static uint64_t recursion_misses(struct collector *c)
 	return sum;
 }
 
-/* Each image's allocator probe entries, for its cost. */
+/* Each image's allocator probe entries, for its cost, and the records it lost. */
 static int read_calls(struct collector *c, struct sample *s)
 {
 	/* read_all packs key and value: a 4-byte key puts the value off its alignment. */
@@ -347,9 +347,16 @@ static int read_calls(struct collector *c, struct sample *s)
 
 		memcpy(&tgid, raw + i * rec, sizeof(tgid));
 		memcpy(&p, raw + i * rec + sizeof(tgid), sizeof(p));
-		if (p.heap_calls)
-			s->calls[s->n_calls++] = (struct sample_calls){
-				.pid = tgid, .gen = p.gen, .heap_calls = p.heap_calls };
+		bool lost = false;
+
+		for (int k = 0; k < LT_SHARE__COUNT; k++)
+			lost |= p.share_drops[k] != 0;
+		if (!p.heap_calls && !lost)
+			continue;
+		s->calls[s->n_calls] = (struct sample_calls){
+			.pid = tgid, .gen = p.gen, .heap_calls = p.heap_calls };
+		memcpy(s->calls[s->n_calls].share_drops, p.share_drops, sizeof(p.share_drops));
+		s->n_calls++;
 	}
 	free(raw);
 	return 0;

@@ -186,6 +186,27 @@ static const char *explain_load_error(int err)
 	}
 }
 
+/*
+ * Each process's share of the maps every process shares (bpf/leaktop.h, enum lt_share):
+ * pct % of each map's capacity (0: 100 / LT_SHARE_DIV %), at least one record.
+ */
+static void set_shares(struct leaktop_bpf *skel, unsigned int pct)
+{
+	const struct bpf_map *maps[LT_SHARE__COUNT] = {
+		[LT_SHARE_HEAP] = skel->maps.allocs,
+		[LT_SHARE_FD] = skel->maps.fds,
+		[LT_SHARE_MMAP] = skel->maps.mmaps,
+		[LT_SHARE_SITE] = skel->maps.sites,
+	};
+
+	for (int i = 0; i < LT_SHARE__COUNT; i++) {
+		uint64_t cap = bpf_map__max_entries(maps[i]);
+		uint64_t max = pct ? cap * pct / 100 : cap / LT_SHARE_DIV;
+
+		skel->rodata->cfg_share_max[i] = max ? max : 1;
+	}
+}
+
 int loader__open(struct loader **out, const struct loader_config *cfg, loader_event_fn fn,
 		 void *fn_ctx, char *msg, size_t msg_len)
 {
@@ -230,6 +251,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	ld->skel->rodata->cfg_unwind_cfi = cfg->unwind_cfi;
 	fdsys__fill_class_table((uint8_t *)ld->skel->rodata->cfg_fd_class, cfg->track_fd,
 				cfg->track_mmap);
+	set_shares(ld->skel, cfg->map_share_pct);
 	err = bpf_map__set_value_size(ld->skel->maps.stacks, 8 + 8 * cfg->stack_depth);
 	if (!err)
 		err = bpf_map__set_max_entries(ld->skel->maps.unwind_rows,

@@ -35,6 +35,8 @@ struct loader_config {
 	bool track_mmap;	/* ... and for memory mappings */
 	bool no_uprobe_multi;	/* one perf event per probe even where uprobe_multi works */
 	bool no_tracefs;	/* trees attach system-wide, as where tracefs cannot be had */
+	unsigned int map_share_pct;	/* records of each shared map one process may hold, % of
+					 * its capacity (0: 100 / LT_SHARE_DIV) */
 	enum probe_kind probes;
 };
 
