@@ -43,12 +43,26 @@ struct {
 
 #define LT_SIGSTOP 19
 
+/*
+ * Set by userspace (through the skeleton's memory-mapped .bss) as soon as the run decides to
+ * end: --stop-at no longer fires, so no process is stopped while nobody will say so.
+ */
+__u32 stop_disarmed;
+
+/* Where --stop-at stopped a process (written once, before the signal): userspace reads it
+ * whether or not it got the event, e.g. for a stop during its teardown. */
+struct lt_stop_info stop_info;
+__u32 stop_tgid;
+
 /* The --stop-at settings while they may still fire, else NULL. */
 static __always_inline struct lt_stop_cfg *stop_armed(void)
 {
 	__u32 zero = 0;
-	struct lt_stop_cfg *c = bpf_map_lookup_elem(&stop_cfg, &zero);
+	struct lt_stop_cfg *c;
 
+	if (stop_disarmed)
+		return NULL;
+	c = bpf_map_lookup_elem(&stop_cfg, &zero);
 	return c && c->armed && !c->fired ? c : NULL;
 }
 
@@ -67,25 +81,36 @@ static __always_inline bool stop_site(struct lt_stop_cfg *c, struct lt_site_val 
 	return s->stop_match == 1;
 }
 
-/* Stop the calling process here (it stops on its way back to user mode) and say so, once. */
+/*
+ * Stop the calling process here (it stops on its way back to user mode) and say so, once.
+ * The event is reserved first and the signal sent only with it in hand: with the ring buffer
+ * full (the loss counted) nothing is stopped and `fired` stays 0; `missed` says so, and a
+ * matching site's next allocation past N tries again.
+ */
 static __always_inline void stop_here(struct lt_stop_cfg *c, __u32 tgid, __u64 addr,
 				      const struct lt_alloc_val *av)
 {
 	struct lt_event *ev;
 
-	if (__sync_val_compare_and_swap(&c->fired, 0, 1) != 0)
-		return;
-	bpf_send_signal(LT_SIGSTOP);
 	ev = event_begin(LT_EV_STOP_AT, tgid, 0, av->gen, av->gen);
-	if (!ev)
+	if (!ev) {
+		c->missed = 1;
 		return;
-	ev->stop.gen = av->gen;
-	ev->stop.addr = addr;
-	ev->stop.size_bytes = av->size_bytes;
-	ev->stop.seq = av->seq;
-	ev->stop.stack_hash = av->stack_hash;
-	ev->stop.tid = (__u32)bpf_get_current_pid_tgid();
-	ev->stop.pad = 0;
+	}
+	if (__sync_val_compare_and_swap(&c->fired, 0, 1) != 0) {
+		bpf_ringbuf_discard(ev, 0);
+		return;
+	}
+	stop_info.gen = av->gen;
+	stop_info.addr = addr;
+	stop_info.size_bytes = av->size_bytes;
+	stop_info.seq = av->seq;
+	stop_info.stack_hash = av->stack_hash;
+	stop_info.tid = (__u32)bpf_get_current_pid_tgid();
+	stop_info.pad = 0;
+	stop_tgid = tgid;
+	ev->stop = stop_info;
+	bpf_send_signal(LT_SIGSTOP);
 	bpf_ringbuf_submit(ev, 0);
 }
 
@@ -220,7 +245,8 @@ static __always_inline bool record(struct pt_regs *ctx, const struct lt_inflight
 	}
 	site_add_live(s, size, now);
 	bump(&counters, LT_CNT_EVENTS);
-	if (stop_match && av.seq == stop->seq)
+	/* At N, or (the event had no room at N) the first one after it. */
+	if (stop_match && (av.seq == stop->seq || (stop->missed && av.seq > stop->seq)))
 		stop_here(stop, tgid, addr, &av);
 	return true;
 }

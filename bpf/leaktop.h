@@ -343,7 +343,8 @@ struct lt_stop_info {
  * entry): stop the process at the allocation numbered `seq` of a heap site that is its site,
  * i.e. whose stack hash is `stack_hash` (non-zero: the site id form), or else whose stack has
  * a frame in one of `ranges` (the function named, by file and offset; `nranges` of them).
- * BPF sets `fired` (once: the first match stops, later ones do not).
+ * BPF sets `fired` (once: the first match stops, later ones do not), only with the event
+ * that says so reserved.
  */
 #define LT_STOP_RANGES 8
 
@@ -360,7 +361,8 @@ struct lt_stop_cfg {
 	__u64 seq;
 	__u64 stack_hash;
 	__u32 nranges;
-	__u32 pad;
+	__u32 missed;			/* BPF: allocation N matched with no room for its event
+					 * (nothing stopped): the next match past N stops */
 	struct lt_stop_range ranges[LT_STOP_RANGES];
 };
 

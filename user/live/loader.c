@@ -524,9 +524,10 @@ void loader__destroy(struct loader *ld)
 {
 	if (!ld)
 		return;
-	ring_buffer__free(ld->rb);
+	/* Probes first: nothing may reserve an event in a ring buffer that is gone. */
 	detach_libcs(ld, any_libc, 0);
 	detach_all(ld->links, ld->n_links, NULL, 0);
+	ring_buffer__free(ld->rb);
 	free(ld->links);
 	/* Their perf events are closed: the definitions can go. */
 	tracefs__close(ld->tfs);
@@ -1034,6 +1035,37 @@ int loader__arm_stop_at(struct loader *ld, const struct lt_stop_cfg *cfg)
 
 	return bpf_map_update_elem(bpf_map__fd(ld->skel->maps.stop_cfg), &zero, cfg, BPF_ANY) ?
 	       -errno : 0;
+}
+
+void loader__disarm_stop_at(struct loader *ld)
+{
+	if (!ld || !ld->skel || !ld->skel->bss)
+		return;
+	__atomic_store_n(&ld->skel->bss->stop_disarmed, 1, __ATOMIC_SEQ_CST);
+}
+
+bool loader__stop_fired(struct loader *ld, struct lt_event *ev)
+{
+	struct lt_stop_cfg cfg;
+	uint32_t zero = 0;
+
+	if (!ld || !ld->skel || !ld->skel->bss ||
+	    bpf_map_lookup_elem(bpf_map__fd(ld->skel->maps.stop_cfg), &zero, &cfg) || !cfg.fired)
+		return false;
+	/* BPF sets fired first, then where, then sends the signal: a reader racing it sees
+	 * tgid 0 and asks again next turn (after the probes are detached, never). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	memset(ev, 0, sizeof(*ev));
+	ev->type = LT_EV_STOP_AT;
+	ev->tgid = ld->skel->bss->stop_tgid;
+	ev->stop = ld->skel->bss->stop_info;
+	return ev->tgid != 0;
+}
+
+void loader__detach_allocators(struct loader *ld)
+{
+	if (ld)
+		detach_libcs(ld, any_libc, 0);
 }
 
 void loader__set_stop_flag(struct loader *ld, const volatile sig_atomic_t *stop)
