@@ -516,9 +516,13 @@ static __always_inline bool realloc_own_free(__u64 ptr)
 }
 
 /*
- * Is this free-shaped call the thread's last free passed on (a jump or call from one probed
- * free entry to another with the same pointer, at the same or a deeper %rsp, no allocation
- * in between)?  Then the first probe accounted it.  Otherwise it becomes the last free.
+ * Is this free-shaped call of a block leaktop does not hold the thread's last free passed on
+ * (a jump or call from one probed free entry to another with the same pointer, at the same
+ * or a deeper %rsp, no allocation in between)?  Then the first probe accounted it.
+ * Otherwise it becomes the last free.  Only asked when no record was there: a block that has
+ * a record was allocated again since (by any thread: a consumer thread that only frees may
+ * free one address twice in a row when a producer got it back in between), and its free is
+ * a real one; while passed on, the block is not free yet, so no one can have it again.
  */
 static __always_inline bool free_passed_on(__u64 ptr, __u64 sp)
 {
@@ -533,6 +537,17 @@ static __always_inline bool free_passed_on(__u64 ptr, __u64 sp)
 	cur->free_ptr = ptr;
 	cur->free_sp = sp;
 	return false;
+}
+
+/* The thread's last free is ptr's, at sp (the probe that passes it on comes next). */
+static __always_inline void free_noted(__u64 ptr, __u64 sp)
+{
+	struct lt_inflight *cur = thread_state();
+
+	if (cur) {
+		cur->free_ptr = ptr;
+		cur->free_sp = sp;
+	}
 }
 
 static __always_inline int free_entry(struct pt_regs *ctx, __u64 ptr)
@@ -551,14 +566,15 @@ static __always_inline int free_entry(struct pt_regs *ctx, __u64 ptr)
 		__sync_fetch_and_add(&p->heap_calls, 1);
 	if (!ptr)
 		return 0;
-	/* (Thread state only in traced processes.) */
-	if (p && free_passed_on(ptr, sp))
-		return 0;
 	if (release(tgid, ptr, p)) {
+		/* (Thread state only in traced processes.) */
+		if (p)
+			free_noted(ptr, sp);
 		bump(&counters, LT_CNT_EVENTS);
 		lt_watch_freed(tgid, ptr, ip, sp, bp);
-	}
-	else if (!realloc_own_free(ptr) && p)
+	} else if (p && free_passed_on(ptr, sp)) {
+		return 0;
+	} else if (!realloc_own_free(ptr) && p)
 		bump(&counters, LT_CNT_FREE_UNKNOWN);
 	else
 		bystander_hit();

@@ -11,7 +11,7 @@
 
 . "$(dirname "$0")/lib.sh"
 require_root
-require_built heap_kinds thread_leak reallocarray_zero realloc_race
+require_built heap_kinds free_consumer thread_leak reallocarray_zero realloc_race
 
 HK=$E2E_TMP/heap_kinds
 HK_PID=""
@@ -210,6 +210,21 @@ test_reallocarray_to_zero_frees_and_is_not_a_failure() {
 test_reallocarray_zero_run_has_no_drops() {
 	scenario run_reallocarray_zero || return 1
 	expect_no_drops "$RZ/out.jsonl" jsonl
+}
+
+# A consumer thread that only frees frees one address twice in a row (a producer thread got
+# it back in between): both frees are real (tests/progs/free_consumer.c).
+FC=$E2E_TMP/free_consumer
+FC_PID=""
+
+run_free_consumer() {
+	run_to_done "$FC" free_consumer -r heap || return 1
+	FC_PID=$DONE_PID
+}
+
+test_consumer_freeing_an_address_twice_in_a_row_leaves_nothing_outstanding() {
+	scenario run_free_consumer || return 1
+	expect_site "$FC/alive.json" "$FC_PID" produce 0 0 27 27
 }
 
 test_heap_kinds_run_has_no_drops() {
