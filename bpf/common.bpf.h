@@ -87,6 +87,22 @@ struct lt_events_map {
 	__uint(max_entries, LT_RINGBUF_BYTES);
 };
 
+/*
+ * thread id -> its process, for threads made while leaktop runs, kept only on kernels before
+ * Linux 6.8, whose OOM-killer tracepoint names the victim by a thread's id (bpf/oom.bpf.c).
+ */
+struct lt_thread_map {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LT_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, __u32);
+};
+
+/* Does the OOM-killer tracepoint name its victim by a thread's id (before Linux 6.8)? */
+#define LT_OOM_BY_TID \
+	(!bpf_core_field_exists(struct trace_event_raw_mark_victim, __data_loc_comm))
+
+extern struct lt_thread_map thread_tgid SEC(".maps");
 extern struct lt_procs_map procs SEC(".maps");
 extern struct lt_sites_map sites SEC(".maps");
 extern struct lt_stacks_map stacks SEC(".maps");

@@ -20,6 +20,7 @@ const volatile __u32 cfg_unwind_cfi;
 const volatile __u64 cfg_share_max[LT_SHARE__COUNT];
 
 struct lt_procs_map procs SEC(".maps");
+struct lt_thread_map thread_tgid SEC(".maps");
 struct lt_sites_map sites SEC(".maps");
 struct lt_stacks_map stacks SEC(".maps");
 /* bpf/fd.bpf.c's; here, the first object linked, with the other shared maps (lt_exit uses it). */
@@ -40,7 +41,10 @@ int lt_fork(struct bpf_raw_tracepoint_args *ctx)
 	__u32 cpid = BPF_CORE_READ(child, pid);
 	struct lt_proc np = {};
 
-	/* New threads share the image; only new processes matter. */
+	/* New threads share the image; only new processes matter (and, for the OOM killer of
+	 * kernels before 6.8, which process a thread is). */
+	if (cpid != ctgid && LT_OOM_BY_TID)
+		bpf_map_update_elem(&thread_tgid, &cpid, &ctgid, BPF_ANY);
 	if (!cfg_follow_fork || cpid != ctgid)
 		return 0;
 	if (!bpf_map_lookup_elem(&procs, &ptgid))
@@ -109,6 +113,11 @@ int lt_exit(struct bpf_raw_tracepoint_args *ctx)
 	 * would stay for good.
 	 */
 	bpf_map_delete_elem(&sysargs, &id);
+	if (LT_OOM_BY_TID) {
+		__u32 tid = (__u32)id;
+
+		bpf_map_delete_elem(&thread_tgid, &tid);
+	}
 	/* The last thread out takes the process with it. */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
