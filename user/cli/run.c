@@ -1052,6 +1052,7 @@ int run__main_hooked(const struct options *o, const struct run_hooks *hooks)
 		/* Forces -- onto its fallback (probes on every process), to test it. */
 		.no_tracefs = env_flag("LEAKTOP_NO_TRACEFS"),
 		.track_mmap = o->resources & RES_MMAP,
+		.map_share_pct = o->map_share_pct,
 		.probes = o->probe_floor == 1 ? PROBES_FLOOR_ENTRY :
 			  o->probe_floor == 2 ? PROBES_FLOOR_PLANNED : PROBES_ACCOUNTING,
 	};
