@@ -103,6 +103,15 @@ struct lt_thread_map {
 	(!bpf_core_field_exists(struct trace_event_raw_mark_victim, __data_loc_comm))
 
 extern struct lt_thread_map thread_tgid SEC(".maps");
+
+struct lt_share_purges_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct lt_share_purge);
+};
+
+extern struct lt_share_purges_map share_purges SEC(".maps");
 extern struct lt_procs_map procs SEC(".maps");
 extern struct lt_sites_map sites SEC(".maps");
 extern struct lt_stacks_map stacks SEC(".maps");
@@ -140,8 +149,38 @@ static __always_inline void share_lost(struct lt_proc *p, __u32 kind, __u32 caus
 	drop(cause);
 }
 
-/* Take one record of p's share of `kind`: false (counted) when it holds its share already. */
-static __always_inline bool share_take(struct lt_proc *p, __u32 kind)
+/*
+ * Records of p (tgid's) that userspace removed (share_purges) and its share still counts:
+ * taken off now.  True when there were any.  Only when a share is reached (a rare path).
+ */
+static __always_inline bool share_refresh(struct lt_proc *p, __u32 tgid)
+{
+	struct lt_share_purge *e = bpf_map_lookup_elem(&share_purges, &tgid);
+	__u64 seen, now;
+	bool any = false;
+
+	if (!e || e->gen != p->gen)
+		return false;
+	seen = p->purged_heap;
+	now = e->heap;
+	if (now > seen && __sync_val_compare_and_swap(&p->purged_heap, seen, now) == seen) {
+		__sync_fetch_and_add(&p->share_held[LT_SHARE_HEAP], -(__s64)(now - seen));
+		any = true;
+	}
+	seen = p->purged_sites;
+	now = e->sites;
+	if (now > seen && __sync_val_compare_and_swap(&p->purged_sites, seen, now) == seen) {
+		__sync_fetch_and_add(&p->share_held[LT_SHARE_SITE], -(__s64)(now - seen));
+		any = true;
+	}
+	return any;
+}
+
+/*
+ * Take one record of p's share of `kind` (p: tgid's): false (counted) when it holds its
+ * share already.
+ */
+static __always_inline bool share_take(struct lt_proc *p, __u32 kind, __u32 tgid)
 {
 	__u64 max = cfg_share_max[kind & 3];
 	__s64 held;
@@ -152,6 +191,12 @@ static __always_inline bool share_take(struct lt_proc *p, __u32 kind)
 	if (!max || held < (__s64)max)
 		return true;
 	__sync_fetch_and_add(&p->share_held[kind & 3], -1);
+	if ((kind == LT_SHARE_HEAP || kind == LT_SHARE_SITE) && share_refresh(p, tgid)) {
+		held = __sync_fetch_and_add(&p->share_held[kind & 3], 1);
+		if (held < (__s64)max)
+			return true;
+		__sync_fetch_and_add(&p->share_held[kind & 3], -1);
+	}
 	share_lost(p, kind, LT_DROP_HEAP_SHARE + (kind & 3));
 	return false;
 }
@@ -498,7 +543,7 @@ static __always_inline struct lt_site_val *site_get(__u32 tgid, __u64 gen, __u64
 	p = bpf_map_lookup_elem(&procs, &tgid);
 	if (p && p->gen != gen)
 		p = NULL;
-	if (!share_take(p, LT_SHARE_SITE))
+	if (!share_take(p, LT_SHARE_SITE, tgid))
 		return NULL;
 	if (bpf_map_update_elem(&sites, &sk, &zero, BPF_NOEXIST))
 		share_put(p, LT_SHARE_SITE);

@@ -353,7 +353,7 @@ __noinline int lt_fd_record(__u32 tgid, __u64 gen, __u64 hash, __s32 fd, __u64 n
 
 	if (fd < 0)
 		return 0;
-	if (!share_take(p, LT_SHARE_FD))
+	if (!share_take(p, LT_SHARE_FD, tgid))
 		return 0;
 	s = site_get(tgid, gen, hash, LT_KIND_FD);
 	if (!s) {

@@ -138,6 +138,19 @@ struct lt_proc {
 	 */
 	__s64 share_held[4];		/* LT_SHARE__COUNT */
 	__u64 share_drops[4];
+	__u64 purged_heap;		/* of share_purges' counts, those taken off share_held */
+	__u64 purged_sites;
+};
+
+/*
+ * share_purges: tgid -> heap records and heap sites of its image `gen` that userspace
+ * removed while the image lives (the overhead budget stops tracing its heap), so far.
+ * Written by userspace (adding); BPF takes them off the image's share when it reaches it.
+ */
+struct lt_share_purge {
+	__u64 gen;
+	__u64 heap;
+	__u64 sites;
 };
 
 /* The kinds of records a process holds a share of (indexes of lt_proc.share_*). */
@@ -452,7 +465,8 @@ enum lt_filter {
 };
 
 #define LT_ASSERT_SIZE(type, size) _Static_assert(sizeof(type) == (size), #type " layout changed")
-LT_ASSERT_SIZE(struct lt_proc, 56 + 16 * LT_SHARE__COUNT);
+LT_ASSERT_SIZE(struct lt_proc, 72 + 16 * LT_SHARE__COUNT);
+LT_ASSERT_SIZE(struct lt_share_purge, 24);
 LT_ASSERT_SIZE(struct lt_site_key, 24);
 LT_ASSERT_SIZE(struct lt_site_val, 64);
 LT_ASSERT_SIZE(struct lt_alloc_key, 16);

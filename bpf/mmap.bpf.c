@@ -82,7 +82,7 @@ static __always_inline bool rec_put(__u32 tgid, __u64 start, const struct lt_mma
 	if (!bpf_map_update_elem(&mmaps, &k, v, BPF_EXIST))
 		return true;
 	p = rec_owner(tgid, v);
-	if (!share_take(p, LT_SHARE_MMAP))
+	if (!share_take(p, LT_SHARE_MMAP, tgid))
 		return false;
 	err = bpf_map_update_elem(&mmaps, &k, v, BPF_NOEXIST);
 	if (!err)

@@ -21,6 +21,7 @@ const volatile __u64 cfg_share_max[LT_SHARE__COUNT];
 
 struct lt_procs_map procs SEC(".maps");
 struct lt_thread_map thread_tgid SEC(".maps");
+struct lt_share_purges_map share_purges SEC(".maps");
 struct lt_sites_map sites SEC(".maps");
 struct lt_stacks_map stacks SEC(".maps");
 /* bpf/fd.bpf.c's; here, the first object linked, with the other shared maps (lt_exit uses it). */
@@ -86,6 +87,8 @@ int lt_exec(struct bpf_raw_tracepoint_args *ctx)
 	p->share_held[LT_SHARE_SITE] = 0;
 	for (int i = 0; i < LT_SHARE__COUNT; i++)
 		p->share_drops[i] = 0;
+	p->purged_heap = 0;
+	p->purged_sites = 0;
 	ev = event_begin(LT_EV_EXEC, tgid, 0, old_gen, p->gen);
 	if (!ev)
 		return 0;
@@ -126,6 +129,7 @@ int lt_exit(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	gen = p->gen;
 	bpf_map_delete_elem(&procs, &tgid);
+	bpf_map_delete_elem(&share_purges, &tgid);
 	emit(LT_EV_EXIT, tgid, 0, gen, 0);
 	return 0;
 }

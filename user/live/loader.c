@@ -295,6 +295,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 		goto fail_load;
 
 	ld->fds.procs = bpf_map__fd(ld->skel->maps.procs);
+	ld->fds.share_purges = bpf_map__fd(ld->skel->maps.share_purges);
 	ld->fds.sites = bpf_map__fd(ld->skel->maps.sites);
 	ld->fds.allocs = bpf_map__fd(ld->skel->maps.allocs);
 	ld->fds.stacks = bpf_map__fd(ld->skel->maps.stacks);

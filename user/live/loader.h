@@ -45,6 +45,7 @@ struct loader_config {
 /* File descriptors of the maps (and programs, for their miss counts) the collector reads. */
 struct lt_map_fds {
 	int procs, sites, allocs, stacks, drops, counters, fds, mmaps;
+	int share_purges;
 	int unwind_rows, unwind_objects, unwind_wanted;
 	int progs[LT_MAX_PROGS];
 	int n_progs;
