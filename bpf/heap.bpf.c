@@ -360,7 +360,8 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size
 	 * The record the block will need, taken from the image's share now (the return has no
 	 * lt_proc at hand): over the share, the block is not recorded, counted against it.
 	 */
-	cur->share = share_take(p, LT_SHARE_HEAP, tgid) ? LT_INFL_SHARE_HELD : LT_INFL_SHARE_REFUSED;
+	cur->share = share_take(p, LT_SHARE_HEAP, tgid) ? LT_INFL_SHARE_HELD :
+							   LT_INFL_SHARE_REFUSED;
 	cur->active = 1;
 	return 0;
 }

@@ -65,10 +65,10 @@ enum lt_drop {
 					 * was running on that CPU (filled in by the collector from
 					 * the programs' recursion_misses; BPF never writes it) */
 	/* Records refused because their process held its share of the map (enum lt_share). */
-	LT_DROP_HEAP_SHARE,		/* allocation not recorded: its process's share of allocs */
-	LT_DROP_FD_SHARE,		/* descriptor not recorded: its process's share of fds */
-	LT_DROP_MMAP_SHARE,		/* mapping not recorded: its process's share of mmaps */
-	LT_DROP_SITE_SHARE,		/* site (or its stack) not made: the image's share of sites */
+	LT_DROP_HEAP_SHARE,		/* allocation not recorded (share of allocs) */
+	LT_DROP_FD_SHARE,		/* descriptor not recorded (share of fds) */
+	LT_DROP_MMAP_SHARE,		/* mapping not recorded (share of mmaps) */
+	LT_DROP_SITE_SHARE,		/* site, or its stack, not made (the image's share of sites) */
 	LT_DROP__COUNT,
 };
 
@@ -158,7 +158,7 @@ enum lt_share {
 	LT_SHARE_HEAP,			/* allocs (and realloc/alloc calls in progress) */
 	LT_SHARE_FD,			/* fds */
 	LT_SHARE_MMAP,			/* mmaps */
-	LT_SHARE_SITE,			/* sites (a new stack is interned for a new site only) */
+	LT_SHARE_SITE,			/* sites (a new stack is interned for a new site) */
 	LT_SHARE__COUNT,
 };
 
