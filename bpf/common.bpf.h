@@ -22,6 +22,8 @@ extern const volatile __u32 cfg_self_tgid;
 extern const volatile __u32 cfg_follow_fork;
 extern const volatile __u32 cfg_stack_depth;
 extern const volatile __u32 cfg_unwind_cfi;	/* 1: unwind by the modules' CFI tables */
+/* The records of each kind (enum lt_share) one process may hold; 0: no limit. */
+extern const volatile __u64 cfg_share_max[LT_SHARE__COUNT];
 
 struct lt_procs_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -85,6 +87,31 @@ struct lt_events_map {
 	__uint(max_entries, LT_RINGBUF_BYTES);
 };
 
+/*
+ * thread id -> its process, for threads made while leaktop runs, kept only on kernels before
+ * Linux 6.8, whose OOM-killer tracepoint names the victim by a thread's id (bpf/oom.bpf.c).
+ */
+struct lt_thread_map {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LT_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, __u32);
+};
+
+/* Does the OOM-killer tracepoint name its victim by a thread's id (before Linux 6.8)? */
+#define LT_OOM_BY_TID \
+	(!bpf_core_field_exists(struct trace_event_raw_mark_victim, __data_loc_comm))
+
+extern struct lt_thread_map thread_tgid SEC(".maps");
+
+struct lt_share_purges_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct lt_share_purge);
+};
+
+extern struct lt_share_purges_map share_purges SEC(".maps");
 extern struct lt_procs_map procs SEC(".maps");
 extern struct lt_sites_map sites SEC(".maps");
 extern struct lt_stacks_map stacks SEC(".maps");
@@ -107,6 +134,78 @@ static __always_inline void bump(void *map, __u32 idx)
 static __always_inline void drop(__u32 cause)
 {
 	bump(&drops, cause);
+}
+
+/*
+ * Per-process shares of the shared maps (bpf/leaktop.h, lt_proc.share_*): a process that
+ * holds its share of a map gets no more records there, and the loss is counted against it
+ * (and in the run's drops), so one process cannot fill a map and blind tracing for the others.
+ * One atomic add on the lt_proc the program already has; p NULL: not counted.
+ */
+static __always_inline void share_lost(struct lt_proc *p, __u32 kind, __u32 cause)
+{
+	if (p)
+		__sync_fetch_and_add(&p->share_drops[kind & 3], 1);
+	drop(cause);
+}
+
+/*
+ * Records of p (tgid's) that userspace removed (share_purges) and its share still counts:
+ * taken off now.  True when there were any.  Only when a share is reached (a rare path).
+ */
+static __always_inline bool share_refresh(struct lt_proc *p, __u32 tgid)
+{
+	struct lt_share_purge *e = bpf_map_lookup_elem(&share_purges, &tgid);
+	__u64 seen, now;
+	bool any = false;
+
+	if (!e || e->gen != p->gen)
+		return false;
+	seen = p->purged_heap;
+	now = e->heap;
+	if (now > seen && __sync_val_compare_and_swap(&p->purged_heap, seen, now) == seen) {
+		__sync_fetch_and_add(&p->share_held[LT_SHARE_HEAP], -(__s64)(now - seen));
+		any = true;
+	}
+	seen = p->purged_sites;
+	now = e->sites;
+	if (now > seen && __sync_val_compare_and_swap(&p->purged_sites, seen, now) == seen) {
+		__sync_fetch_and_add(&p->share_held[LT_SHARE_SITE], -(__s64)(now - seen));
+		any = true;
+	}
+	return any;
+}
+
+/*
+ * Take one record of p's share of `kind` (p: tgid's): false (counted) when it holds its
+ * share already.
+ */
+static __always_inline bool share_take(struct lt_proc *p, __u32 kind, __u32 tgid)
+{
+	__u64 max = cfg_share_max[kind & 3];
+	__s64 held;
+
+	if (!p)
+		return true;
+	held = __sync_fetch_and_add(&p->share_held[kind & 3], 1);
+	if (!max || held < (__s64)max)
+		return true;
+	__sync_fetch_and_add(&p->share_held[kind & 3], -1);
+	if ((kind == LT_SHARE_HEAP || kind == LT_SHARE_SITE) && share_refresh(p, tgid)) {
+		held = __sync_fetch_and_add(&p->share_held[kind & 3], 1);
+		if (held < (__s64)max)
+			return true;
+		__sync_fetch_and_add(&p->share_held[kind & 3], -1);
+	}
+	share_lost(p, kind, LT_DROP_HEAP_SHARE + (kind & 3));
+	return false;
+}
+
+/* Give one record of `kind` back to p's share. */
+static __always_inline void share_put(struct lt_proc *p, __u32 kind)
+{
+	if (p)
+		__sync_fetch_and_add(&p->share_held[kind & 3], -1);
 }
 
 static __always_inline __u64 next_gen(void)
@@ -358,6 +457,8 @@ static __always_inline struct lt_stack *stack_buf(void)
 /* Intern the stack in st (st->nr frames) in `stacks`: its hash, or 0 when it is not kept. */
 static __always_inline __u64 intern_stack(struct lt_stack *st, __u64 salt)
 {
+	struct lt_proc *p;
+	__u32 tgid;
 	long err;
 	__u64 h;
 
@@ -365,6 +466,17 @@ static __always_inline __u64 intern_stack(struct lt_stack *st, __u64 salt)
 	h = h ? h : 1;
 	if (bpf_map_lookup_elem(&stacks, &h))
 		return h;
+	/*
+	 * A new stack (rare) comes with a new site: not for an image that holds its share of
+	 * sites (the site would be refused; its frames would only fill `stacks`).
+	 */
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (p && cfg_share_max[LT_SHARE_SITE] &&
+	    p->share_held[LT_SHARE_SITE] >= (__s64)cfg_share_max[LT_SHARE_SITE]) {
+		share_lost(p, LT_SHARE_SITE, LT_DROP_SITE_SHARE);
+		return 0;
+	}
 	err = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
 		drop(LT_DROP_STACK_MAP_FULL);
@@ -423,14 +535,22 @@ static __always_inline struct lt_site_val *site_get(__u32 tgid, __u64 gen, __u64
 	struct lt_site_key sk = { .tgid = tgid, .kind = kind, .gen = gen, .stack_hash = hash };
 	struct lt_site_val zero = {};
 	struct lt_site_val *s = bpf_map_lookup_elem(&sites, &sk);
+	struct lt_proc *p;
 
 	if (s)
 		return s;
-	bpf_map_update_elem(&sites, &sk, &zero, BPF_NOEXIST);
+	/* A new site (rare): counted in its image's share. */
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (p && p->gen != gen)
+		p = NULL;
+	if (!share_take(p, LT_SHARE_SITE, tgid))
+		return NULL;
+	if (bpf_map_update_elem(&sites, &sk, &zero, BPF_NOEXIST))
+		share_put(p, LT_SHARE_SITE);
 	lt_keep_stack(hash, kind);
 	s = bpf_map_lookup_elem(&sites, &sk);
 	if (!s)
-		drop(LT_DROP_SITE_MAP_FULL);
+		share_lost(p, LT_SHARE_SITE, LT_DROP_SITE_MAP_FULL);
 	return s;
 }
 

@@ -317,36 +317,49 @@ __noinline __u64 lt_syscall_stack(__u64 regs, __u64 salt)
 	return capture_syscall_stack((struct pt_regs *)regs, salt);
 }
 
-/* Take (tgid, fd) off its site.  True if it was tracked. */
-static __always_inline bool fd_release(__u32 tgid, __s32 fd)
+/*
+ * Take (tgid, fd) off its site and out of the process's share.  1 if it was tracked.  A
+ * global function: verified once, not at each of its many call sites.
+ */
+__noinline int lt_fd_release(__u32 tgid, __s32 fd)
 {
 	struct lt_fd_key k = { .tgid = tgid, .fd = fd };
 	struct lt_fd_val *v = bpf_map_lookup_elem(&fds, &k);
 	struct lt_fd_val old;
 
 	if (!v)
-		return false;
+		return 0;
 	old = *v;
 	if (bpf_map_delete_elem(&fds, &k))
-		return false;
+		return 0;
+	share_put(bpf_map_lookup_elem(&procs, &tgid), LT_SHARE_FD);
 	site_sub(tgid, old.gen, old.stack_hash, LT_KIND_FD, 0);
 	bump(&counters, LT_CNT_FD_EVENTS);
-	return true;
+	return 1;
 }
 
-/* Record a new descriptor at the site `hash` of image gen. */
-static __always_inline void fd_record(__u32 tgid, __u64 gen, __u64 hash, __s32 fd, __u64 now)
+/*
+ * Record a new descriptor at the site `hash` of image gen, in the process's share
+ * (descriptors outlive exec: the share is the process's, not the image's).  A global
+ * function, verified once.
+ */
+__noinline int lt_fd_record(__u32 tgid, __u64 gen, __u64 hash, __s32 fd, __u64 now)
 {
 	struct lt_fd_key k = { .tgid = tgid, .fd = fd };
 	struct lt_fd_val v = { .gen = gen, .stack_hash = hash, .ts_ns = now };
+	struct lt_proc *p = bpf_map_lookup_elem(&procs, &tgid);
 	struct lt_site_val *s;
 	long err;
 
 	if (fd < 0)
-		return;
+		return 0;
+	if (!share_take(p, LT_SHARE_FD, tgid))
+		return 0;
 	s = site_get(tgid, gen, hash, LT_KIND_FD);
-	if (!s)
-		return;
+	if (!s) {
+		share_put(p, LT_SHARE_FD);
+		return 0;
+	}
 	err = bpf_map_update_elem(&fds, &k, &v, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		struct lt_fd_val *old = bpf_map_lookup_elem(&fds, &k);
@@ -357,15 +370,19 @@ static __always_inline void fd_record(__u32 tgid, __u64 gen, __u64 hash, __s32 f
 		 * (its numbers are final) and is just replaced.
 		 */
 		if (old && old->gen == gen)
-			fd_release(tgid, fd);
+			lt_fd_release(tgid, fd);
+		else if (old)
+			share_put(p, LT_SHARE_FD);	/* replaced: the old record's share */
 		err = bpf_map_update_elem(&fds, &k, &v, BPF_ANY);
 	}
 	if (err) {
-		drop(LT_DROP_FD_MAP_FULL);
-		return;
+		share_put(p, LT_SHARE_FD);
+		share_lost(p, LT_SHARE_FD, LT_DROP_FD_MAP_FULL);
+		return 0;
 	}
 	site_add(s, 0, now);
 	bump(&counters, LT_CNT_FD_EVENTS);
+	return 0;
 }
 
 #define RANGE_MAX 32	/* descriptors one close_range() releases here; /proc repairs more */
@@ -403,7 +420,7 @@ static __always_inline void release_range(__u32 tgid, __u32 first, __u32 last)
 	for (__u32 i = 0; i < RANGE_MAX; i++) {
 		if (i >= rb.n)
 			break;
-		fd_release(tgid, rb.fd[i]);
+		lt_fd_release(tgid, rb.fd[i]);
 	}
 }
 
@@ -436,7 +453,7 @@ static __always_inline void record_scm_rights(__u32 tgid, __u64 gen, __u64 hash,
 				if (bpf_probe_read_user(&fd, sizeof(fd),
 							(void *)(at + sizeof(ch) + i * sizeof(int))))
 					break;
-				fd_record(tgid, gen, hash, fd, now);
+				lt_fd_record(tgid, gen, hash, fd, now);
 			}
 		}
 		at += (ch.cmsg_len + 7) & ~7ULL;
@@ -531,7 +548,7 @@ int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	switch (cls) {
 	case LT_FDC_CLOSE:
 		if (ret == 0)
-			fd_release(tgid, (__s32)a.args[0]);
+			lt_fd_release(tgid, (__s32)a.args[0]);
 		return 0;
 	case LT_FDC_CLOSE_RANGE:
 		/* CLOSE_RANGE_CLOEXEC only marks them: exec will close them (a new image). */
@@ -550,7 +567,7 @@ int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		if (a.args[0] == a.args[1])
 			return 0;
 		/* dup2 onto an open descriptor closes it first. */
-		fd_release(tgid, (__s32)a.args[1]);
+		lt_fd_release(tgid, (__s32)a.args[1]);
 		break;
 	case LT_FDC_RECVMMSG:
 	case LT_FDC_RECVMSG:
@@ -568,8 +585,8 @@ int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		if (bpf_probe_read_user(pair, sizeof(pair),
 					(void *)a.args[cls == LT_FDC_PAIR_ARG0 ? 0 : 3]))
 			return 0;
-		fd_record(tgid, a.gen, hash, pair[0], now);
-		fd_record(tgid, a.gen, hash, pair[1], now);
+		lt_fd_record(tgid, a.gen, hash, pair[0], now);
+		lt_fd_record(tgid, a.gen, hash, pair[1], now);
 		break;
 	case LT_FDC_RECVMSG:
 		record_scm_rights(tgid, a.gen, hash, a.args[1], now);
@@ -584,7 +601,7 @@ int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		}
 		break;
 	default:
-		fd_record(tgid, a.gen, hash, (__s32)ret, now);
+		lt_fd_record(tgid, a.gen, hash, (__s32)ret, now);
 		break;
 	}
 	return 0;

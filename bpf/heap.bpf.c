@@ -43,12 +43,26 @@ struct {
 
 #define LT_SIGSTOP 19
 
+/*
+ * Set by userspace (through the skeleton's memory-mapped .bss) as soon as the run decides to
+ * end: --stop-at no longer fires, so no process is stopped while nobody will say so.
+ */
+__u32 stop_disarmed;
+
+/* Where --stop-at stopped a process (written once, before the signal): userspace reads it
+ * whether or not it got the event, e.g. for a stop during its teardown. */
+struct lt_stop_info stop_info;
+__u32 stop_tgid;
+
 /* The --stop-at settings while they may still fire, else NULL. */
 static __always_inline struct lt_stop_cfg *stop_armed(void)
 {
 	__u32 zero = 0;
-	struct lt_stop_cfg *c = bpf_map_lookup_elem(&stop_cfg, &zero);
+	struct lt_stop_cfg *c;
 
+	if (stop_disarmed)
+		return NULL;
+	c = bpf_map_lookup_elem(&stop_cfg, &zero);
 	return c && c->armed && !c->fired ? c : NULL;
 }
 
@@ -67,30 +81,44 @@ static __always_inline bool stop_site(struct lt_stop_cfg *c, struct lt_site_val 
 	return s->stop_match == 1;
 }
 
-/* Stop the calling process here (it stops on its way back to user mode) and say so, once. */
+/*
+ * Stop the calling process here (it stops on its way back to user mode) and say so, once.
+ * The event is reserved first and the signal sent only with it in hand: with the ring buffer
+ * full (the loss counted) nothing is stopped and `fired` stays 0; `missed` says so, and a
+ * matching site's next allocation past N tries again.
+ */
 static __always_inline void stop_here(struct lt_stop_cfg *c, __u32 tgid, __u64 addr,
 				      const struct lt_alloc_val *av)
 {
 	struct lt_event *ev;
 
-	if (__sync_val_compare_and_swap(&c->fired, 0, 1) != 0)
-		return;
-	bpf_send_signal(LT_SIGSTOP);
 	ev = event_begin(LT_EV_STOP_AT, tgid, 0, av->gen, av->gen);
-	if (!ev)
+	if (!ev) {
+		c->missed = 1;
 		return;
-	ev->stop.gen = av->gen;
-	ev->stop.addr = addr;
-	ev->stop.size_bytes = av->size_bytes;
-	ev->stop.seq = av->seq;
-	ev->stop.stack_hash = av->stack_hash;
-	ev->stop.tid = (__u32)bpf_get_current_pid_tgid();
-	ev->stop.pad = 0;
+	}
+	if (__sync_val_compare_and_swap(&c->fired, 0, 1) != 0) {
+		bpf_ringbuf_discard(ev, 0);
+		return;
+	}
+	stop_info.gen = av->gen;
+	stop_info.addr = addr;
+	stop_info.size_bytes = av->size_bytes;
+	stop_info.seq = av->seq;
+	stop_info.stack_hash = av->stack_hash;
+	stop_info.tid = (__u32)bpf_get_current_pid_tgid();
+	stop_info.pad = 0;
+	stop_tgid = tgid;
+	ev->stop = stop_info;
+	bpf_send_signal(LT_SIGSTOP);
 	bpf_ringbuf_submit(ev, 0);
 }
 
-/* Take the live block (tgid, addr) off its site.  Returns true if leaktop knew it. */
-static __always_inline bool release(__u32 tgid, __u64 addr)
+/*
+ * Take the live block (tgid, addr) off its site, and out of the share of p (tgid's lt_proc,
+ * NULL: looked up here) when it is the image's.  Returns true if leaktop knew it.
+ */
+static __always_inline bool release(__u32 tgid, __u64 addr, struct lt_proc *p)
 {
 	struct lt_alloc_key ak = { .tgid = tgid, .addr = addr };
 	struct lt_alloc_val *a = bpf_map_lookup_elem(&allocs, &ak);
@@ -103,6 +131,10 @@ static __always_inline bool release(__u32 tgid, __u64 addr)
 	if (bpf_map_delete_elem(&allocs, &ak))
 		return false;
 	site_sub(tgid, v.gen, v.stack_hash, LT_KIND_HEAP, v.size_bytes);
+	if (!p)
+		p = bpf_map_lookup_elem(&procs, &tgid);
+	if (p && p->gen == v.gen)
+		share_put(p, LT_SHARE_HEAP);
 	return true;
 }
 
@@ -121,7 +153,8 @@ static __always_inline void bystander_hit(void)
  * (the thread owns the address until realloc frees it inside libc, so the record is
  * certainly the block's).  Its site keeps the block until the call returns.
  */
-static __always_inline void hold_old(struct lt_inflight *cur, __u32 tgid, __u64 addr)
+static __always_inline void hold_old(struct lt_inflight *cur, __u32 tgid, __u64 addr,
+				     struct lt_proc *p)
 {
 	struct lt_alloc_key ak = { .tgid = tgid, .addr = addr };
 	struct lt_alloc_val *a = bpf_map_lookup_elem(&allocs, &ak);
@@ -134,6 +167,9 @@ static __always_inline void hold_old(struct lt_inflight *cur, __u32 tgid, __u64 
 	if (bpf_map_delete_elem(&allocs, &ak))
 		return;
 	cur->old_held = 1;
+	/* Out of the map: out of the share (old_kept takes it again). */
+	if (cur->old.gen == p->gen)
+		share_put(p, LT_SHARE_HEAP);
 }
 
 /* realloc freed its old block (held since its entry): take it off its site. */
@@ -151,16 +187,25 @@ static __always_inline void old_kept(__u32 tgid, __u64 addr, const struct lt_inf
 {
 	struct lt_alloc_key ak = { .tgid = tgid, .addr = addr };
 	long err = bpf_map_update_elem(&allocs, &ak, &in->old, BPF_NOEXIST);
+	struct lt_proc *p;
 
-	if (!err)
+	if (!err) {
+		/* Back in the map (a rare path: the lookup is affordable). */
+		p = bpf_map_lookup_elem(&procs, &tgid);
+		if (p && p->gen == in->old.gen)
+			__sync_fetch_and_add(&p->share_held[LT_SHARE_HEAP], 1);
 		return;
+	}
 	site_sub(tgid, in->old.gen, in->old.stack_hash, LT_KIND_HEAP, in->old.size_bytes);
 	if (err != -EEXIST)
 		drop(LT_DROP_ALLOC_MAP_FULL);
 }
 
-/* Record a new live block at the current call site. */
-static __always_inline void record(struct pt_regs *ctx, const struct lt_inflight *in,
+/*
+ * Record a new live block at the current call site: true when it is in `allocs` (holding the
+ * share record its call took at entry).
+ */
+static __always_inline bool record(struct pt_regs *ctx, const struct lt_inflight *in,
 				   __u32 tgid, __u64 addr)
 {
 	struct lt_alloc_key ak = { .tgid = tgid, .addr = addr };
@@ -175,7 +220,7 @@ static __always_inline void record(struct pt_regs *ctx, const struct lt_inflight
 	av.stack_hash = capture_stack(ctx, in->alloc_text_start, in->alloc_text_end);
 	s = site_get(tgid, gen, av.stack_hash, LT_KIND_HEAP);
 	if (!s)
-		return;
+		return false;
 	if (stop)
 		stop_match = stop_site(stop, s, av.stack_hash);
 	av.ts_ns = now;
@@ -190,17 +235,20 @@ static __always_inline void record(struct pt_regs *ctx, const struct lt_inflight
 		 * it belongs to an image that exec'd away (its numbers are final).
 		 */
 		if (old && old->gen == gen)
-			release(tgid, addr);
+			release(tgid, addr, NULL);
 		err = bpf_map_update_elem(&allocs, &ak, &av, BPF_ANY);
 	}
 	if (err) {
-		drop(LT_DROP_ALLOC_MAP_FULL);
-		return;
+		share_lost(bpf_map_lookup_elem(&procs, &tgid), LT_SHARE_HEAP,
+			   LT_DROP_ALLOC_MAP_FULL);
+		return false;
 	}
 	site_add_live(s, size, now);
 	bump(&counters, LT_CNT_EVENTS);
-	if (stop_match && av.seq == stop->seq)
+	/* At N, or (the event had no room at N) the first one after it. */
+	if (stop_match && (av.seq == stop->seq || (stop->missed && av.seq > stop->seq)))
 		stop_here(stop, tgid, addr, &av);
+	return true;
 }
 
 /*
@@ -293,6 +341,8 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size
 		drop(LT_DROP_LOST_RETURN);
 		if (cur->old_held)
 			old_freed(tgid, cur);
+		if (cur->share == LT_INFL_SHARE_HELD && cur->gen == p->gen)
+			share_put(p, LT_SHARE_HEAP);
 	}
 	cur->size_bytes = size;
 	cur->arg_ptr = arg_ptr;
@@ -305,7 +355,13 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size
 	cur->depth = 0;
 	cur->old_held = 0;
 	if ((fn == LT_FN_REALLOC || fn == LT_FN_REALLOCARRAY) && arg_ptr)
-		hold_old(cur, tgid, arg_ptr);
+		hold_old(cur, tgid, arg_ptr, p);
+	/*
+	 * The record the block will need, taken from the image's share now (the return has no
+	 * lt_proc at hand): over the share, the block is not recorded, counted against it.
+	 */
+	cur->share = share_take(p, LT_SHARE_HEAP, tgid) ? LT_INFL_SHARE_HELD :
+							   LT_INFL_SHARE_REFUSED;
 	cur->active = 1;
 	return 0;
 }
@@ -359,9 +415,16 @@ static __always_inline int alloc_exit(struct pt_regs *ctx, __u64 ret)
 		/* realloc(p, 0) returning NULL is a free, not a failure. */
 		if (in.size_bytes || (in.fn != LT_FN_REALLOC && in.fn != LT_FN_REALLOCARRAY))
 			bump(&counters, LT_CNT_FAILED_ALLOCS);
+	} else if (in.share == LT_INFL_SHARE_HELD && record(ctx, &in, tgid, addr)) {
 		return 0;
 	}
-	record(ctx, &in, tgid, addr);
+	/* Not recorded: give the share record back (rare: a failure or a full map). */
+	if (in.share == LT_INFL_SHARE_HELD) {
+		struct lt_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+
+		if (p && p->gen == in.gen)
+			share_put(p, LT_SHARE_HEAP);
+	}
 	return 0;
 }
 
@@ -454,9 +517,13 @@ static __always_inline bool realloc_own_free(__u64 ptr)
 }
 
 /*
- * Is this free-shaped call the thread's last free passed on (a jump or call from one probed
- * free entry to another with the same pointer, at the same or a deeper %rsp, no allocation
- * in between)?  Then the first probe accounted it.  Otherwise it becomes the last free.
+ * Is this free-shaped call of a block leaktop does not hold the thread's last free passed on
+ * (a jump or call from one probed free entry to another with the same pointer, at the same
+ * or a deeper %rsp, no allocation in between)?  Then the first probe accounted it.
+ * Otherwise it becomes the last free.  Only asked when no record was there: a block that has
+ * a record was allocated again since (by any thread: a consumer thread that only frees may
+ * free one address twice in a row when a producer got it back in between), and its free is
+ * a real one; while passed on, the block is not free yet, so no one can have it again.
  */
 static __always_inline bool free_passed_on(__u64 ptr, __u64 sp)
 {
@@ -471,6 +538,17 @@ static __always_inline bool free_passed_on(__u64 ptr, __u64 sp)
 	cur->free_ptr = ptr;
 	cur->free_sp = sp;
 	return false;
+}
+
+/* The thread's last free is ptr's, at sp (the probe that passes it on comes next). */
+static __always_inline void free_noted(__u64 ptr, __u64 sp)
+{
+	struct lt_inflight *cur = thread_state();
+
+	if (cur) {
+		cur->free_ptr = ptr;
+		cur->free_sp = sp;
+	}
 }
 
 static __always_inline int free_entry(struct pt_regs *ctx, __u64 ptr)
@@ -489,14 +567,15 @@ static __always_inline int free_entry(struct pt_regs *ctx, __u64 ptr)
 		__sync_fetch_and_add(&p->heap_calls, 1);
 	if (!ptr)
 		return 0;
-	/* (Thread state only in traced processes.) */
-	if (p && free_passed_on(ptr, sp))
-		return 0;
-	if (release(tgid, ptr)) {
+	if (release(tgid, ptr, p)) {
+		/* (Thread state only in traced processes.) */
+		if (p)
+			free_noted(ptr, sp);
 		bump(&counters, LT_CNT_EVENTS);
 		lt_watch_freed(tgid, ptr, ip, sp, bp);
-	}
-	else if (!realloc_own_free(ptr) && p)
+	} else if (p && free_passed_on(ptr, sp)) {
+		return 0;
+	} else if (!realloc_own_free(ptr) && p)
 		bump(&counters, LT_CNT_FREE_UNKNOWN);
 	else
 		bystander_hit();

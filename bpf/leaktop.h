@@ -64,6 +64,11 @@ enum lt_drop {
 	LT_DROP_BPF_RECURSION,		/* a program the kernel skipped because another BPF program
 					 * was running on that CPU (filled in by the collector from
 					 * the programs' recursion_misses; BPF never writes it) */
+	/* Records refused because their process held its share of the map (enum lt_share). */
+	LT_DROP_HEAP_SHARE,		/* allocation not recorded (share of allocs) */
+	LT_DROP_FD_SHARE,		/* descriptor not recorded (share of fds) */
+	LT_DROP_MMAP_SHARE,		/* mapping not recorded (share of mmaps) */
+	LT_DROP_SITE_SHARE,		/* site, or its stack, not made (the image's share of sites) */
 	LT_DROP__COUNT,
 };
 
@@ -124,7 +129,41 @@ struct lt_proc {
 					 * each brk record names the one below (brk_prev) */
 	__u32 has_mmaps;		/* this image ever had a mapping record: unmaps look */
 	__u32 pad;
+	/*
+	 * Per-process shares of the maps every process shares (written by BPF with atomic
+	 * adds, read by the collector): records held, by kind (enum lt_share), and the records
+	 * of this process that were lost (refused over its share, or the map was full).  Heap,
+	 * mapping and site records are the image's (reset on exec; the old image's go with
+	 * it); descriptors outlive exec, so their count is the process's.
+	 */
+	__s64 share_held[4];		/* LT_SHARE__COUNT */
+	__u64 share_drops[4];
+	__u64 purged_heap;		/* of share_purges' counts, those taken off share_held */
+	__u64 purged_sites;
 };
+
+/*
+ * share_purges: tgid -> heap records and heap sites of its image `gen` that userspace
+ * removed while the image lives (the overhead budget stops tracing its heap), so far.
+ * Written by userspace (adding); BPF takes them off the image's share when it reaches it.
+ */
+struct lt_share_purge {
+	__u64 gen;
+	__u64 heap;
+	__u64 sites;
+};
+
+/* The kinds of records a process holds a share of (indexes of lt_proc.share_*). */
+enum lt_share {
+	LT_SHARE_HEAP,			/* allocs (and realloc/alloc calls in progress) */
+	LT_SHARE_FD,			/* fds */
+	LT_SHARE_MMAP,			/* mmaps */
+	LT_SHARE_SITE,			/* sites (a new stack is interned for a new site) */
+	LT_SHARE__COUNT,
+};
+
+/* Default share of each shared map one process may hold: capacity / LT_SHARE_DIV. */
+#define LT_SHARE_DIV		4
 
 enum lt_site_kind {
 	LT_KIND_HEAP = 0,
@@ -188,6 +227,10 @@ struct lt_stack {
  * return then takes the old block off its site (realloc freed it) or puts the record back
  * (realloc failed and the block lives on).
  */
+#define LT_INFL_SHARE_NONE	0	/* nothing taken (nested, or not an allocation) */
+#define LT_INFL_SHARE_HELD	1	/* one record of the image's share taken at entry */
+#define LT_INFL_SHARE_REFUSED	2	/* over the share: the block is not recorded */
+
 struct lt_inflight {
 	__u64 size_bytes;		/* requested size (n*m for calloc/reallocarray) */
 	__u64 arg_ptr;			/* realloc's old pointer / posix_memalign's out-pointer */
@@ -200,7 +243,7 @@ struct lt_inflight {
 	__u16 depth;			/* nested allocator calls currently inside this one */
 	__u16 active;			/* 1 between the outer call's entry and return */
 	__u32 old_held;			/* 1: `old` is arg_ptr's record, out of `allocs` */
-	__u32 pad;
+	__u32 share;			/* the call's allocs share: LT_INFL_SHARE_* */
 	struct lt_alloc_val old;	/* realloc's old block, as it was recorded */
 	/*
 	 * The thread's last free, while no allocation of it came since: a free-shaped entry
@@ -313,7 +356,8 @@ struct lt_stop_info {
  * entry): stop the process at the allocation numbered `seq` of a heap site that is its site,
  * i.e. whose stack hash is `stack_hash` (non-zero: the site id form), or else whose stack has
  * a frame in one of `ranges` (the function named, by file and offset; `nranges` of them).
- * BPF sets `fired` (once: the first match stops, later ones do not).
+ * BPF sets `fired` (once: the first match stops, later ones do not), only with the event
+ * that says so reserved.
  */
 #define LT_STOP_RANGES 8
 
@@ -330,7 +374,8 @@ struct lt_stop_cfg {
 	__u64 seq;
 	__u64 stack_hash;
 	__u32 nranges;
-	__u32 pad;
+	__u32 missed;			/* BPF: allocation N matched with no room for its event
+					 * (nothing stopped): the next match past N stops */
 	struct lt_stop_range ranges[LT_STOP_RANGES];
 };
 
@@ -420,7 +465,8 @@ enum lt_filter {
 };
 
 #define LT_ASSERT_SIZE(type, size) _Static_assert(sizeof(type) == (size), #type " layout changed")
-LT_ASSERT_SIZE(struct lt_proc, 56);
+LT_ASSERT_SIZE(struct lt_proc, 72 + 16 * LT_SHARE__COUNT);
+LT_ASSERT_SIZE(struct lt_share_purge, 24);
 LT_ASSERT_SIZE(struct lt_site_key, 24);
 LT_ASSERT_SIZE(struct lt_site_val, 64);
 LT_ASSERT_SIZE(struct lt_alloc_key, 16);

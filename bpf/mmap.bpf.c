@@ -23,7 +23,8 @@
  * LT_MMAP_RANGE_MAX, the rest counted as unmatched).  Each is trimmed, split or deleted.  A
  * split adds a mapping to the site, no allocation.  mremap moves the record to the new address
  * and length; the mapping stays charged to the site that made it, whose bytes change by the
- * difference.
+ * difference (the records after the first one in the range, which the kernel merged into one
+ * mapping, are cut, their bytes moved to the first one's site).
  */
 #include "common.bpf.h"
 
@@ -60,28 +61,51 @@ static __always_inline void site_adjust(__u32 tgid, const struct lt_mmap_val *v,
 		__sync_fetch_and_add(&s->outstanding_count, count);
 }
 
-/* The record v (its site unchanged) now starts at `start`: false if it could not be kept. */
+/* tgid's lt_proc when v is a record of its current image (whose share it counts in). */
+static __always_inline struct lt_proc *rec_owner(__u32 tgid, const struct lt_mmap_val *v)
+{
+	struct lt_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+
+	return p && p->gen == v->gen ? p : NULL;
+}
+
+/*
+ * The record v (its site unchanged) starts at `start`, a new record or the one there: false
+ * if it could not be kept (over the image's share of `mmaps`, or the map is full: counted).
+ */
 static __always_inline bool rec_put(__u32 tgid, __u64 start, const struct lt_mmap_val *v)
 {
 	struct lt_mmap_key k = { .tgid = tgid, .start = start };
+	struct lt_proc *p;
+	long err;
 
-	if (!bpf_map_update_elem(&mmaps, &k, v, BPF_ANY))
+	if (!bpf_map_update_elem(&mmaps, &k, v, BPF_EXIST))
 		return true;
-	drop(LT_DROP_MMAP_MAP_FULL);
+	p = rec_owner(tgid, v);
+	if (!share_take(p, LT_SHARE_MMAP, tgid))
+		return false;
+	err = bpf_map_update_elem(&mmaps, &k, v, BPF_NOEXIST);
+	if (!err)
+		return true;
+	share_put(p, LT_SHARE_MMAP);
+	if (err == -EEXIST && !bpf_map_update_elem(&mmaps, &k, v, BPF_EXIST))
+		return true;
+	share_lost(p, LT_SHARE_MMAP, LT_DROP_MMAP_MAP_FULL);
 	return false;
 }
 
-static __always_inline void rec_delete(__u32 tgid, __u64 start)
+static __always_inline void rec_delete(__u32 tgid, __u64 start, const struct lt_mmap_val *v)
 {
 	struct lt_mmap_key k = { .tgid = tgid, .start = start };
 
-	bpf_map_delete_elem(&mmaps, &k);
+	if (!bpf_map_delete_elem(&mmaps, &k))
+		share_put(rec_owner(tgid, v), LT_SHARE_MMAP);
 }
 
 /* The whole record v at start is unmapped: one unmap at its site. */
 static __always_inline void rec_release(__u32 tgid, __u64 start, const struct lt_mmap_val *v)
 {
-	rec_delete(tgid, start);
+	rec_delete(tgid, start, v);
 	site_sub(tgid, v->gen, v->stack_hash, LT_KIND_MMAP, v->len);
 }
 
@@ -122,7 +146,7 @@ __noinline int lt_mmap_cut(__u32 tgid, __u64 s, __u64 start, __u64 end)
 		v.len = lo - s;
 		rec_put(tgid, s, &v);
 	} else {
-		rec_delete(tgid, s);
+		rec_delete(tgid, s, &v);
 	}
 	return 0;
 }
@@ -348,7 +372,12 @@ __noinline int lt_mmap_new(__u32 tgid, const struct lt_sysargs *a, __u64 start, 
 	return 0;
 }
 
-/* mremap(old, old_len, new_len, flags, new_addr) returned ret. */
+/*
+ * mremap(old, old_len, new_len, flags, new_addr) returned ret.  The kernel merges adjacent
+ * anonymous mappings into one, so [old, old + old_len) may hold several records: the first
+ * (at old) goes on as the one mapping, charged to its site; the records after it are cut
+ * (unmapped at their sites), their bytes now the first one's.
+ */
 static __always_inline void remap(__u32 tgid, const struct lt_sysargs *a, __u64 ret)
 {
 	__u64 old = a->args[0], old_len = page_up(a->args[1]), new_len = page_up(a->args[2]);
@@ -364,32 +393,41 @@ static __always_inline void remap(__u32 tgid, const struct lt_sysargs *a, __u64 
 	v = *p;
 	moved = v;
 	moved.len = new_len;
-	if (ret == old) {
-		/* Resized in place: shrinking unmaps the tail, growing extends the record. */
+	if (ret == old && new_len <= old_len) {
+		/* Shrunk in place (or unchanged): the tail is unmapped. */
 		if (new_len < old_len)
 			lt_mmap_unmap(tgid, old + new_len, old_len - new_len, old, old + old_len);
-		else if (new_len > old_len && old_len >= v.len && rec_put(tgid, old, &moved))
-			site_adjust(tgid, &v, new_len - v.len, 0);
 		return;
 	}
 	if (a->args[3] & MREMAP_DONTUNMAP) {
 		/* The old range stays mapped (emptied): the new one is one more mapping. */
+		if (ret != old && rec_put(tgid, ret, &moved))
+			site_adjust(tgid, &v, new_len, 1);
+		return;
+	}
+	if (old_len < v.len) {
+		/* A prefix of the mapping moved: the rest stays, the moved part is one more. */
+		if (ret == old)
+			return;		/* (a prefix cannot grow in place) */
+		lt_mmap_unmap(tgid, old, old_len, old, old + old_len);
 		if (rec_put(tgid, ret, &moved))
 			site_adjust(tgid, &v, new_len, 1);
 		return;
 	}
-	if (old_len >= v.len) {
-		rec_delete(tgid, old);
-		if (rec_put(tgid, ret, &moved))
+	/* The records after the first inside the range: merged into it, cut from their sites. */
+	if (old_len > v.len)
+		lt_mmap_unmap(tgid, old + v.len, old_len - v.len, old + v.len, old + old_len);
+	if (ret == old) {
+		/* Grown in place: the first record covers the whole mapping. */
+		if (rec_put(tgid, old, &moved))
 			site_adjust(tgid, &v, new_len - v.len, 0);
-		else
-			site_sub(tgid, v.gen, v.stack_hash, LT_KIND_MMAP, v.len);
 		return;
 	}
-	/* A prefix of the mapping moved: the rest stays, the moved part is one more. */
-	lt_mmap_unmap(tgid, old, old_len, old, old + old_len);
+	rec_delete(tgid, old, &v);
 	if (rec_put(tgid, ret, &moved))
-		site_adjust(tgid, &v, new_len, 1);
+		site_adjust(tgid, &v, new_len - v.len, 0);
+	else
+		site_sub(tgid, v.gen, v.stack_hash, LT_KIND_MMAP, v.len);
 }
 
 __noinline int lt_mmap_exit(const struct lt_sysargs *a, long ret, __u64 regs)

@@ -16,15 +16,21 @@ int lt_oom(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tgid;
 
 	/*
-	 * Linux 6.8 and later pass the victim's task_struct (and its uid); before, its pid,
-	 * which the kernel picks among thread group leaders: taken as the tgid.
+	 * Linux 6.8 and later pass the victim's task_struct (and its uid); before, the pid of
+	 * the thread find_lock_task_mm() picked, a thread other than the leader when the
+	 * leader has exited: a thread made while leaktop runs is mapped to its process
+	 * (thread_tgid, kept by bpf/proc.bpf.c on those kernels only), else the id is taken
+	 * as the process's.
 	 */
-	if (bpf_core_field_exists(struct trace_event_raw_mark_victim, __data_loc_comm)) {
+	if (!LT_OOM_BY_TID) {
 		struct task_struct *task = (struct task_struct *)ctx->args[0];
 
 		tgid = BPF_CORE_READ(task, tgid);
 	} else {
-		tgid = (__u32)ctx->args[0];
+		__u32 tid = (__u32)ctx->args[0];
+		__u32 *owner = bpf_map_lookup_elem(&thread_tgid, &tid);
+
+		tgid = owner ? *owner : tid;
 	}
 	if (tgid == cfg_self_tgid)
 		return 0;

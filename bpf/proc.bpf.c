@@ -17,8 +17,11 @@ const volatile __u32 cfg_self_tgid;
 const volatile __u32 cfg_follow_fork;
 const volatile __u32 cfg_stack_depth = LT_DEFAULT_STACK_DEPTH;
 const volatile __u32 cfg_unwind_cfi;
+const volatile __u64 cfg_share_max[LT_SHARE__COUNT];
 
 struct lt_procs_map procs SEC(".maps");
+struct lt_thread_map thread_tgid SEC(".maps");
+struct lt_share_purges_map share_purges SEC(".maps");
 struct lt_sites_map sites SEC(".maps");
 struct lt_stacks_map stacks SEC(".maps");
 /* bpf/fd.bpf.c's; here, the first object linked, with the other shared maps (lt_exit uses it). */
@@ -39,7 +42,10 @@ int lt_fork(struct bpf_raw_tracepoint_args *ctx)
 	__u32 cpid = BPF_CORE_READ(child, pid);
 	struct lt_proc np = {};
 
-	/* New threads share the image; only new processes matter. */
+	/* New threads share the image; only new processes matter (and, for the OOM killer of
+	 * kernels before 6.8, which process a thread is). */
+	if (cpid != ctgid && LT_OOM_BY_TID)
+		bpf_map_update_elem(&thread_tgid, &cpid, &ctgid, BPF_ANY);
 	if (!cfg_follow_fork || cpid != ctgid)
 		return 0;
 	if (!bpf_map_lookup_elem(&procs, &ptgid))
@@ -74,6 +80,15 @@ int lt_exec(struct bpf_raw_tracepoint_args *ctx)
 	p->heap_calls = 0;
 	p->brk_top = 0;			/* a new break, and no mapping records yet */
 	p->has_mmaps = 0;
+	/* The old image's heap, mapping and site records are its own (purged with it); its
+	 * descriptors live on, still counted. */
+	p->share_held[LT_SHARE_HEAP] = 0;
+	p->share_held[LT_SHARE_MMAP] = 0;
+	p->share_held[LT_SHARE_SITE] = 0;
+	for (int i = 0; i < LT_SHARE__COUNT; i++)
+		p->share_drops[i] = 0;
+	p->purged_heap = 0;
+	p->purged_sites = 0;
 	ev = event_begin(LT_EV_EXEC, tgid, 0, old_gen, p->gen);
 	if (!ev)
 		return 0;
@@ -101,6 +116,11 @@ int lt_exit(struct bpf_raw_tracepoint_args *ctx)
 	 * would stay for good.
 	 */
 	bpf_map_delete_elem(&sysargs, &id);
+	if (LT_OOM_BY_TID) {
+		__u32 tid = (__u32)id;
+
+		bpf_map_delete_elem(&thread_tgid, &tid);
+	}
 	/* The last thread out takes the process with it. */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
@@ -109,6 +129,7 @@ int lt_exit(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	gen = p->gen;
 	bpf_map_delete_elem(&procs, &tgid);
+	bpf_map_delete_elem(&share_purges, &tgid);
 	emit(LT_EV_EXIT, tgid, 0, gen, 0);
 	return 0;
 }

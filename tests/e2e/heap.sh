@@ -11,7 +11,7 @@
 
 . "$(dirname "$0")/lib.sh"
 require_root
-require_built heap_kinds thread_leak reallocarray_zero realloc_race
+require_built heap_kinds free_consumer map_hog thread_leak reallocarray_zero realloc_race
 
 HK=$E2E_TMP/heap_kinds
 HK_PID=""
@@ -210,6 +210,52 @@ test_reallocarray_to_zero_frees_and_is_not_a_failure() {
 test_reallocarray_zero_run_has_no_drops() {
 	scenario run_reallocarray_zero || return 1
 	expect_no_drops "$RZ/out.jsonl" jsonl
+}
+
+# A consumer thread that only frees frees one address twice in a row (a producer thread got
+# it back in between): both frees are real (tests/progs/free_consumer.c).
+FC=$E2E_TMP/free_consumer
+FC_PID=""
+
+run_free_consumer() {
+	run_to_done "$FC" free_consumer -r heap || return 1
+	FC_PID=$DONE_PID
+}
+
+test_consumer_freeing_an_address_twice_in_a_row_leaves_nothing_outstanding() {
+	scenario run_free_consumer || return 1
+	# produce() is called from three places: a site each; their sums.
+	expect_jq "produce()'s sites summed as [count, bytes, allocs, frees]" '[0,0,27,27]' \
+		"$FC/alive.json" '[procs($pid) | sites_at("produce")] |
+		[(map(.outstanding_count) | add), (map(.outstanding_bytes) | add),
+		 (map(.allocs) | add), (map(.frees) | add)]' --argjson pid "$FC_PID"
+}
+
+# A process holds at most its share of the live-block table (--map-share 1: 1% of 2,097,152
+# records, 20,971); the blocks past it are counted against it (tests/progs/map_hog.c).
+MH=$E2E_TMP/map_hog
+MH_PID=""
+
+run_heap_share() {
+	mkdir -p "$MH/dir"
+	lt_bg "$MH/out.jsonl" "$MH/err" -b -i "$INTERVAL" -r heap --map-share 1 -j - -- \
+		"$PROGS/map_hog" "$MH/dir" heap 30000
+	wait_file "$MH/dir/done" || return 1
+	MH_PID=$(pid_in "$MH/dir/done")
+	wait_two_more "$MH/out.jsonl" || return 1
+	last_line "$MH/out.jsonl" "$MH/alive.json"
+	touch "$MH/dir/quit"
+	wait_exit "$LT_PID"
+}
+
+test_process_holds_its_share_of_live_blocks_and_the_rest_is_counted_against_it() {
+	scenario run_heap_share || return 1
+	expect_jq "the process's outstanding blocks (its share)" 20971 "$MH/alive.json" \
+		'[procs($pid) | .heap.outstanding_count][0]' --argjson pid "$MH_PID" || return 1
+	expect_jq "its heap drops, at least 30000 - 20971" true "$MH/alive.json" \
+		'[procs($pid) | .drops.heap >= 9029][0]' --argjson pid "$MH_PID" || return 1
+	expect_jq "stats.drops.heap_share" true "$MH/alive.json" \
+		'.stats.drops.heap_share == ([procs($pid) | .drops.heap][0])' --argjson pid "$MH_PID"
 }
 
 test_heap_kinds_run_has_no_drops() {

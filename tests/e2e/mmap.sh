@@ -61,6 +61,21 @@ test_mremap_moves_the_mapping_with_its_new_length() {
 	expect_mmap_site map_then_remap 1 262144 1 0
 }
 
+test_mremap_of_three_merged_mappings_moves_them_as_the_first_ones() {
+	mk || return 1
+	expect_mmap_site merge_a 1 24576 1 0 &&
+		expect_mmap_site merge_b 0 0 1 1 &&
+		expect_mmap_site merge_c 0 0 1 1 &&
+		expect_mmap_site merge_reserve 1 4096 1 0
+}
+
+test_mremap_growing_two_merged_mappings_in_place_counts_the_bytes_once() {
+	mk || return 1
+	expect_mmap_site grow_a 1 20480 1 0 &&
+		expect_mmap_site grow_b 0 0 1 1 &&
+		expect_mmap_site grow_reserve 0 0 1 1
+}
+
 test_file_mapping_is_counted_not_a_site() {
 	mk || return 1
 	expect_jq "mmap sites with map_file in their stack" 0 "$MK/default/alive.json" \

@@ -17,6 +17,15 @@
  *			last 2 unmapped: 1 mapping, 8192 B
  *   brk_up_down		the break grown by 3 pages one at a time, then down by 1.5
  *			pages: 2 mappings, 6144 B, 1 unmapped
+ *   merge_a, _b, _c	1 page each, side by side in a 4-page reservation (merge_reserve,
+ *			its last page left: 1 mapping, 4096 B), merged by the kernel into
+ *			one mapping; mremap moves the 3 pages away as 6 (MREMAP_MAYMOVE:
+ *			the reservation's last page is in the way): merge_a 1 mapping,
+ *			24576 B; merge_b and merge_c nothing left, 1 unmapped each
+ *   grow_a, _b		1 page each, side by side in a 5-page reservation (grow_reserve,
+ *			its last 3 pages unmapped first, the rest replaced: nothing left,
+ *			1 unmapped), grown in place by mremap to 5 pages: grow_a 1 mapping,
+ *			20480 B; grow_b nothing left, 1 unmapped
  * None of these needs leaktop to search its whole map of mappings (stats.mmap_scans).
  * No stdio, no heap (the heap would grow the break from malloc).
  *
@@ -148,6 +157,64 @@ static NOINLINE void brk_up_down(void)
 		_exit(2);
 }
 
+static NOINLINE char *merge_reserve(void)
+{
+	return map_anon(NULL, 4 * PAGE, 0);
+}
+
+static NOINLINE void merge_a(char *r)
+{
+	map_anon(r, PAGE, MAP_FIXED);
+}
+
+static NOINLINE void merge_b(char *r)
+{
+	map_anon(r + PAGE, PAGE, MAP_FIXED);
+}
+
+static NOINLINE void merge_c(char *r)
+{
+	map_anon(r + 2 * PAGE, PAGE, MAP_FIXED);
+}
+
+/* Three mappings merged into one, moved as a whole (the 4th page keeps it from growing). */
+static NOINLINE void merge_move(void)
+{
+	char *r = merge_reserve();
+
+	merge_a(r);
+	merge_b(r);
+	merge_c(r);
+	must_map(mremap(r, 3 * PAGE, 6 * PAGE, MREMAP_MAYMOVE));
+}
+
+static NOINLINE char *grow_reserve(void)
+{
+	return map_anon(NULL, 5 * PAGE, 0);
+}
+
+static NOINLINE void grow_a(char *r)
+{
+	map_anon(r, PAGE, MAP_FIXED);
+}
+
+static NOINLINE void grow_b(char *r)
+{
+	map_anon(r + PAGE, PAGE, MAP_FIXED);
+}
+
+/* Two mappings merged into one, grown in place over the free pages after them. */
+static NOINLINE void grow_in_place(void)
+{
+	char *r = grow_reserve();
+
+	must(munmap(r + 2 * PAGE, 3 * PAGE));
+	grow_a(r);
+	grow_b(r);
+	if (mremap(r, 2 * PAGE, 5 * PAGE, 0) != r)
+		_exit(2);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2)
@@ -166,6 +233,8 @@ int main(int argc, char **argv)
 	must(munmap(r + PAGE, 4 * PAGE));
 	map_split_trim();
 	brk_up_down();
+	merge_move();
+	grow_in_place();
 	handshake(argv[1], "done", "quit");
 	return 0;
 }

@@ -294,6 +294,81 @@ static void test_much_stronger_grower_takes_the_weakest_suspects_place(void)
 	heapmode__free(&h);
 }
 
+/* One user's many growers leave a slot for another user's slower one. */
+static void test_one_users_growers_leave_a_slot_for_another_user(void)
+{
+	struct heapmode h = hm(2, 4, false);
+	struct heapmode_candidate c[] = {
+		{ .pid = 1, .growing = true, .growth_per_s = 6e8, .uid = 65534 },
+		{ .pid = 2, .growing = true, .growth_per_s = 5e8, .uid = 65534 },
+		{ .pid = 3, .growing = true, .growth_per_s = 4e8, .uid = 65534 },
+		{ .pid = 4, .growing = true, .growth_per_s = 3e8, .uid = 65534 },
+		{ .pid = 5, .growing = true, .growth_per_s = 2e8, .uid = 65534 },
+		{ .pid = 9, .growing = true, .growth_per_s = 1000, .uid = 0 },
+	};
+	struct heapmode_changes ch;
+	uint64_t t = 0;
+
+	steps(&h, &t, 9, 5);
+	CHECK(!heapmode__choose(&h, t, c, 6, &ch));
+	CHECK_EQ_INT(ch.n_added, 4);
+	CHECK(heapmode__traced(&h, 9));
+	CHECK(heapmode__traced(&h, 1) && heapmode__traced(&h, 2) && heapmode__traced(&h, 3));
+	CHECK(!heapmode__traced(&h, 4) && !heapmode__traced(&h, 5));
+	heapmode_changes__free(&ch);
+	heapmode__free(&h);
+}
+
+/* A user without a slot takes one from the user holding the most, whatever the growth. */
+static void test_new_users_grower_takes_a_slot_from_the_user_with_most(void)
+{
+	struct heapmode h = hm(2, 3, false);
+	struct heapmode_candidate c[] = {
+		{ .pid = 1, .growing = true, .growth_per_s = 6e8, .uid = 1000 },
+		{ .pid = 2, .growing = true, .growth_per_s = 5e8, .uid = 1000 },
+		{ .pid = 3, .growing = true, .growth_per_s = 4e8, .uid = 1000 },
+		{ .pid = 7, .growing = true, .growth_per_s = 10, .uid = 2000 },
+	};
+	struct heapmode_changes ch;
+	uint64_t t = 0;
+
+	steps(&h, &t, 9, 5);
+	CHECK(!heapmode__choose(&h, t, c, 3, &ch));
+	CHECK_EQ_INT(ch.n_added, 3);
+	heapmode_changes__free(&ch);
+	CHECK(!heapmode__choose(&h, t + S, c, 4, &ch));
+	CHECK(ch.n_added == 1 && ch.added[0] == 7);
+	CHECK(ch.n_removed == 1 && ch.removed[0] == 3);
+	heapmode_changes__free(&ch);
+	/* And it stays: the one it replaced cannot take back another user's only slot. */
+	CHECK(!heapmode__choose(&h, t + 2 * S, c, 4, &ch));
+	CHECK(ch.n_added == 0 && ch.n_removed == 0 && heapmode__traced(&h, 7));
+	heapmode_changes__free(&ch);
+	heapmode__free(&h);
+}
+
+/* A much stronger grower of a user with slots replaces its own user's, not another's only one. */
+static void test_stronger_grower_does_not_take_another_users_only_slot(void)
+{
+	struct heapmode h = hm(2, 2, false);
+	struct heapmode_candidate c[] = {
+		{ .pid = 1, .growing = true, .growth_per_s = 1000, .uid = 0 },
+		{ .pid = 2, .growing = true, .growth_per_s = 2000, .uid = 65534 },
+		{ .pid = 3, .growing = true, .growth_per_s = 1e9, .uid = 65534 },
+	};
+	struct heapmode_changes ch;
+	uint64_t t = 0;
+
+	steps(&h, &t, 9, 5);
+	CHECK(!heapmode__choose(&h, t, c, 2, &ch));
+	heapmode_changes__free(&ch);
+	CHECK(!heapmode__choose(&h, t + S, c, 3, &ch));
+	CHECK(ch.n_added == 1 && ch.added[0] == 3 && ch.n_removed == 1 && ch.removed[0] == 2);
+	CHECK(heapmode__traced(&h, 1));
+	heapmode_changes__free(&ch);
+	heapmode__free(&h);
+}
+
 static void test_switch_to_exact_forgets_the_suspects(void)
 {
 	struct heapmode h = hm(2, 8, false);
@@ -414,5 +489,8 @@ int main(void)
 	RUN(test_gone_process_is_released_at_once);
 	RUN(test_much_stronger_grower_takes_the_weakest_suspects_place);
 	RUN(test_switch_to_exact_forgets_the_suspects);
+	RUN(test_one_users_growers_leave_a_slot_for_another_user);
+	RUN(test_new_users_grower_takes_a_slot_from_the_user_with_most);
+	RUN(test_stronger_grower_does_not_take_another_users_only_slot);
 	CHECK_EXIT();
 }

@@ -495,6 +495,45 @@ static void test_fold_takes_time_drops_and_timings_from_the_sample(void)
 }
 
 /*
+ * A process's losses in the shared maps come with its probe entries from the procs map: an
+ * image without heap calls (one that only opens descriptors) gets them too, and its call
+ * rate stays unknown.
+ */
+static void test_fold_takes_each_images_share_drops_from_the_sample(void)
+{
+	struct sample_site sites[] = {
+		heap_site(600, 1, 0xa, 64, 1, 1, 0),
+		{ .pid = 601, .kind = LT_KIND_FD, .gen = 2, .stack_hash = 0xb,
+		  .outstanding_count = 1, .allocs = 1 },
+	};
+	struct sample_calls calls[] = {
+		{ .pid = 600, .gen = 1, .heap_calls = 10, .share_drops = { [LT_SHARE_HEAP] = 5 } },
+		{ .pid = 601, .gen = 2, .share_drops = { [LT_SHARE_FD] = 1616 } },
+	};
+	const struct process *a, *b;
+	struct model m;
+	struct sample s;
+
+	model_new(&m);
+	sample_at(&s, 3, sites, 2);
+	s.calls = calls;
+	s.n_calls = 2;
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	s.calls = NULL;
+	s.n_calls = 0;
+	sample_done(&s);
+	a = model__find(&m, 600, 1);
+	b = model__find(&m, 601, 2);
+	CHECK(a && b);
+	CHECK_EQ_INT(a->share_drops[LT_SHARE_HEAP], 5);
+	CHECK_EQ_INT(a->heap_calls, 10);
+	CHECK_EQ_INT(b->share_drops[LT_SHARE_FD], 1616);
+	CHECK_EQ_INT(b->share_drops[LT_SHARE_HEAP], 0);
+	CHECK_EQ_INT(b->heap_calls_ns, 0);
+	model__free(&m);
+}
+
+/*
  * Reconciling with /proc: a pid with no /proc entry is gone; one whose start time differs
  * from the image's is a newer process; a read error or an unknown start time says nothing.
  */
@@ -607,5 +646,6 @@ int main(void)
 	RUN(test_fold_takes_counters_of_live_images_and_names_of_all);
 	RUN(test_fold_keeps_last_counters_when_the_reading_was_deferred);
 	RUN(test_fold_takes_time_drops_and_timings_from_the_sample);
+	RUN(test_fold_takes_each_images_share_drops_from_the_sample);
 	CHECK_EXIT();
 }

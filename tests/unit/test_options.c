@@ -74,6 +74,20 @@ static void test_options_scan_max_stop_defaults_to_2000_and_takes_1_to_2000(void
 	CHECK_EQ_INT(parse(&o, err, "--scan-max-stop", "0", NULL), -EINVAL);
 }
 
+static void test_options_map_share_defaults_to_25_and_takes_1_to_100(void)
+{
+	struct options o;
+	char err[256];
+
+	CHECK_EQ_INT(parse(&o, err, NULL), 0);
+	CHECK_EQ_INT(o.map_share_pct, 25);
+	CHECK_EQ_INT(parse(&o, err, "--map-share", "100", NULL), 0);
+	CHECK_EQ_INT(o.map_share_pct, 100);
+	CHECK_EQ_INT(parse(&o, err, "--map-share", "0", NULL), -EINVAL);
+	CHECK_EQ_STR(err, "invalid --map-share '0': expected 1 to 100 percent");
+	CHECK_EQ_INT(parse(&o, err, "--map-share", "101", NULL), -EINVAL);
+}
+
 static void test_options_listen_takes_a_port_an_ipv4_or_bracketed_ipv6_address(void)
 {
 	struct options o;
@@ -325,6 +339,7 @@ int main(void)
 {
 	RUN(test_options_defaults_trace_whole_system);
 	RUN(test_options_scan_max_stop_defaults_to_2000_and_takes_1_to_2000);
+	RUN(test_options_map_share_defaults_to_25_and_takes_1_to_100);
 	RUN(test_options_pid_list_long_and_short);
 	RUN(test_options_listen_takes_a_port_an_ipv4_or_bracketed_ipv6_address);
 	RUN(test_options_listen_auth_and_token_need_listen_and_keep_their_paths);

@@ -402,6 +402,37 @@ static void test_stop_at_lost_numbers_and_cgroup_read_back(void)
 	model__free(&b);
 }
 
+/* A process's records the shared maps lost (processes[].drops), and the run's totals. */
+static void test_share_drops_per_process_read_back(void)
+{
+	struct snapshot_info info;
+	struct model a, b;
+	char *ta;
+
+	CHECK_EQ_INT(snapshot__read_file("tests/data/new.json", NULL, &a, &info, err,
+					 sizeof(err)), 0);
+	CHECK(a.n_procs > 1);
+	/* a file written before the field: none known */
+	CHECK_EQ_INT(a.procs[0].share_drops[LT_SHARE_FD], 0);
+	a.procs[0].share_drops[LT_SHARE_HEAP] = 11;
+	a.procs[0].share_drops[LT_SHARE_FD] = 1616;
+	a.procs[0].share_drops[LT_SHARE_MMAP] = 3;
+	a.procs[0].share_drops[LT_SHARE_SITE] = 2;
+	a.drops[LT_DROP_FD_SHARE] = 1616;
+	ta = rewrite(&a);
+	CHECK(strstr(ta, "\"fd_share\": 1616") || strstr(ta, "\"fd_share\":1616"));
+	CHECK_EQ_INT(read_text(ta, &b, &info), 0);
+	CHECK_EQ_INT(b.procs[0].share_drops[LT_SHARE_HEAP], 11);
+	CHECK_EQ_INT(b.procs[0].share_drops[LT_SHARE_FD], 1616);
+	CHECK_EQ_INT(b.procs[0].share_drops[LT_SHARE_MMAP], 3);
+	CHECK_EQ_INT(b.procs[0].share_drops[LT_SHARE_SITE], 2);
+	CHECK_EQ_INT(b.procs[1].share_drops[LT_SHARE_FD], 0);
+	CHECK_EQ_INT(b.drops[LT_DROP_FD_SHARE], 1616);
+	free(ta);
+	model__free(&a);
+	model__free(&b);
+}
+
 /* ---------------------------------------------------------------- bad files */
 
 static void test_missing_file_is_refused_naming_the_path(void)
@@ -608,6 +639,7 @@ int main(void)
 	RUN(test_file_over_the_size_limit_is_refused_before_reading);
 	RUN(test_many_tiny_values_stop_at_the_memory_limit);
 	RUN(test_messages_stay_on_one_line);
+	RUN(test_share_drops_per_process_read_back);
 	unlink(write_tmp("empty.json", "", 0));
 	unlink(write_tmp("cut.json", "", 0));
 	unlink(write_tmp("huge.json", "", 0));

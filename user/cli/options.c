@@ -90,6 +90,9 @@ static const char usage_text[] =
 "      --max-suspects N    whole system, over budget: most processes heap-traced as\n"
 "                          suspects at once (0-" OPT_STR(HEAPMODE_MAX_SUSPECTS) ", default "
 				OPT_STR(HEAPMODE_DEFAULT_MAX_SUSPECTS) ")\n"
+"      --map-share PCT     the share of each of leaktop's kernel tables (live blocks,\n"
+"                          descriptors, mappings, call sites) one process may hold;\n"
+"                          its records beyond it are counted lost (1-100, default 25)\n"
 "      --exact             whole system: trace every process's heap whatever it costs\n"
 "      --file-mode MODE    mode of the files written (octal, default "
 				OPT_STR(OPT_DEFAULT_FILE_MODE) "; the umask applies)\n"
@@ -262,6 +265,7 @@ static int parse_resources(const char *list, unsigned int *out, char *err, size_
 
 enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR, OPT_WINDOW, OPT_PPROF, OPT_FOLDED,
        OPT_SCAN_EVERY, OPT_SCAN_MAX_STOP, OPT_FILE_MODE, OPT_BUDGET, OPT_MAX_SUSPECTS,
+       OPT_MAP_SHARE,
        OPT_EXACT, OPT_UNWIND, OPT_LISTEN, OPT_METRICS_SITES, OPT_OOM_DIR,
        OPT_STOP_AT, OPT_OOM_MAX_FILES, OPT_OOM_MAX_BYTES, OPT_OOM_MIN_GAP,
        OPT_LISTEN_AUTH, OPT_LISTEN_TOKEN };
@@ -284,6 +288,7 @@ static const struct option long_opts[] = {
 	{ "file-mode", required_argument, NULL, OPT_FILE_MODE },
 	{ "budget", required_argument, NULL, OPT_BUDGET },
 	{ "max-suspects", required_argument, NULL, OPT_MAX_SUSPECTS },
+	{ "map-share", required_argument, NULL, OPT_MAP_SHARE },
 	{ "exact", no_argument, NULL, OPT_EXACT },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -314,6 +319,7 @@ static void defaults(struct options *o)
 	o->scan_max_stop_ms = OPT_MAX_SCAN_STOP_MS;
 	o->budget_pct = HEAPMODE_DEFAULT_BUDGET_PCT;
 	o->max_suspects = HEAPMODE_DEFAULT_MAX_SUSPECTS;
+	o->map_share_pct = 100 / LT_SHARE_DIV;
 	o->unwind_cfi = true;
 	o->metrics_sites = OPT_DEFAULT_METRICS_SITES;
 	o->oom.max_files = OOM_DEFAULT_MAX_FILES;
@@ -498,6 +504,12 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 				return msg__set(err, len, -EINVAL, "invalid --budget '%s': expected a "
 						"percentage of the CPUs above 0 and up to 100", optarg);
 			o->budget_set = true;
+			break;
+		case OPT_MAP_SHARE:
+			if (options__parse_uint(optarg, 1, 100, &n))
+				return msg__set(err, len, -EINVAL, "invalid --map-share '%s': "
+						"expected 1 to 100 percent", optarg);
+			o->map_share_pct = n;
 			break;
 		case OPT_MAX_SUSPECTS:
 			if (options__parse_uint(optarg, 0, HEAPMODE_MAX_SUSPECTS, &n))

@@ -73,6 +73,8 @@ struct options {
 	unsigned int file_mode;	/* --file-mode: of the files written, before the umask */
 	double budget_pct;	/* --budget: % of all CPUs heap tracing may cost (whole system) */
 	unsigned int max_suspects;	/* --max-suspects */
+	unsigned int map_share_pct;	/* --map-share: % of each shared BPF map one process
+					 * may hold */
 	bool exact;		/* --exact: never suspects only */
 	bool budget_set;	/* one of those given (refused outside whole-system mode) */
 	/* --listen: where the OpenMetrics endpoint listens (listen_len 0: no endpoint); the

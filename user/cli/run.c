@@ -829,6 +829,15 @@ static bool targets_alive(const struct run *r)
 	return false;
 }
 
+/* --stop-at fired, whether or not its event came (read from the maps): note where. */
+static void note_stop_fired(struct run *r)
+{
+	struct lt_event ev;
+
+	if (loader__stop_fired(r->ld, &ev))
+		stop_at__note(&r->stop, &ev);
+}
+
 /*
  * Did this report show CMD's end?  Its pid has an exited image and no live one (an exec
  * leaves a live image behind; an unreaped child's pid is not reused).  Then CMD is reaped
@@ -918,11 +927,16 @@ static int loop(struct run *r)
 				break;
 			}
 			/* --stop-at stopped its process: the final report, now. */
+			if (o->stop_at_seq && !r->stop.fired)
+				note_stop_fired(r);
 			if (r->stop.fired) {
 				last = true;
 				break;
 			}
 		}
+		/* Ending: no process may be stopped from now on with nobody to say so. */
+		if (last && o->stop_at_seq)
+			loader__disarm_stop_at(r->ld);
 		/* Events already queued (an exit, say) belong in this report, within a slice. */
 		loader__poll(r->ld, stop_signal ? 0 : POLL_SLICE_MS);
 		t_upkeep = monotonic_ns();
@@ -1047,6 +1061,7 @@ int run__main_hooked(const struct options *o, const struct run_hooks *hooks)
 		/* Forces -- onto its fallback (probes on every process), to test it. */
 		.no_tracefs = env_flag("LEAKTOP_NO_TRACEFS"),
 		.track_mmap = o->resources & RES_MMAP,
+		.map_share_pct = o->map_share_pct,
 		.probes = o->probe_floor == 1 ? PROBES_FLOOR_ENTRY :
 			  o->probe_floor == 2 ? PROBES_FLOOR_PLANNED : PROBES_ACCOUNTING,
 	};
@@ -1207,6 +1222,17 @@ int run__main_hooked(const struct options *o, const struct run_hooks *hooks)
 			goto out;
 	}
 	status = loop(&r);
+	if (o->stop_at_seq && r.ld) {
+		/*
+		 * An allocation N between the run's decision to end and here stopped its process:
+		 * with the probes gone, `fired` is final.  Said below like any other stop.
+		 */
+		loader__disarm_stop_at(r.ld);
+		loader__detach_allocators(r.ld);
+		if (!r.stop.fired)
+			note_stop_fired(&r);
+		r.model.stop = r.stop;
+	}
 out:
 	if (hooks && hooks->finish) {
 		struct run_live lv = live_of(&r);

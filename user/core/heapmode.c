@@ -186,7 +186,7 @@ static int add_traced(struct heapmode *h, const struct heapmode_candidate *c, ui
 		return -ENOMEM;
 	h->traced[h->n_traced++] = (struct heapmode_traced){
 		.pid = c->pid, .since_ns = now_ns, .last_growth_ns = now_ns,
-		.growth_per_s = c->growth_per_s, .picked = c->picked };
+		.growth_per_s = c->growth_per_s, .picked = c->picked, .uid = c->uid };
 	return 0;
 }
 
@@ -209,16 +209,95 @@ static int cmp_growth(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* The unpicked suspect that grows least, or -1. */
-static long weakest(const struct heapmode *h)
+/* Suspect slots (unpicked traced processes) of user uid. */
+static size_t slots_of(const struct heapmode *h, uint32_t uid)
 {
-	long at = -1;
+	size_t n = 0;
 
 	for (size_t i = 0; i < h->n_traced; i++)
-		if (!h->traced[i].picked &&
-		    (at < 0 || h->traced[i].growth_per_s < h->traced[at].growth_per_s))
+		n += !h->traced[i].picked && h->traced[i].uid == uid;
+	return n;
+}
+
+/*
+ * The unpicked suspect that grows least among those a grower of user uid may replace (its
+ * own user's, or of a user holding at least two slots more), or -1.
+ */
+static long weakest(const struct heapmode *h, uint32_t uid)
+{
+	size_t own = slots_of(h, uid);
+	long at = -1;
+
+	for (size_t i = 0; i < h->n_traced; i++) {
+		const struct heapmode_traced *t = &h->traced[i];
+
+		if (t->picked || (t->uid != uid && slots_of(h, t->uid) < own + 2))
+			continue;
+		if (at < 0 || t->growth_per_s < h->traced[at].growth_per_s)
 			at = i;
+	}
 	return at;
+}
+
+/* The weakest suspect of the user holding the most slots, if it holds two or more; or -1. */
+static long weakest_of_most(const struct heapmode *h)
+{
+	size_t most = 1, n;
+	uint32_t uid = 0;
+	long at = -1;
+
+	for (size_t i = 0; i < h->n_traced; i++) {
+		if (h->traced[i].picked)
+			continue;
+		n = slots_of(h, h->traced[i].uid);
+		if (n > most) {
+			most = n;
+			uid = h->traced[i].uid;
+		}
+	}
+	if (most < 2)
+		return -1;
+	for (size_t i = 0; i < h->n_traced; i++) {
+		const struct heapmode_traced *t = &h->traced[i];
+
+		if (!t->picked && t->uid == uid &&
+		    (at < 0 || t->growth_per_s < h->traced[at].growth_per_s))
+			at = i;
+	}
+	return at;
+}
+
+/*
+ * Let fresh grower k (strongest first) in: into a free slot, else in place of a suspect
+ * (as heapmode__choose says).  1 when it got in, 0 when not, or -ENOMEM.
+ */
+static int let_in(struct heapmode *h, const struct heapmode_candidate *k, uint64_t now_ns,
+		  size_t *n_suspects, struct heapmode_changes *out)
+{
+	long w = -1;
+	int err;
+
+	if (*n_suspects >= h->cfg.max_suspects) {
+		if (!slots_of(h, k->uid))
+			w = weakest_of_most(h);
+		if (w < 0) {
+			w = weakest(h, k->uid);
+			if (w >= 0 && k->growth_per_s <=
+				      HEAPMODE_PREEMPT_FACTOR * h->traced[w].growth_per_s)
+				w = -1;
+		}
+		if (w < 0)
+			return 0;
+		err = remove_traced(h, w, out);
+		if (err)
+			return err;
+		(*n_suspects)--;
+	}
+	err = add_traced(h, k, now_ns, out);
+	if (err)
+		return err;
+	(*n_suspects)++;
+	return 1;
 }
 
 int heapmode__choose(struct heapmode *h, uint64_t now_ns, const struct heapmode_candidate *c,
@@ -289,22 +368,18 @@ int heapmode__choose(struct heapmode *h, uint64_t now_ns, const struct heapmode_
 		}
 	}
 	qsort(fresh, n_fresh, sizeof(*fresh), cmp_growth);
-	for (size_t i = 0; i < n_fresh; i++) {
-		if (n_suspects >= h->cfg.max_suspects) {
-			long w = weakest(h);
-
-			if (w < 0 || fresh[i]->growth_per_s <=
-				     HEAPMODE_PREEMPT_FACTOR * h->traced[w].growth_per_s)
-				break;
-			err = remove_traced(h, w, out);
-			if (err)
+	/* First the strongest grower of each user without a slot, then the others. */
+	for (int pass = 0; pass < 2 && h->cfg.max_suspects; pass++) {
+		for (size_t i = 0; i < n_fresh; i++) {
+			if (!fresh[i] || (pass == 0 && slots_of(h, fresh[i]->uid)))
+				continue;
+			err = let_in(h, fresh[i], now_ns, &n_suspects, out);
+			if (err < 0)
 				goto out;
-			n_suspects--;
+			if (err)
+				fresh[i] = NULL;
+			err = 0;
 		}
-		err = add_traced(h, fresh[i], now_ns, out);
-		if (err)
-			goto out;
-		n_suspects++;
 	}
 out:
 	free(fresh);

@@ -61,7 +61,10 @@ struct heapmode_candidate {
 	double growth_per_s;		/* bytes/s of the strongest of those */
 	bool picked;			/* named by the user (TUI): traced whatever it does */
 	double cost_pct;		/* what tracing it costs now (% of all CPUs); NaN: unknown */
+	uint32_t uid;			/* its owner (real uid); HEAPMODE_UID_UNKNOWN: unknown */
 };
+
+#define HEAPMODE_UID_UNKNOWN	UINT32_MAX	/* the unknown ones share one owner */
 
 /* A process whose heap is traced on its own in suspects mode. */
 struct heapmode_traced {
@@ -70,6 +73,7 @@ struct heapmode_traced {
 	uint64_t last_growth_ns;	/* last interval it was seen growing */
 	double growth_per_s;
 	bool picked;
+	uint32_t uid;
 };
 
 struct heapmode {
@@ -147,8 +151,12 @@ struct heapmode_changes {
  * ordinary allocator traffic costs a few budgets and stays; growing ones join, strongest first,
  * up to max_suspects (one growing more than HEAPMODE_PREEMPT_FACTOR times the weakest
  * suspect takes its place); a suspect not growing for HEAPMODE_RELEASE_INTERVALS is
- * released, and one that is no candidate (gone) too.  In exact mode it only forgets.  0 or -ENOMEM; out is freed with
- * heapmode_changes__free().
+ * released, and one that is no candidate (gone) too.  Slots are kept fair between users
+ * (uid): the strongest grower of each user without a slot comes first, and takes the place
+ * of the weakest suspect of the user holding the most slots (two or more) whatever its
+ * growth; a grower whose user has slots takes only a place of its own user's or of a user
+ * holding at least two more.  So one user's many growers cannot take every slot.  In exact
+ * mode it only forgets.  0 or -ENOMEM; out is freed with heapmode_changes__free().
  */
 int heapmode__choose(struct heapmode *h, uint64_t now_ns, const struct heapmode_candidate *c,
 		     size_t n, struct heapmode_changes *out);

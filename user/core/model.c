@@ -29,6 +29,17 @@ const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_FD_MAP_FULL] = "fd_map_full",
 	[LT_DROP_MMAP_MAP_FULL] = "mmap_map_full",
 	[LT_DROP_BPF_RECURSION] = "bpf_recursion",
+	[LT_DROP_HEAP_SHARE] = "heap_share",
+	[LT_DROP_FD_SHARE] = "fd_share",
+	[LT_DROP_MMAP_SHARE] = "mmap_share",
+	[LT_DROP_SITE_SHARE] = "site_share",
+};
+
+const char *const share_names[LT_SHARE__COUNT] = {
+	[LT_SHARE_HEAP] = "heap",
+	[LT_SHARE_FD] = "fd",
+	[LT_SHARE_MMAP] = "mmap",
+	[LT_SHARE_SITE] = "sites",
 };
 
 const char *const counter_names[LT_CNT__COUNT] = {
@@ -852,6 +863,9 @@ static void apply_calls(struct model *m, const struct sample *s)
 		uint64_t calls = s->calls[i].heap_calls;
 
 		if (!p)
+			continue;
+		memcpy(p->share_drops, s->calls[i].share_drops, sizeof(p->share_drops));
+		if (!calls)
 			continue;
 		if (p->heap_calls_ns && s->ts_ns > p->heap_calls_ns && calls >= p->heap_calls)
 			p->heap_calls_per_s = (calls - p->heap_calls) / ((s->ts_ns - p->heap_calls_ns) / 1e9);

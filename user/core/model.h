@@ -137,6 +137,8 @@ struct process {
 	struct series hist_anon;	/* rss_anon_bytes */
 	/* Heap tracing of this image: how, since when (run clock), picked in the TUI. */
 	uint64_t heap_calls, heap_calls_ns;	/* probe entries so far, as of (0: none seen) */
+	/* Its records the shared maps lost (over its share, or a full map), by enum lt_share. */
+	uint64_t share_drops[LT_SHARE__COUNT];
 	double heap_calls_per_s;	/* over the last interval */
 	enum proc_heap_mode heap_mode;
 	uint64_t heap_since_ns;
@@ -241,6 +243,7 @@ double model__elapsed_s(const struct model *m);
 
 /* Names of the drop causes and counters, for reports ("alloc_map_full", ...). */
 extern const char *const drop_names[LT_DROP__COUNT];
+extern const char *const share_names[LT_SHARE__COUNT];	/* processes[].drops keys */
 /* The keys of the counters in a snapshot's stats ("events", "self_hits", ...). */
 extern const char *const counter_names[LT_CNT__COUNT];
 

@@ -171,11 +171,15 @@ struct sample_heap {
 	size_t n_traced;
 };
 
-/* An image's allocator probe entries so far (the kernel's procs map). */
+/*
+ * An image's allocator probe entries so far, and the records of it the maps lost (over its
+ * share, or a full map), by kind (enum lt_share): the kernel's procs map.
+ */
 struct sample_calls {
 	uint32_t pid;
 	uint64_t gen;
 	uint64_t heap_calls;
+	uint64_t share_drops[LT_SHARE__COUNT];
 };
 
 /* How long each producer took this interval. */

@@ -319,7 +319,7 @@ static uint64_t recursion_misses(struct collector *c)
 	return sum;
 }
 
-/* Each image's allocator probe entries, for its cost. */
+/* Each image's allocator probe entries, for its cost, and the records it lost. */
 static int read_calls(struct collector *c, struct sample *s)
 {
 	/* read_all packs key and value: a 4-byte key puts the value off its alignment. */
@@ -347,9 +347,16 @@ static int read_calls(struct collector *c, struct sample *s)
 
 		memcpy(&tgid, raw + i * rec, sizeof(tgid));
 		memcpy(&p, raw + i * rec + sizeof(tgid), sizeof(p));
-		if (p.heap_calls)
-			s->calls[s->n_calls++] = (struct sample_calls){
-				.pid = tgid, .gen = p.gen, .heap_calls = p.heap_calls };
+		bool lost = false;
+
+		for (int k = 0; k < LT_SHARE__COUNT; k++)
+			lost |= p.share_drops[k] != 0;
+		if (!p.heap_calls && !lost)
+			continue;
+		s->calls[s->n_calls] = (struct sample_calls){
+			.pid = tgid, .gen = p.gen, .heap_calls = p.heap_calls };
+		memcpy(s->calls[s->n_calls].share_drops, p.share_drops, sizeof(p.share_drops));
+		s->n_calls++;
 	}
 	free(raw);
 	return 0;
@@ -605,13 +612,63 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Heap records and sites removed of one live image, for its share (share_purges). */
+struct purged_image {
+	struct lt_share_purge v;
+	uint32_t tgid;
+};
+
 /* A set of tgids (sorted) and whether the heap records of those in it or of the others go. */
 struct heap_purge {
 	struct purge_ctx pc;
 	const uint32_t *tgids;
 	size_t n;
 	bool keep;
+	struct purged_image *images;	/* what went, per image */
+	size_t n_images, cap_images;
 };
+
+/* The count of image (tgid, gen) in hp (a new one if there is room; NULL if not). */
+static struct purged_image *purged_of(struct heap_purge *hp, uint32_t tgid, uint64_t gen)
+{
+	for (size_t i = hp->n_images; i-- > 0;)
+		if (hp->images[i].tgid == tgid && hp->images[i].v.gen == gen)
+			return &hp->images[i];
+	if (hp->n_images == hp->cap_images) {
+		size_t cap = hp->cap_images ? hp->cap_images * 2 : 64;
+		struct purged_image *v = realloc(hp->images, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		hp->images = v;
+		hp->cap_images = cap;
+	}
+	hp->images[hp->n_images] = (struct purged_image){ .tgid = tgid, .v.gen = gen };
+	return &hp->images[hp->n_images++];
+}
+
+/*
+ * Tell BPF what each live image lost of its records here (added to what it lost before), so
+ * its share of the maps counts only what it holds.  The newest image of a pid wins (gens
+ * only grow).
+ */
+static void note_purged(struct collector *c, const struct heap_purge *hp)
+{
+	for (size_t i = 0; i < hp->n_images; i++) {
+		const struct purged_image *im = &hp->images[i];
+		struct lt_share_purge v;
+
+		if (bpf_map_lookup_elem(c->fds.share_purges, &im->tgid, &v) || v.gen < im->v.gen) {
+			v = im->v;
+		} else if (v.gen == im->v.gen) {
+			v.heap += im->v.heap;
+			v.sites += im->v.sites;
+		} else {
+			continue;	/* an older image's: its share is not counted any more */
+		}
+		bpf_map_update_elem(c->fds.share_purges, &im->tgid, &v, BPF_ANY);
+	}
+}
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -631,9 +688,13 @@ static bool heap_site_goes(const void *key, const void *val, const void *ctx)
 {
 	const struct lt_site_key *k = key;
 	struct heap_purge *hp = (struct heap_purge *)ctx;
+	struct purged_image *im;
 
 	if (k->kind != LT_KIND_HEAP || !heap_tgid_goes(hp, k->tgid))
 		return false;
+	im = purged_of(hp, k->tgid, k->gen);
+	if (im)
+		im->v.sites++;
 	if (hp->pc.n == hp->pc.cap) {
 		size_t cap = hp->pc.cap ? hp->pc.cap * 2 : 64;
 		uint64_t *v = realloc(hp->pc.hashes, cap * sizeof(*v));
@@ -650,9 +711,16 @@ static bool heap_site_goes(const void *key, const void *val, const void *ctx)
 static bool heap_alloc_goes(const void *key, const void *val, const void *ctx)
 {
 	const struct lt_alloc_key *k = key;
+	const struct lt_alloc_val *v = val;
+	struct heap_purge *hp = (struct heap_purge *)ctx;
+	struct purged_image *im;
 
-	(void)val;
-	return heap_tgid_goes(ctx, k->tgid);
+	if (!heap_tgid_goes(hp, k->tgid))
+		return false;
+	im = purged_of(hp, k->tgid, v->gen);
+	if (im)
+		im->v.heap++;
+	return true;
 }
 
 long collector__purge_heap(struct collector *c, const uint32_t *tgids, size_t n, bool keep)
@@ -679,6 +747,8 @@ long collector__purge_heap(struct collector *c, const uint32_t *tgids, size_t n,
 	if (removed >= 0)
 		sweep(c->fds.allocs, sizeof(struct lt_alloc_key), sizeof(struct lt_alloc_val),
 		      heap_alloc_goes, &hp);
+	note_purged(c, &hp);
+	free(hp.images);
 	free(sorted);
 	return removed;
 }

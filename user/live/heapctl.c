@@ -307,10 +307,17 @@ enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, ui
 		/* A traced one's heap trend counts too (it keeps a leaking suspect in). */
 		if (t && (p->flags & PROC_HEAP_GROWTH) && p->heap_growth_per_s > g)
 			g = p->heap_growth_per_s;
-		c[n++] = (struct heapmode_candidate){ .pid = p->pid, .growing = g > 0,
-						      .growth_per_s = g,
-						      .picked = is_picked(hc, p->pid),
-						      .cost_pct = t ? cost_of(hc, p) : NAN };
+		c[n] = (struct heapmode_candidate){ .pid = p->pid, .growing = g > 0,
+						    .growth_per_s = g,
+						    .picked = is_picked(hc, p->pid),
+						    .cost_pct = t ? cost_of(hc, p) : NAN,
+						    .uid = HEAPMODE_UID_UNKNOWN };
+		/* Whose it is, for fair slots: only what may hold or take one is asked. */
+		if (t && !t->picked)
+			c[n].uid = t->uid;
+		else if (g > 0 && procfs__uid(p->pid, &c[n].uid))
+			c[n].uid = HEAPMODE_UID_UNKNOWN;
+		n++;
 	}
 	if (!heapmode__choose(&hc->hm, now_ns, c, n, &ch)) {
 		untrace(hc, ch.removed, ch.n_removed);

@@ -186,6 +186,27 @@ static const char *explain_load_error(int err)
 	}
 }
 
+/*
+ * Each process's share of the maps every process shares (bpf/leaktop.h, enum lt_share):
+ * pct % of each map's capacity (0: 100 / LT_SHARE_DIV %), at least one record.
+ */
+static void set_shares(struct leaktop_bpf *skel, unsigned int pct)
+{
+	const struct bpf_map *maps[LT_SHARE__COUNT] = {
+		[LT_SHARE_HEAP] = skel->maps.allocs,
+		[LT_SHARE_FD] = skel->maps.fds,
+		[LT_SHARE_MMAP] = skel->maps.mmaps,
+		[LT_SHARE_SITE] = skel->maps.sites,
+	};
+
+	for (int i = 0; i < LT_SHARE__COUNT; i++) {
+		uint64_t cap = bpf_map__max_entries(maps[i]);
+		uint64_t max = pct ? cap * pct / 100 : cap / LT_SHARE_DIV;
+
+		skel->rodata->cfg_share_max[i] = max ? max : 1;
+	}
+}
+
 int loader__open(struct loader **out, const struct loader_config *cfg, loader_event_fn fn,
 		 void *fn_ctx, char *msg, size_t msg_len)
 {
@@ -230,6 +251,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	ld->skel->rodata->cfg_unwind_cfi = cfg->unwind_cfi;
 	fdsys__fill_class_table((uint8_t *)ld->skel->rodata->cfg_fd_class, cfg->track_fd,
 				cfg->track_mmap);
+	set_shares(ld->skel, cfg->map_share_pct);
 	err = bpf_map__set_value_size(ld->skel->maps.stacks, 8 + 8 * cfg->stack_depth);
 	if (!err)
 		err = bpf_map__set_max_entries(ld->skel->maps.unwind_rows,
@@ -273,6 +295,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 		goto fail_load;
 
 	ld->fds.procs = bpf_map__fd(ld->skel->maps.procs);
+	ld->fds.share_purges = bpf_map__fd(ld->skel->maps.share_purges);
 	ld->fds.sites = bpf_map__fd(ld->skel->maps.sites);
 	ld->fds.allocs = bpf_map__fd(ld->skel->maps.allocs);
 	ld->fds.stacks = bpf_map__fd(ld->skel->maps.stacks);
@@ -502,9 +525,10 @@ void loader__destroy(struct loader *ld)
 {
 	if (!ld)
 		return;
-	ring_buffer__free(ld->rb);
+	/* Probes first: nothing may reserve an event in a ring buffer that is gone. */
 	detach_libcs(ld, any_libc, 0);
 	detach_all(ld->links, ld->n_links, NULL, 0);
+	ring_buffer__free(ld->rb);
 	free(ld->links);
 	/* Their perf events are closed: the definitions can go. */
 	tracefs__close(ld->tfs);
@@ -1012,6 +1036,37 @@ int loader__arm_stop_at(struct loader *ld, const struct lt_stop_cfg *cfg)
 
 	return bpf_map_update_elem(bpf_map__fd(ld->skel->maps.stop_cfg), &zero, cfg, BPF_ANY) ?
 	       -errno : 0;
+}
+
+void loader__disarm_stop_at(struct loader *ld)
+{
+	if (!ld || !ld->skel || !ld->skel->bss)
+		return;
+	__atomic_store_n(&ld->skel->bss->stop_disarmed, 1, __ATOMIC_SEQ_CST);
+}
+
+bool loader__stop_fired(struct loader *ld, struct lt_event *ev)
+{
+	struct lt_stop_cfg cfg;
+	uint32_t zero = 0;
+
+	if (!ld || !ld->skel || !ld->skel->bss ||
+	    bpf_map_lookup_elem(bpf_map__fd(ld->skel->maps.stop_cfg), &zero, &cfg) || !cfg.fired)
+		return false;
+	/* BPF sets fired first, then where, then sends the signal: a reader racing it sees
+	 * tgid 0 and asks again next turn (after the probes are detached, never). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	memset(ev, 0, sizeof(*ev));
+	ev->type = LT_EV_STOP_AT;
+	ev->tgid = ld->skel->bss->stop_tgid;
+	ev->stop = ld->skel->bss->stop_info;
+	return ev->tgid != 0;
+}
+
+void loader__detach_allocators(struct loader *ld)
+{
+	if (ld)
+		detach_libcs(ld, any_libc, 0);
 }
 
 void loader__set_stop_flag(struct loader *ld, const volatile sig_atomic_t *stop)

@@ -35,6 +35,8 @@ struct loader_config {
 	bool track_mmap;	/* ... and for memory mappings */
 	bool no_uprobe_multi;	/* one perf event per probe even where uprobe_multi works */
 	bool no_tracefs;	/* trees attach system-wide, as where tracefs cannot be had */
+	unsigned int map_share_pct;	/* records of each shared map one process may hold, % of
+					 * its capacity (0: 100 / LT_SHARE_DIV) */
 	enum probe_kind probes;
 };
 
@@ -43,6 +45,7 @@ struct loader_config {
 /* File descriptors of the maps (and programs, for their miss counts) the collector reads. */
 struct lt_map_fds {
 	int procs, sites, allocs, stacks, drops, counters, fds, mmaps;
+	int share_purges;
 	int unwind_rows, unwind_objects, unwind_wanted;
 	int progs[LT_MAX_PROGS];
 	int n_progs;
@@ -106,6 +109,15 @@ int loader__heap_run_time(struct loader *ld, uint64_t *run_ns, uint64_t *run_cnt
 uint64_t loader__seed_proc(struct loader *ld, int tgid);
 /* --stop-at: the heap return probes stop the process at cfg's allocation.  0 or -errno. */
 int loader__arm_stop_at(struct loader *ld, const struct lt_stop_cfg *cfg);
+/* --stop-at fires no more from now on (the run is ending). */
+void loader__disarm_stop_at(struct loader *ld);
+/*
+ * Has --stop-at stopped a process?  Then true, and *ev gets the LT_EV_STOP_AT event that says
+ * where (read from the maps, whether or not the ring buffer brought it).
+ */
+bool loader__stop_fired(struct loader *ld, struct lt_event *ev);
+/* Detach every allocator probe (no program of theirs runs once this returns). */
+void loader__detach_allocators(struct loader *ld);
 
 /*
  * Wait up to timeout_ms for lifecycle events and deliver them, spending at most about

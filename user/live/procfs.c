@@ -410,6 +410,23 @@ int procfs__tgid(int tid, int *tgid)
 	return 0;
 }
 
+int procfs__uid(int pid, uint32_t *uid)
+{
+	char path[64], buf[4096], *p;
+	unsigned int v;
+	long n;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	n = procfs__read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	p = strstr(buf, "\nUid:");
+	if (!p || sscanf(p + 5, "%u", &v) != 1)
+		return -EINVAL;
+	*uid = v;
+	return 0;
+}
+
 /* Is thread tid of pid alive (its state not Z or X)? */
 static bool thread_live(int pid, int tid)
 {

@@ -52,6 +52,8 @@ int procfs__parse_stat_ppid(const char *text, int *ppid);
 int procfs__ppid(int pid, int *ppid);
 /* The process (thread group) a task id belongs to. */
 int procfs__tgid(int tid, int *tgid);
+/* Its owner: the real uid (/proc/PID/status Uid, whatever it made of its dumpable flag). */
+int procfs__uid(int pid, uint32_t *uid);
 /* A live thread of pid: prefer if it still runs, else any other; or -ESRCH/-errno. */
 int procfs__live_thread(int pid, int prefer);
 /* All numeric entries of /proc; *pids is malloc'd. */

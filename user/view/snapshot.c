@@ -309,6 +309,15 @@ static json_t *process_json(const struct model *m, const struct process *p)
 	}
 	if (obj && p->start_ticks)
 		json_object_set_new(obj, "start_ticks", json_integer(p->start_ticks));
+	if (obj) {
+		/* Its records the shared maps lost: over its share, or a full map. */
+		json_t *lost = json_object();
+
+		for (int i = 0; i < LT_SHARE__COUNT; i++)
+			json_object_set_new(lost, share_names[i],
+					    json_integer((json_int_t)p->share_drops[i]));
+		json_object_set_new(obj, "drops", lost);
+	}
 	if (obj && (m->resources & RES_FD))
 		json_object_set_new(obj, "fd", json_pack("{s:I, s:I, s:I, s:I, s:o}",
 			"outstanding_count", (json_int_t)p->fd_outstanding,

@@ -1024,6 +1024,25 @@ static int read_mmap_totals(struct rd *r, json_t *jp, struct process *p, unsigne
 	return ret;
 }
 
+/* "drops": {heap, fd, mmap, sites}: its records the shared maps lost (absent: none known). */
+static int read_share_drops(struct rd *r, json_t *jp, struct process *p)
+{
+	json_t *jd;
+	size_t mark;
+	int ret = member(r, jp, "drops", JSON_OBJECT, F_NULL, &jd);
+
+	if (ret || !jd)
+		return ret;
+	mark = at_key(r, "drops");
+	for (int i = 0; !ret && i < LT_SHARE__COUNT; i++) {
+		struct int_field f = { share_names[i], 0, 8, 0, NUM_MAX, F_NULL };
+
+		ret = read_ints(r, jd, &p->share_drops[i], &f, 1, NULL);
+	}
+	back(r, mark);
+	return ret;
+}
+
 static int read_flags(struct rd *r, json_t *jp, struct process *p)
 {
 	json_t *flags, *v;
@@ -1242,6 +1261,8 @@ static int read_process(struct rd *r, json_t *jp, uint64_t now_ns, struct proces
 		ret = read_fd_totals(r, jp, p, res);
 	if (!ret)
 		ret = read_mmap_totals(r, jp, p, res);
+	if (!ret)
+		ret = read_share_drops(r, jp, p);
 	if (!ret)
 		ret = read_flags(r, jp, p);
 	if (!ret)
