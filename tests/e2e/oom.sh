@@ -10,7 +10,8 @@
 # leaking function in a heap site's stack with outstanding bytes near the limit), say so
 # on stderr, flag the process oom_killed in its next snapshot and count it in
 # stats.oom_victims.  An --oom-dir that is a symbolic link, not a directory, missing or
-# read-only is refused at start-up with one line and exit 1.  The cgroups (and the
+# read-only, or writable by everyone without the sticky bit, is refused at start-up with one
+# line and exit 1.  The cgroups (and the
 # read-only mount) are removed on exit.
 
 . "$(dirname "$0")/lib.sh"
@@ -288,6 +289,18 @@ test_oom_dir_on_a_read_only_file_system_is_refused() {
 		fail_because "cannot mount a read-only tmpfs on $OM/ro" || return 1
 	MOUNTS+=("$OM/ro")
 	lt_refused "Read-only file system" -b -d 1 --oom-dir "$OM/ro" -- true
+}
+
+test_oom_dir_everyone_may_write_to_without_sticky_bit_is_refused() {
+	mkdir -p "$OM/open"
+	chmod 0777 "$OM/open"
+	lt_refused "not sticky" -b -d 1 --oom-dir "$OM/open" -- true
+}
+
+test_oom_bound_options_refuse_bad_values_as_usage_errors() {
+	lt_fg "$OM/out" "$OM/err" -b -d 1 --oom-max-bytes 12Q -- true
+	expect_eq "exit status (stderr: $(cat "$OM/err"))" 2 "$LT_STATUS" || return 1
+	expect_match "stderr" "invalid --oom-max-bytes '12Q'" "$(cat "$OM/err")"
 }
 
 run_tests

@@ -520,6 +520,31 @@ static void test_writer_takes_another_name_when_something_is_planted_at_its_own(
 	CHECK_EQ_INT(system(cmd), 0);
 }
 
+static void test_writer_says_failed_snapshots_once_a_minute_and_counts_them_all(void)
+{
+	char dir[] = "/tmp/leaktop-test-oom.XXXXXX";
+	struct oom_limits lim = { 0 };
+	struct lt_event ev = { .type = LT_EV_OOM, .new_gen = 8 };
+	struct oom_writer *w;
+	struct model m;
+	int lines = 0;
+
+	CHECK(mkdtemp(dir));
+	model__init(&m, 1.0, RES_ALL, 8);
+	CHECK_EQ_INT(oom_writer__new(&w, dir, true, &lim), 0);
+	/* Victims leaktop holds no record of: each fails. */
+	for (uint32_t pid = 300; pid < 310; pid++) {
+		ev.tgid = pid;
+		oom_writer__note(w, &ev, &m);
+	}
+	oom_writer__write(w, &m, collect_line, &lines);
+	CHECK_EQ_INT(oom_writer__failed(w), 10);
+	CHECK_EQ_INT(lines, 1);
+	oom_writer__free(w);
+	model__free(&m);
+	rmdir(dir);
+}
+
 static void test_check_dir_refuses_a_world_writable_directory_without_sticky_bit(void)
 {
 	char dir[] = "/tmp/leaktop-test-oom.XXXXXX", msg[512];
@@ -578,6 +603,7 @@ int main(void)
 	RUN(test_writer_removes_the_oldest_of_its_own_files_and_nothing_else);
 	RUN(test_writer_skips_a_second_victim_of_one_cgroup_within_the_gap);
 	RUN(test_writer_takes_another_name_when_something_is_planted_at_its_own);
+	RUN(test_writer_says_failed_snapshots_once_a_minute_and_counts_them_all);
 	RUN(test_check_dir_refuses_a_world_writable_directory_without_sticky_bit);
 	RUN(test_atomic_file_mode_is_the_chosen_mode_less_the_umask_left_unchanged);
 	CHECK_EXIT();

@@ -71,7 +71,6 @@ struct metrics_server {
 	_Atomic uint64_t requests;
 	int verbose;
 	struct conn conns[CONN_SLOTS];	/* libmicrohttpd's thread only */
-	_Atomic uint64_t cut;		/* connections shut down: deadline or room */
 	/* --listen-auth user:password, --listen-token: "" when not asked. */
 	char user[CRED_MAX], password[CRED_MAX], token[CRED_MAX];
 };
@@ -84,11 +83,10 @@ static double mono_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void cut(struct metrics_server *s, struct conn *c)
+static void cut(struct conn *c)
 {
 	shutdown(c->fd, SHUT_RDWR);	/* libmicrohttpd sees the end and closes it */
 	c->cut = true;
-	atomic_fetch_add(&s->cut, 1);
 }
 
 /* Before each accept: connections past their deadline go; at the limit, the oldest too. */
@@ -107,7 +105,7 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 		if (!c->used || c->cut)
 			continue;
 		if (now - c->since_s > (c->busy ? ANSWER_DEADLINE_S : HEAD_DEADLINE_S)) {
-			cut(s, c);
+			cut(c);
 			continue;
 		}
 		open++;
@@ -117,7 +115,7 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 			oldest = c;
 	}
 	if (open >= MAX_CONNECTIONS && oldest)
-		cut(s, oldest);
+		cut(oldest);
 	return MHD_YES;
 }
 
@@ -501,10 +499,6 @@ uint64_t metrics_server__requests(const struct metrics_server *s)
 	return atomic_load(&((struct metrics_server *)s)->requests);
 }
 
-uint64_t metrics_server__cut(const struct metrics_server *s)
-{
-	return atomic_load(&((struct metrics_server *)s)->cut);
-}
 
 void metrics_server__stop(struct metrics_server *s)
 {

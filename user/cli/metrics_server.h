@@ -33,8 +33,6 @@ void metrics_server__publish(struct metrics_server *s, char *prom, size_t prom_l
 			     size_t om_len);
 /* Requests answered so far (every path and status). */
 uint64_t metrics_server__requests(const struct metrics_server *s);
-/* Connections shut down so far: past their deadline, or the oldest when all were taken. */
-uint64_t metrics_server__cut(const struct metrics_server *s);
 /* Stop serving (open connections are closed) and free it; NULL is a no-op. */
 void metrics_server__stop(struct metrics_server *s);
 

@@ -39,7 +39,12 @@ struct oom_writer {
 	uint64_t removed;		/* files removed for the caps */
 	uint32_t skip_unsaid;		/* a victim skipped before it was said (its pid) */
 	bool said_skipped, said_removed;	/* each said once, then only counted */
+	double failed_said_s;		/* when a failure was last said (a minute apart) */
+	uint64_t failed_unsaid;		/* failures since, counted but not said */
 };
+
+/* Failed snapshots are said at most once this often (the others are counted). */
+#define OOM_FAILED_SAY_GAP_S	60
 
 /* Files looked at in the OOM directory, at most (more are left alone, never removed). */
 #define OOM_SCAN_MAX		65536
@@ -388,7 +393,23 @@ void oom_writer__write(struct oom_writer *w, const struct model *m, oom_say_fn s
 				w->skip_unsaid = w->queue[i].pid;
 			continue;
 		} else if (ret && ret != -EFBIG) {
+			double now = wall_s();
+
 			w->failed++;
+			if (w->failed > 1 && now - w->failed_said_s < OOM_FAILED_SAY_GAP_S) {
+				w->failed_unsaid++;
+				continue;
+			}
+			if (w->failed_unsaid) {
+				size_t used = strlen(msg);
+
+				snprintf(msg + used, sizeof(msg) - used, " (and %llu more failed "
+					 "since the last such line, counted in "
+					 "stats.oom_snapshots_failed)",
+					 (unsigned long long)w->failed_unsaid);
+			}
+			w->failed_said_s = now;
+			w->failed_unsaid = 0;
 		}
 		say(ctx, msg);
 	}
