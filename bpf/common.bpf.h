@@ -473,7 +473,9 @@ static __always_inline __u64 intern_stack(struct lt_stack *st, __u64 salt)
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	p = bpf_map_lookup_elem(&procs, &tgid);
 	if (p && cfg_share_max[LT_SHARE_SITE] &&
-	    p->share_held[LT_SHARE_SITE] >= (__s64)cfg_share_max[LT_SHARE_SITE]) {
+	    p->share_held[LT_SHARE_SITE] >= (__s64)cfg_share_max[LT_SHARE_SITE] &&
+	    (!share_refresh(p, tgid) ||
+	     p->share_held[LT_SHARE_SITE] >= (__s64)cfg_share_max[LT_SHARE_SITE])) {
 		share_lost(p, LT_SHARE_SITE, LT_DROP_SITE_SHARE);
 		return 0;
 	}
