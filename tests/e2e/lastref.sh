@@ -55,6 +55,10 @@ run_scenario() {
 
 global() { scenario run_global; }
 run_global() { run_scenario global global; }
+top() { scenario run_top; }
+run_top() { run_scenario top top; }
+top_undropped() { scenario run_top_undropped; }
+run_top_undropped() { NO_GO=1 run_scenario top_undropped top -d 3; }
 holder() { scenario run_holder; }
 run_holder() { run_scenario holder holder; }
 local_() { scenario run_local; }
@@ -102,6 +106,28 @@ test_lastref_json_has_verdict_stack_and_reference() {
 		.allocated_at.line, .reference.kind, .unwatched, .size]'
 }
 
+# A 40-byte block carved from the top of the heap: main_arena.top points 32 bytes into it
+# (the top chunk's header, inside the block's last word), and moves at the program's next
+# malloc.  That word is glibc's, not a reference: the verdict names forget_it, not
+# _int_malloc.
+test_lastref_does_not_take_glibc_arena_top_for_a_reference() {
+	top || return 1
+	expect_line top "^last pointer to 0x[0-9a-f]+ \($ALLOC\) overwritten at forget_it lastref_prog\.c:$(marker overwrite) \(it was at 0x[0-9a-f]+, thread [0-9]+\)$" ||
+		return 1
+	expect_jq "size, the reference's kind" '[40,"memory"]' "$E2E_TMP/top/out.json" \
+		'.lastref[0] | [.size, .reference.kind]'
+}
+
+# The same block, never dropped: its one reference is the program's global (the scan alone
+# says so: no watchpoint has to fire).
+test_lastref_counts_only_the_programs_pointer_to_a_block_at_the_heap_top() {
+	top_undropped || return 1
+	expect_line top_undropped "^0x[0-9a-f]+ \($ALLOC\): unresolved, 1 reference still known$" ||
+		return 1
+	expect_match "progress (stderr)" "watching 0x[0-9a-f]+ \(40 bytes\): 1 reference \(memory 0x[0-9a-f]+\)" \
+		"$(cat "$E2E_TMP/top_undropped/err")"
+}
+
 # After keep_local returns, main's next call covers its frame without writing it, and waits
 # there: the confirmation scan finds the pointer in that dead word and must not take it for
 # a reference (it did, now and then: the block then ended "overwritten" by the next write).
@@ -141,10 +167,10 @@ test_lastref_at_its_duration_says_a_referenced_block_is_unresolved() {
 
 test_lastref_leaves_every_target_running_untraced_with_its_debug_registers() {
 	local s
-	for s in global holder local_ local_linger local_nofp register undropped; do
+	for s in global top holder local_ local_linger local_nofp register undropped; do
 		"$s" || return 1
 	done
-	for s in global holder local local_linger local_nofp register undropped; do
+	for s in global top holder local local_linger local_nofp register undropped; do
 		expect_target_unharmed "$s" || { FAIL_MSG="$s: $FAIL_MSG"; return 1; }
 	done
 }

@@ -3,10 +3,15 @@
  * lastref_prog.c - where the last pointer to a block goes, one scenario per run, for
  * tests/e2e/lastref.sh (`leaktop lastref`).
  *
- * Usage: lastref_prog DIR global|holder|local|register|bench [N]
+ * Usage: lastref_prog DIR global|top|holder|local|register|bench [N]
  * Creates DIR/ready, waits for DIR/alloc, allocates one 64-byte block in make_it() and keeps
  * its only pointer
  *   global    in a global, overwritten in forget_it();
+ *   top       the same with a 40-byte block carved from the top of the heap (exit 3 if it
+ *             is not): glibc's main_arena.top then points 32 bytes into it, at the header
+ *             of the top chunk; after forget_it() the program allocates every 10 ms, which
+ *             moves main_arena.top (the allocator's word, not a reference: the verdict must
+ *             still name forget_it());
  *   holder    in a heap struct, freed in free_holder();
  *   local     in a local of keep_local(), which then returns to main();
  *   register  in a global that register_only() moves into %r12 (and clears) before it waits
@@ -20,6 +25,8 @@
  * after 300 s.
  */
 #include <fcntl.h>
+#include <malloc.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +49,8 @@ struct holder *g_holder;
 void *g_reg;
 void *volatile g_bench[4];
 static volatile int release_flag;
+static size_t block_size = 64;
+void *g_churn[1024];
 static const struct timespec tick = { 0, 10 * 1000 * 1000 };
 
 static void touch(const char *name)
@@ -79,11 +88,37 @@ NOINLINE static void scrub(void)
 
 NOINLINE static void *make_it(void)
 {
-	char *p = malloc(64); /* lastref: alloc */
+	char *p = malloc(block_size); /* lastref: alloc */
 
 	if (p)
-		memset(p, 1, 64);
+		memset(p, 1, block_size);
 	return p;
+}
+
+/*
+ * Is block p (block_size bytes) the last chunk before the heap's top chunk, whose header
+ * then lies inside it (a 48-byte chunk lends its 40-byte block the next chunk's first word),
+ * the top chunk reaching the program break?
+ */
+static int at_heap_top(const void *p)
+{
+	const uintptr_t next = (uintptr_t)p - 16 + 48;
+	uintptr_t top_size;
+
+	memcpy(&top_size, (const void *)(next + 8), sizeof(top_size));
+	return next + (top_size & ~(uintptr_t)7) == (uintptr_t)sbrk(0);
+}
+
+/* Allocate (and keep) every 10 ms until DIR/quit: each malloc moves main_arena.top. */
+NOINLINE static void churn_until_quit(void)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/quit", dir);
+	for (int i = 0; i < 30000 && access(path, F_OK); i++) {
+		g_churn[i % 1024] = malloc(200);
+		nanosleep(&tick, NULL);
+	}
 }
 
 NOINLINE static struct holder *make_holder(void)
@@ -223,6 +258,19 @@ int main(int argc, char **argv)
 		touch("allocated");
 		wait_for("go");
 		forget_it();
+	} else if (!strcmp(argv[2], "top")) {
+		block_size = 40;
+		malloc_trim(0);
+		g_global = make_it();
+		if (!at_heap_top(g_global))
+			return 3;
+		scrub();
+		touch("allocated");
+		wait_for("go");
+		forget_it();
+		touch("dropped");
+		churn_until_quit();
+		return 0;
 	} else if (!strcmp(argv[2], "holder")) {
 		g_holder = make_holder();
 		g_holder->ptr = make_it();

@@ -27,6 +27,8 @@ const char *const lr_verdict_names[LR_VERDICT__COUNT] = {
 
 bool lastref__points_into(const struct lr_block *b, uint64_t v)
 {
+	if (b->alloc_meta && v == b->alloc_meta)
+		return false;
 	return v == b->addr || (v > b->addr && v - b->addr < b->size);
 }
 

@@ -80,6 +80,12 @@ struct lr_block {
 	uint64_t addr, size;
 	uint64_t stack_hash;		/* its allocation site */
 	uint64_t found_ns;		/* first scanned */
+	/*
+	 * The allocator's own address inside the block: the header of the glibc chunk after it
+	 * when it lies inside the block (core/scan.h scan__glibc_next_chunk; 0: none).  Arena
+	 * top, last_remainder, bins and free chunks' links point there: not references.
+	 */
+	uint64_t alloc_meta;
 	enum lr_state state;
 	struct lr_ref refs[LR_MAX_REFS];	/* memory references, watchable */
 	uint32_t n_refs;
@@ -95,7 +101,11 @@ struct lr_block {
 	uint32_t n_dead, dead_tid;
 };
 
-/* Does v point into the block ([addr, addr + size), a 0-byte block at addr)? */
+/*
+ * Does v point into the block ([addr, addr + size), a 0-byte block at addr), other than at
+ * the allocator's chunk header inside it (alloc_meta)?  Not one past its end, not its own
+ * chunk header before it.
+ */
 bool lastref__points_into(const struct lr_block *b, uint64_t v);
 
 /*

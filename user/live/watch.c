@@ -32,6 +32,7 @@
 #include <linux/perf_event.h>
 
 #include "bpf/watch.h"
+#include "core/scan.h"
 #include "live/collector.h"
 #include "live/loader.h"
 #include "live/procmaps.h"
@@ -504,6 +505,18 @@ static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f,
 		n_threads = ps.n;
 		frames = calloc(n_threads + 1, sizeof(*frames));
 		err = buf && frames ? read_tids(w, &ps) : -ENOMEM;
+	}
+	/* glibc's chunk header inside a block is the allocator's, not a reference (scan.h). */
+	for (size_t i = 0; !err && i < n; i++) {
+		struct lr_block *b = &w->blocks[idx[i]];
+		uint64_t size_word = 0;
+		size_t got = 0;
+
+		b->alloc_meta = 0;
+		if (b->addr >= sizeof(size_word) &&
+		    !ptrace_stop__read(&ps, b->addr - sizeof(size_word), &size_word,
+				       sizeof(size_word), &got) && got == sizeof(size_word))
+			b->alloc_meta = scan__glibc_next_chunk(b->addr, b->size, size_word);
 	}
 	/* Registers. */
 	for (size_t t = 0; !err && t < ps.n; t++) {
