@@ -82,6 +82,10 @@ int lastref_cmd__parse(int argc, char **argv, struct lastref_args *a, char **run
 
 		if (!strcmp(o, "-h") || !strcmp(o, "--help"))
 			return 1;
+		/* Room for this option, its value and the final NULL (every -v takes one). */
+		if (n + 3 >= run_max)
+			return msg__set(err, len, -EINVAL, "too many arguments; see leaktop lastref "
+					"--help");
 		if (!strcmp(o, "-v")) {
 			run_argv[n++] = "-v";
 			continue;
@@ -93,9 +97,6 @@ int lastref_cmd__parse(int argc, char **argv, struct lastref_args *a, char **run
 		if (i + 1 >= argc)
 			return msg__set(err, len, -EINVAL, "option '%s' needs a value; see leaktop "
 					"lastref --help", o);
-		if (n + 3 >= run_max)
-			return msg__set(err, len, -EINVAL, "too many arguments; see leaktop lastref "
-					"--help");
 		i++;
 		if (!strcmp(o, "--site")) {
 			if (!argv[i][0])
