@@ -4,6 +4,7 @@
  * machine over the followed blocks, their watchable references and what ended them.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/lastref.h"
@@ -204,9 +205,34 @@ bool lastref__confirm(struct lr_block *b, const struct lr_ref *found, size_t n_f
 		memset(&b->cause, 0, sizeof(b->cause));
 		b->cause.verdict = LR_UNRESOLVED;
 		b->cause.at_ns = now_ns;
+	} else if (b->events_lost) {
+		/* The event that named the cause may not be the one that ended it. */
+		memset(&b->cause, 0, sizeof(b->cause));
+		b->cause.verdict = LR_UNRESOLVED;
+		b->cause.at_ns = now_ns;
+		snprintf(b->cause.why, sizeof(b->cause.why), "unresolved: events lost (the watch "
+			 "ring buffer was full): its last pointer went, where is not known");
 	}
 	b->state = LR_DONE;
 	return false;
+}
+
+void lastref__give_up(struct lr_block *b, const char *why, uint64_t now_ns)
+{
+	if (b->state == LR_DONE)
+		return;
+	memset(&b->cause, 0, sizeof(b->cause));
+	b->cause.verdict = LR_UNRESOLVED;
+	b->cause.at_ns = now_ns;
+	snprintf(b->cause.why, sizeof(b->cause.why), "%s", why);
+	b->state = LR_DONE;
+}
+
+void lastref__events_lost(struct lr_block *b, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (b[k].state != LR_DONE)
+			b[k].events_lost = true;
 }
 
 void lastref__end(struct lr_block *b, uint64_t now_ns)

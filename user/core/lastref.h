@@ -74,6 +74,11 @@ struct lr_cause {
 	uint64_t value;			/* OVERWRITTEN: the new value */
 	uint64_t ips[LR_MAX_FRAMES];	/* the user stack of the event, innermost first */
 	uint32_t nr;
+	/*
+	 * LR_UNRESOLVED given up: why, as said after the block ("could not confirm: ...",
+	 * "unresolved: events lost ..."); empty otherwise.
+	 */
+	char why[192];
 };
 
 struct lr_block {
@@ -99,6 +104,11 @@ struct lr_block {
 	 */
 	uint64_t dead[LR_MAX_REFS];
 	uint32_t n_dead, dead_tid;
+	/*
+	 * Watch events were dropped (ring buffer full) while it was followed: a verdict drawn
+	 * from events may name the wrong cause, so it ends unresolved instead.
+	 */
+	bool events_lost;
 };
 
 /*
@@ -144,6 +154,15 @@ size_t lastref__on_free(struct lr_block *b, size_t n, uint64_t addr, const struc
  */
 bool lastref__confirm(struct lr_block *b, const struct lr_ref *found, size_t n_found,
 		      const struct lr_ref *regs, size_t n_regs, uint64_t now_ns);
+
+/*
+ * Give up on b now, with the reason said after it (why: "could not confirm: ..."):
+ * LR_UNRESOLVED unless it has a verdict.
+ */
+void lastref__give_up(struct lr_block *b, const char *why, uint64_t now_ns);
+
+/* Watch events were lost: every block not done yet may have missed one (events_lost). */
+void lastref__events_lost(struct lr_block *b, size_t n);
 
 /* Give up on b (the run ended): LR_UNRESOLVED unless it has a verdict. */
 void lastref__end(struct lr_block *b, uint64_t now_ns);
