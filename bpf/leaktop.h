@@ -64,6 +64,7 @@ enum lt_drop {
 	LT_DROP_BPF_RECURSION,		/* a program the kernel skipped because another BPF program
 					 * was running on that CPU (filled in by the collector from
 					 * the programs' recursion_misses; BPF never writes it) */
+	LT_DROP_WATCH_RINGBUF_FULL,	/* lastref: a watch event lost (watch ring buffer full) */
 	LT_DROP__COUNT,
 };
 

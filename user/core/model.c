@@ -29,6 +29,7 @@ const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_FD_MAP_FULL] = "fd_map_full",
 	[LT_DROP_MMAP_MAP_FULL] = "mmap_map_full",
 	[LT_DROP_BPF_RECURSION] = "bpf_recursion",
+	[LT_DROP_WATCH_RINGBUF_FULL] = "watch_ringbuf_full",
 };
 
 const char *const counter_names[LT_CNT__COUNT] = {

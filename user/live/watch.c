@@ -119,6 +119,7 @@ struct watcher {
 	uint64_t scan_ok_ns;
 	uint64_t stopped_ns;		/* the process was stopped this long by scans, in all */
 	unsigned int scans_failed;	/* in all */
+	uint64_t events_lost;		/* loader__watch_lost when last looked at */
 };
 
 static void say(struct watcher *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -869,9 +870,18 @@ static size_t resolved(const struct watcher *w)
 int watcher__step(struct watcher *w, uint64_t now, char *msg, size_t msg_len)
 {
 	size_t idx[WATCH_MAX_BLOCKS], n = 0;
+	uint64_t lost;
 	int err = 0;
 
 	msg[0] = '\0';
+	lost = loader__watch_lost(w->ld);
+	if (lost != w->events_lost) {
+		/* Any followed block may have missed its event: none gets a cause from them. */
+		say(w, "lastref: %" PRIu64 " watch events lost (the ring buffer was full)",
+		    lost - w->events_lost);
+		w->events_lost = lost;
+		lastref__events_lost(w->blocks, w->n_blocks);
+	}
 	handle_events(w);
 	/* Blocks whose last known reference went, and new blocks due for another look. */
 	for (size_t k = 0; now >= w->scan_ok_ns && k < w->n_blocks; k++)
@@ -926,6 +936,7 @@ int watcher__new(struct watcher **out, struct loader *ld, struct collector *col,
 	w->ctx = ctx;
 	w->write_slots = WATCH_DEBUG_REGS;
 	w->prog_fd = loader__watch_prog_fd(ld);
+	w->events_lost = loader__watch_lost(ld);
 	err = ustack__new(&w->unwinder, cfg->pid);
 	if (err) {
 		snprintf(msg, msg_len, "cannot set up the unwinder: %s", strerror(-err));
