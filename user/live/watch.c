@@ -536,6 +536,9 @@ static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f,
 		return err;
 	err = ptrace_stop__begin(&ps, w->cfg.pid, w->cfg.max_stop_ms, msg, msg_len);
 	if (err) {
+		if (err == -ETIME)	/* a thread did not stop in time */
+			snprintf(msg, msg_len, "the scan reached its %u ms stop limit",
+				 w->cfg.max_stop_ms);
 		scanmaps__free(&touch);
 		return err;
 	}
