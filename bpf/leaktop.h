@@ -69,6 +69,7 @@ enum lt_drop {
 	LT_DROP_FD_SHARE,		/* descriptor not recorded (share of fds) */
 	LT_DROP_MMAP_SHARE,		/* mapping not recorded (share of mmaps) */
 	LT_DROP_SITE_SHARE,		/* site, or its stack, not made (the image's share of sites) */
+	LT_DROP_WATCH_RINGBUF_FULL,	/* lastref: a watch event lost (watch ring buffer full) */
 	LT_DROP__COUNT,
 };
 

@@ -17,6 +17,8 @@
 
 /* The followed process (0: none); set by userspace before it arms anything. */
 __u32 watch_tgid;
+/* Events lost since watching began (watch_events full): read by userspace. */
+__u64 watch_lost;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -50,8 +52,12 @@ static __always_inline void watch_send(__u32 type, __u64 addr, __u64 value, __u6
 	if (st)
 		n = lt_walk_user_stack(&w, st);
 	ev = bpf_ringbuf_reserve(&watch_events, sizeof(*ev), 0);
-	if (!ev)
+	if (!ev) {
+		/* Counted twice: in stats.drops, and for lastref to know its blocks missed one. */
+		drop(LT_DROP_WATCH_RINGBUF_FULL);
+		__sync_fetch_and_add(&watch_lost, 1);
 		return;
+	}
 	ev->type = type;
 	ev->tid = (__u32)bpf_get_current_pid_tgid();
 	ev->addr = addr;

@@ -55,6 +55,16 @@ run_scenario() {
 
 global() { scenario run_global; }
 run_global() { run_scenario global global; }
+top() { scenario run_top; }
+run_top() { run_scenario top top; }
+top_undropped() { scenario run_top_undropped; }
+run_top_undropped() { NO_GO=1 run_scenario top_undropped top -d 3; }
+uffd() { scenario run_uffd; }
+run_uffd() { NO_GO=1 run_scenario uffd uffd; }
+big() { scenario run_big; }
+run_big() { NO_GO=1 run_scenario big big --scan-max-stop 1; }
+redzone() { scenario run_redzone; }
+run_redzone() { NO_GO=1 run_scenario redzone redzone -d 3; }
 holder() { scenario run_holder; }
 run_holder() { run_scenario holder holder; }
 local_() { scenario run_local; }
@@ -102,6 +112,62 @@ test_lastref_json_has_verdict_stack_and_reference() {
 		.allocated_at.line, .reference.kind, .unwatched, .size]'
 }
 
+# A 40-byte block carved from the top of the heap: main_arena.top points 32 bytes into it
+# (the top chunk's header, inside the block's last word), and moves at the program's next
+# malloc.  That word is glibc's, not a reference: the verdict names forget_it, not
+# _int_malloc.
+test_lastref_does_not_take_glibc_arena_top_for_a_reference() {
+	top || return 1
+	expect_line top "^last pointer to 0x[0-9a-f]+ \($ALLOC\) overwritten at forget_it lastref_prog\.c:$(marker overwrite) \(it was at 0x[0-9a-f]+, thread [0-9]+\)$" ||
+		return 1
+	expect_jq "size, the reference's kind" '[40,"memory"]' "$E2E_TMP/top/out.json" \
+		'.lastref[0] | [.size, .reference.kind]'
+}
+
+# The same block, never dropped: its one reference is the program's global (the scan alone
+# says so: no watchpoint has to fire).
+test_lastref_counts_only_the_programs_pointer_to_a_block_at_the_heap_top() {
+	top_undropped || return 1
+	expect_line top_undropped "^0x[0-9a-f]+ \($ALLOC\): unresolved, 1 reference still known$" ||
+		return 1
+	expect_match "progress (stderr)" "watching 0x[0-9a-f]+ \(40 bytes\): 1 reference \(memory 0x[0-9a-f]+\)" \
+		"$(cat "$E2E_TMP/top_undropped/err")"
+}
+
+# Memory registered with userfaultfd (kernel-mode faults: the program runs as root) would be
+# read waiting for a thread the scan stopped: the scan refuses it before the stop, and the
+# block gets its verdict at once (it deadlocked, leaktop in state D, the target stopped).
+test_lastref_refuses_a_process_with_userfaultfd_memory() {
+	uffd || return 1
+	expect_line uffd "^0x[0-9a-f]+ \($ALLOC\): could not confirm: process [0-9]+ has memory registered with userfaultfd \(at 0x[0-9a-f]+\), which a scan cannot read without waiting for a thread it stopped$" ||
+		return 1
+	expect_target_unharmed uffd
+}
+
+# 128 MiB touched cannot be read within --scan-max-stop 1: each scan gives up, the next one
+# waits (1 s, then 2 s), and the third failure is the block's verdict; the process is
+# stopped three times in all, not at every turn of the loop until -d.
+test_lastref_gives_up_on_a_block_its_stop_limit_cannot_scan() {
+	big || return 1
+	expect_line big "^0x[0-9a-f]+ \($ALLOC\): could not confirm: 3 scans reached the 1 ms stop limit \(the process is too large for it\)$" ||
+		return 1
+	expect_eq "scans that reached the limit (stderr)" 3 \
+		"$(grep -c 'the scan reached its 1 ms stop limit' "$E2E_TMP/big/err")" || return 1
+	expect_jq "verdict, reason" '["unresolved","could not confirm: 3 scans reached the 1 ms stop limit (the process is too large for it)"]' \
+		"$E2E_TMP/big/out.json" '.lastref[0] | [.verdict, .reason]' || return 1
+	expect_target_unharmed big
+}
+
+# The thread waits in a leaf function that keeps the only pointer in its red zone, below
+# %rsp: the scan reads the red zone as the reachability scan does, the innermost frame's.
+test_lastref_finds_a_pointer_kept_in_a_leaf_functions_red_zone() {
+	redzone || return 1
+	expect_line redzone "^0x[0-9a-f]+ \($ALLOC\): unresolved, 1 reference still known$" ||
+		return 1
+	expect_match "progress (stderr)" "watching 0x[0-9a-f]+ \(64 bytes\): 1 reference \(stack 0x[0-9a-f]+\)" \
+		"$(cat "$E2E_TMP/redzone/err")"
+}
+
 # After keep_local returns, main's next call covers its frame without writing it, and waits
 # there: the confirmation scan finds the pointer in that dead word and must not take it for
 # a reference (it did, now and then: the block then ended "overwritten" by the next write).
@@ -141,10 +207,10 @@ test_lastref_at_its_duration_says_a_referenced_block_is_unresolved() {
 
 test_lastref_leaves_every_target_running_untraced_with_its_debug_registers() {
 	local s
-	for s in global holder local_ local_linger local_nofp register undropped; do
+	for s in global top holder local_ local_linger local_nofp register undropped; do
 		"$s" || return 1
 	done
-	for s in global holder local local_linger local_nofp register undropped; do
+	for s in global top holder local local_linger local_nofp register undropped; do
 		expect_target_unharmed "$s" || { FAIL_MSG="$s: $FAIL_MSG"; return 1; }
 	done
 }

@@ -3,10 +3,20 @@
  * lastref_prog.c - where the last pointer to a block goes, one scenario per run, for
  * tests/e2e/lastref.sh (`leaktop lastref`).
  *
- * Usage: lastref_prog DIR global|holder|local|register|bench [N]
+ * Usage: lastref_prog DIR global|top|uffd|big|redzone|holder|local|register|bench [N]
  * Creates DIR/ready, waits for DIR/alloc, allocates one 64-byte block in make_it() and keeps
  * its only pointer
  *   global    in a global, overwritten in forget_it();
+ *   top       the same with a 40-byte block carved from the top of the heap (exit 3 if it
+ *             is not): glibc's main_arena.top then points 32 bytes into it, at the header
+ *             of the top chunk; after forget_it() the program allocates every 10 ms, which
+ *             moves main_arena.top (the allocator's word, not a reference: the verdict must
+ *             still name forget_it());
+ *   uffd      as global, with 16 MiB registered with userfaultfd whose faults nothing
+ *             serves (as root: kernel-mode faults too);
+ *   big       as global, with N MiB (default 128) mapped and touched first;
+ *   redzone   only in the red zone of redzone_wait(), a leaf function that waits in raw
+ *             nanosleep syscalls until DIR/quit (made right after DIR/allocated);
  *   holder    in a heap struct, freed in free_holder();
  *   local     in a local of keep_local(), which then returns to main();
  *   register  in a global that register_only() moves into %r12 (and clears) before it waits
@@ -20,6 +30,12 @@
  * after 300 s.
  */
 #include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <malloc.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +58,8 @@ struct holder *g_holder;
 void *g_reg;
 void *volatile g_bench[4];
 static volatile int release_flag;
+static size_t block_size = 64;
+void *g_churn[1024];
 static const struct timespec tick = { 0, 10 * 1000 * 1000 };
 
 static void touch(const char *name)
@@ -79,12 +97,85 @@ NOINLINE static void scrub(void)
 
 NOINLINE static void *make_it(void)
 {
-	char *p = malloc(64); /* lastref: alloc */
+	char *p = malloc(block_size); /* lastref: alloc */
 
 	if (p)
-		memset(p, 1, 64);
+		memset(p, 1, block_size);
 	return p;
 }
+
+/*
+ * Is block p (block_size bytes) the last chunk before the heap's top chunk, whose header
+ * then lies inside it (a 48-byte chunk lends its 40-byte block the next chunk's first word),
+ * the top chunk reaching the program break?
+ */
+static int at_heap_top(const void *p)
+{
+	const uintptr_t next = (uintptr_t)p - 16 + 48;
+	uintptr_t top_size;
+
+	memcpy(&top_size, (const void *)(next + 8), sizeof(top_size));
+	return next + (top_size & ~(uintptr_t)7) == (uintptr_t)sbrk(0);
+}
+
+/* Allocate (and keep) every 10 ms until DIR/quit: each malloc moves main_arena.top. */
+NOINLINE static void churn_until_quit(void)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/quit", dir);
+	for (int i = 0; i < 30000 && access(path, F_OK); i++) {
+		g_churn[i % 1024] = malloc(200);
+		nanosleep(&tick, NULL);
+	}
+}
+
+/* len bytes registered with userfaultfd (missing mode); no thread serves the faults. */
+static int register_uffd(size_t len)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	int fd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (fd < 0 || m == MAP_FAILED || ioctl(fd, UFFDIO_API, &api))
+		return -1;
+	reg.range.start = (uintptr_t)m;
+	reg.range.len = len;
+	return ioctl(fd, UFFDIO_REGISTER, &reg);
+}
+
+/*
+ * redzone_wait(holder, flag, ts): moves *holder into the word below the return address (the
+ * red zone: a leaf function's, no call follows), clears *holder and the rest of the red zone,
+ * then sleeps in raw nanosleep(ts) syscalls (which touch no user memory) until *flag.
+ */
+void redzone_wait(void **holder, volatile int *flag, const struct timespec *ts);
+__asm__(".pushsection .text\n"
+	".type redzone_wait, @function\n"
+	"redzone_wait:\n"
+	".cfi_startproc\n"
+	"mov $-128, %rax\n"
+	"0: movq $0, (%rsp,%rax)\n"		/* the red zone, clean */
+	"add $8, %rax\n"
+	"jnz 0b\n"
+	"mov (%rdi), %rax\n"
+	"mov %rax, -8(%rsp)\n"			/* lastref: redzone */
+	"movq $0, (%rdi)\n"
+	"xor %eax, %eax\n"
+	"mov %rsi, %r8\n"
+	"mov %rdx, %r9\n"
+	"1: mov $35, %eax\n"
+	"mov %r9, %rdi\n"
+	"xor %esi, %esi\n"
+	"syscall\n"
+	"cmpl $0, (%r8)\n"
+	"je 1b\n"
+	"movq $0, -8(%rsp)\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size redzone_wait, .-redzone_wait\n"
+	".popsection\n");
 
 NOINLINE static struct holder *make_holder(void)
 {
@@ -223,6 +314,43 @@ int main(int argc, char **argv)
 		touch("allocated");
 		wait_for("go");
 		forget_it();
+	} else if (!strcmp(argv[2], "top")) {
+		block_size = 40;
+		malloc_trim(0);
+		g_global = make_it();
+		if (!at_heap_top(g_global))
+			return 3;
+		scrub();
+		touch("allocated");
+		wait_for("go");
+		forget_it();
+		touch("dropped");
+		churn_until_quit();
+		return 0;
+	} else if (!strcmp(argv[2], "uffd") || !strcmp(argv[2], "big")) {
+		if (!strcmp(argv[2], "uffd") && register_uffd(16 << 20))
+			return 3;
+		if (!strcmp(argv[2], "big")) {
+			size_t len = (argc > 3 ? strtoul(argv[3], NULL, 10) : 128) << 20;
+			void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (m == MAP_FAILED)
+				return 3;
+			memset(m, 1, len);
+		}
+		g_global = make_it();
+		scrub();
+		touch("allocated");
+		wait_for("go");
+		forget_it();
+	} else if (!strcmp(argv[2], "redzone")) {
+		if (pthread_create(&t, NULL, releaser, NULL))
+			return 1;
+		touch("allocated");
+		g_reg = make_it();
+		redzone_wait(&g_reg, &release_flag, &tick);
+		pthread_join(t, NULL);
 	} else if (!strcmp(argv[2], "holder")) {
 		g_holder = make_holder();
 		g_holder->ptr = make_it();

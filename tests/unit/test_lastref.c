@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "core/lastref.h"
+#include "core/scan.h"
 
 #define BLOCK 0x1000
 
@@ -48,6 +49,71 @@ static void test_points_into_covers_the_block_and_nothing_after_it(void)
 	CHECK(lastref__points_into(&b, BLOCK + 63));
 	CHECK(!lastref__points_into(&b, BLOCK + 64));
 	CHECK(!lastref__points_into(&b, BLOCK - 1));
+}
+
+/*
+ * A 40-byte glibc block (a 48-byte chunk) lends its last word to the next chunk, whose header
+ * lies 32 bytes into it: arena top, last_remainder or a bin points there.  That address is
+ * the allocator's, every other byte of the block still counts.
+ */
+static void test_points_into_skips_the_allocators_chunk_header_inside_the_block(void)
+{
+	struct lr_block b = block(BLOCK, 40);
+
+	b.alloc_meta = scan__glibc_next_chunk(BLOCK, 40, 48 | 1);
+	CHECK_EQ_INT(b.alloc_meta, BLOCK + 32);
+	CHECK(!lastref__points_into(&b, BLOCK + 32));
+	CHECK(lastref__points_into(&b, BLOCK));
+	CHECK(lastref__points_into(&b, BLOCK + 24));
+	CHECK(lastref__points_into(&b, BLOCK + 33));
+	CHECK(!lastref__points_into(&b, BLOCK + 40));
+	CHECK(!lastref__points_into(&b, BLOCK - 16));
+}
+
+/* Only glibc's own layout: a 64-byte block's successor starts at its end (one past it). */
+static void test_glibc_next_chunk_is_inside_only_for_blocks_that_borrow_its_first_word(void)
+{
+	CHECK_EQ_INT(scan__glibc_next_chunk(BLOCK, 64, 80 | 1), 0);
+	CHECK_EQ_INT(scan__glibc_next_chunk(BLOCK, 24, 32 | 1), BLOCK + 16);
+	CHECK_EQ_INT(scan__glibc_next_chunk(BLOCK, 40, 64 | 1), 0);	/* a bigger chunk */
+	CHECK_EQ_INT(scan__glibc_next_chunk(BLOCK, 40, 48 | 2), 0);	/* mmapped */
+	CHECK_EQ_INT(scan__glibc_next_chunk(BLOCK + 8, 40, 48 | 1), 0);	/* misaligned */
+	CHECK_EQ_INT(scan__glibc_next_chunk(BLOCK, 40, 0x12345), 0);	/* not a size word */
+}
+
+/*
+ * Watch events were lost while the block was followed: the write that took its last
+ * reference may not be the one that sent it to confirmation, so no cause is named.
+ */
+static void test_a_block_that_may_have_missed_events_ends_unresolved_not_with_a_cause(void)
+{
+	struct lr_block b = block(BLOCK, 64);
+	struct lr_cause c = at(5, 0x401000);
+
+	CHECK_EQ_INT(lastref__add_ref(&b, &(struct lr_ref){ .kind = LR_REF_MEMORY, .loc = 0x500 }),
+		     0);
+	lastref__events_lost(&b, 1);
+	CHECK_EQ_INT(lastref__on_write(&b, 1, 0x500, 0, &c), 1);
+	CHECK(!lastref__confirm(&b, NULL, 0, NULL, 0, 6));
+	CHECK_EQ_INT(b.cause.verdict, LR_UNRESOLVED);
+	CHECK_EQ_STR(b.cause.why, "unresolved: events lost (the watch ring buffer was full): its "
+		     "last pointer went, where is not known");
+}
+
+/* A block whose scans cannot be made is given up with the reason; a verdict stays. */
+static void test_give_up_says_why_and_keeps_a_verdict_already_given(void)
+{
+	struct lr_block b = block(BLOCK, 64), done = block(BLOCK, 64);
+	struct lr_cause c = at(5, 0x401000);
+
+	lastref__give_up(&b, "could not confirm: too big", 7);
+	CHECK_EQ_INT(b.state, LR_DONE);
+	CHECK_EQ_INT(b.cause.verdict, LR_UNRESOLVED);
+	CHECK_EQ_STR(b.cause.why, "could not confirm: too big");
+	lastref__on_free(&done, 1, BLOCK, &c);
+	lastref__give_up(&done, "could not confirm: too big", 7);
+	CHECK_EQ_INT(done.cause.verdict, LR_FREED);
+	CHECK_EQ_STR(done.cause.why, "");
 }
 
 static void test_same_place_twice_and_a_word_of_the_block_itself_are_not_added(void)
@@ -276,6 +342,10 @@ int main(void)
 	RUN(test_unwatched_change_says_between_when_it_was_last_watched_and_now);
 	RUN(test_a_new_block_without_any_reference_is_unresolved);
 	RUN(test_end_leaves_a_given_verdict_and_marks_the_rest_unresolved);
+	RUN(test_points_into_skips_the_allocators_chunk_header_inside_the_block);
+	RUN(test_a_block_that_may_have_missed_events_ends_unresolved_not_with_a_cause);
+	RUN(test_give_up_says_why_and_keeps_a_verdict_already_given);
+	RUN(test_glibc_next_chunk_is_inside_only_for_blocks_that_borrow_its_first_word);
 	RUN(test_rotation_watches_every_word_in_turn);
 	RUN(test_pick_takes_every_word_when_they_fit);
 	CHECK_EXIT();

@@ -36,6 +36,7 @@ struct lastref {
 	size_t n_results;
 	struct run_live lv;		/* the run's, while a hook runs */
 	bool ended;			/* the process is gone */
+	unsigned int max_stop_ms;	/* --scan-max-stop (0: SCAN_MAX_STOP_MS) */
 	char site_text[24];		/* a site id as text (lastref__new) */
 	/* Where its lines go: each verdict (out), and progress (say). */
 	lastref_line_fn out, say;
@@ -82,6 +83,10 @@ int lastref_cmd__parse(int argc, char **argv, struct lastref_args *a, char **run
 
 		if (!strcmp(o, "-h") || !strcmp(o, "--help"))
 			return 1;
+		/* Room for this option, its value and the final NULL (every -v takes one). */
+		if (n + 3 >= run_max)
+			return msg__set(err, len, -EINVAL, "too many arguments; see leaktop lastref "
+					"--help");
 		if (!strcmp(o, "-v")) {
 			run_argv[n++] = "-v";
 			continue;
@@ -93,9 +98,6 @@ int lastref_cmd__parse(int argc, char **argv, struct lastref_args *a, char **run
 		if (i + 1 >= argc)
 			return msg__set(err, len, -EINVAL, "option '%s' needs a value; see leaktop "
 					"lastref --help", o);
-		if (n + 3 >= run_max)
-			return msg__set(err, len, -EINVAL, "too many arguments; see leaktop lastref "
-					"--help");
 		i++;
 		if (!strcmp(o, "--site")) {
 			if (!argv[i][0])
@@ -260,7 +262,7 @@ static int hook_step(void *ctx, const struct run_live *lv)
 	if (!l->w) {
 		struct watch_config cfg = {
 			.pid = l->a.pid, .gen = p->gen, .max_blocks = l->a.blocks,
-			.max_stop_ms = SCAN_MAX_STOP_MS,
+			.max_stop_ms = l->max_stop_ms,
 		};
 
 		l->gen = p->gen;
@@ -317,6 +319,11 @@ struct lastref *lastref__new(int pid, uint64_t site_id, unsigned int blocks, las
 	l->say = say;
 	l->line_ctx = ctx;
 	return l;
+}
+
+void lastref__set_max_stop(struct lastref *l, unsigned int max_stop_ms)
+{
+	l->max_stop_ms = max_stop_ms;
 }
 
 int lastref__start(struct lastref *l, const struct run_live *lv)
@@ -382,6 +389,7 @@ int lastref_cmd__main(int argc, char **argv)
 		err_line("lastref follows one process; give -p PID");
 		return 2;
 	}
+	l.max_stop_ms = o.scan_max_stop_ms;
 	status = run__main_hooked(&o, &hooks);
 	if (l.a.json_path) {
 		int e = lastref_out__write(l.a.json_path, l.a.pid, l.a.site, l.results, l.n_results);

@@ -37,6 +37,8 @@ struct lastref;
 typedef void (*lastref_line_fn)(void *ctx, const char *line);
 struct lastref *lastref__new(int pid, uint64_t site_id, unsigned int blocks, lastref_line_fn out,
 			     lastref_line_fn say, void *ctx);
+/* The longest one of its scans keeps the process stopped (--scan-max-stop; 0: the most). */
+void lastref__set_max_stop(struct lastref *l, unsigned int max_stop_ms);
 /* Its start (once, before the first step): 0 or -errno. */
 int lastref__start(struct lastref *l, const struct run_live *lv);
 /* One turn of the run loop: 1 once every block has its verdict (or the process is gone), 0

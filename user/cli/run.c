@@ -171,6 +171,7 @@ static void start_lastref(struct run *r, char *msg, size_t len)
 		snprintf(msg, len, "out of memory");
 		return;
 	}
+	lastref__set_max_stop(r->lr, r->o->scan_max_stop_ms);
 	if (lastref__start(r->lr, &lv)) {
 		lastref__free(r->lr, &lv);
 		r->lr = NULL;

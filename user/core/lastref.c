@@ -4,6 +4,7 @@
  * machine over the followed blocks, their watchable references and what ended them.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/lastref.h"
@@ -27,6 +28,8 @@ const char *const lr_verdict_names[LR_VERDICT__COUNT] = {
 
 bool lastref__points_into(const struct lr_block *b, uint64_t v)
 {
+	if (b->alloc_meta && v == b->alloc_meta)
+		return false;
 	return v == b->addr || (v > b->addr && v - b->addr < b->size);
 }
 
@@ -202,9 +205,34 @@ bool lastref__confirm(struct lr_block *b, const struct lr_ref *found, size_t n_f
 		memset(&b->cause, 0, sizeof(b->cause));
 		b->cause.verdict = LR_UNRESOLVED;
 		b->cause.at_ns = now_ns;
+	} else if (b->events_lost) {
+		/* The event that named the cause may not be the one that ended it. */
+		memset(&b->cause, 0, sizeof(b->cause));
+		b->cause.verdict = LR_UNRESOLVED;
+		b->cause.at_ns = now_ns;
+		snprintf(b->cause.why, sizeof(b->cause.why), "unresolved: events lost (the watch "
+			 "ring buffer was full): its last pointer went, where is not known");
 	}
 	b->state = LR_DONE;
 	return false;
+}
+
+void lastref__give_up(struct lr_block *b, const char *why, uint64_t now_ns)
+{
+	if (b->state == LR_DONE)
+		return;
+	memset(&b->cause, 0, sizeof(b->cause));
+	b->cause.verdict = LR_UNRESOLVED;
+	b->cause.at_ns = now_ns;
+	snprintf(b->cause.why, sizeof(b->cause.why), "%s", why);
+	b->state = LR_DONE;
+}
+
+void lastref__events_lost(struct lr_block *b, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (b[k].state != LR_DONE)
+			b[k].events_lost = true;
 }
 
 void lastref__end(struct lr_block *b, uint64_t now_ns)

@@ -74,12 +74,23 @@ struct lr_cause {
 	uint64_t value;			/* OVERWRITTEN: the new value */
 	uint64_t ips[LR_MAX_FRAMES];	/* the user stack of the event, innermost first */
 	uint32_t nr;
+	/*
+	 * LR_UNRESOLVED given up: why, as said after the block ("could not confirm: ...",
+	 * "unresolved: events lost ..."); empty otherwise.
+	 */
+	char why[192];
 };
 
 struct lr_block {
 	uint64_t addr, size;
 	uint64_t stack_hash;		/* its allocation site */
 	uint64_t found_ns;		/* first scanned */
+	/*
+	 * The allocator's own address inside the block: the header of the glibc chunk after it
+	 * when it lies inside the block (core/scan.h scan__glibc_next_chunk; 0: none).  Arena
+	 * top, last_remainder, bins and free chunks' links point there: not references.
+	 */
+	uint64_t alloc_meta;
 	enum lr_state state;
 	struct lr_ref refs[LR_MAX_REFS];	/* memory references, watchable */
 	uint32_t n_refs;
@@ -93,9 +104,18 @@ struct lr_block {
 	 */
 	uint64_t dead[LR_MAX_REFS];
 	uint32_t n_dead, dead_tid;
+	/*
+	 * Watch events were dropped (ring buffer full) while it was followed: a verdict drawn
+	 * from events may name the wrong cause, so it ends unresolved instead.
+	 */
+	bool events_lost;
 };
 
-/* Does v point into the block ([addr, addr + size), a 0-byte block at addr)? */
+/*
+ * Does v point into the block ([addr, addr + size), a 0-byte block at addr), other than at
+ * the allocator's chunk header inside it (alloc_meta)?  Not one past its end, not its own
+ * chunk header before it.
+ */
 bool lastref__points_into(const struct lr_block *b, uint64_t v);
 
 /*
@@ -134,6 +154,15 @@ size_t lastref__on_free(struct lr_block *b, size_t n, uint64_t addr, const struc
  */
 bool lastref__confirm(struct lr_block *b, const struct lr_ref *found, size_t n_found,
 		      const struct lr_ref *regs, size_t n_regs, uint64_t now_ns);
+
+/*
+ * Give up on b now, with the reason said after it (why: "could not confirm: ..."):
+ * LR_UNRESOLVED unless it has a verdict.
+ */
+void lastref__give_up(struct lr_block *b, const char *why, uint64_t now_ns);
+
+/* Watch events were lost: every block not done yet may have missed one (events_lost). */
+void lastref__events_lost(struct lr_block *b, size_t n);
 
 /* Give up on b (the run ended): LR_UNRESOLVED unless it has a verdict. */
 void lastref__end(struct lr_block *b, uint64_t now_ns);

@@ -33,6 +33,7 @@ const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_FD_SHARE] = "fd_share",
 	[LT_DROP_MMAP_SHARE] = "mmap_share",
 	[LT_DROP_SITE_SHARE] = "site_share",
+	[LT_DROP_WATCH_RINGBUF_FULL] = "watch_ringbuf_full",
 };
 
 const char *const share_names[LT_SHARE__COUNT] = {

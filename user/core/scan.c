@@ -139,30 +139,32 @@ static uint64_t word_at(const uint8_t *p)
 	return w;
 }
 
-/*
- * The header of the chunk after block b when glibc's layout puts it inside b, else 0: b's
- * size word (8 bytes before it, in the copy) must be that of a heap chunk just big enough for
- * b, the only chunk size whose successor starts inside the block.
- */
-static uint64_t next_chunk_inside(const struct marker *m, const struct sblock *b)
+uint64_t scan__glibc_next_chunk(uint64_t addr, uint64_t size, uint64_t size_word)
 {
-	uint64_t size = b->end - b->addr, size_word, chunk_bytes, at = b->addr - sizeof(size_word);
-	const struct scan_region *r;
+	uint64_t chunk_bytes = size_word & ~CHUNK_FLAG_BITS;
 
-	if (b->addr % CHUNK_ALIGN_BYTES || b->addr < CHUNK_HEADER_BYTES ||
-	    size > UINT64_MAX - CHUNK_HEADER_BYTES)
-		return 0;
-	r = region_of(m, at);
-	if (!r || r->len - (at - r->addr) < sizeof(size_word))
-		return 0;
-	size_word = word_at((const uint8_t *)r->data + (at - r->addr));
-	chunk_bytes = size_word & ~CHUNK_FLAG_BITS;
-	if ((size_word & CHUNK_IS_MMAPPED) || chunk_bytes < CHUNK_MIN_BYTES ||
-	    chunk_bytes % CHUNK_ALIGN_BYTES ||
+	if (addr % CHUNK_ALIGN_BYTES || addr < CHUNK_HEADER_BYTES ||
+	    size > UINT64_MAX - CHUNK_HEADER_BYTES || (size_word & CHUNK_IS_MMAPPED) ||
+	    chunk_bytes < CHUNK_MIN_BYTES || chunk_bytes % CHUNK_ALIGN_BYTES ||
 	    chunk_bytes - CHUNK_HEADER_BYTES + CHUNK_LENT_BYTES < size ||
 	    chunk_bytes >= size + CHUNK_HEADER_BYTES)
 		return 0;
-	return b->addr - CHUNK_HEADER_BYTES + chunk_bytes;
+	return addr - CHUNK_HEADER_BYTES + chunk_bytes;
+}
+
+/* scan__glibc_next_chunk of block b, its size word read from the copy (0: not copied). */
+static uint64_t next_chunk_inside(const struct marker *m, const struct sblock *b)
+{
+	uint64_t at = b->addr - sizeof(uint64_t);
+	const struct scan_region *r;
+
+	if (b->addr < CHUNK_HEADER_BYTES)
+		return 0;
+	r = region_of(m, at);
+	if (!r || r->len - (at - r->addr) < sizeof(uint64_t))
+		return 0;
+	return scan__glibc_next_chunk(b->addr, b->end - b->addr,
+				      word_at((const uint8_t *)r->data + (at - r->addr)));
 }
 
 /* Aligned words of block k: its copied bytes are p[first..len), stepping by 8. */

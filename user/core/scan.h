@@ -107,6 +107,17 @@ int scan__classify(const struct scan_block *blocks, size_t n, const struct scan_
 		   struct scan_result *out);
 
 /*
+ * glibc's own pointer into a live block: the header of the chunk after the block at addr
+ * (size bytes asked for) when glibc's layout puts that header inside the block, else 0.
+ * size_word is the word 8 bytes before the block (its chunk's size and flags): it must be
+ * that of a heap chunk just big enough for the block, the only chunk size whose successor
+ * starts inside the block (requests of 16n+1 to 16n+8 bytes).  A word holding that address
+ * is glibc's (main_arena's or a thread arena's top and last_remainder, a bin, a free
+ * chunk's link), not a reference the program holds: the scan and lastref both skip it.
+ */
+uint64_t scan__glibc_next_chunk(uint64_t addr, uint64_t size, uint64_t size_word);
+
+/*
  * Longest a process stays stopped (the default and the most --scan-max-stop allows); beyond
  * it the scan gives up (-ETIME) and resumes it.
  */

@@ -1209,6 +1209,11 @@ int loader__watch_begin(struct loader *ld, int tgid, loader_watch_fn fn, void *c
 	return 0;
 }
 
+uint64_t loader__watch_lost(const struct loader *ld)
+{
+	return __atomic_load_n(&ld->skel->bss->watch_lost, __ATOMIC_RELAXED);
+}
+
 int loader__watch_prog_fd(const struct loader *ld)
 {
 	return bpf_program__fd(ld->skel->progs.lt_watch);

@@ -145,6 +145,8 @@ struct lt_watch_slot;
 typedef void (*loader_watch_fn)(void *ctx, const struct lt_watch_event *ev);
 int loader__watch_begin(struct loader *ld, int tgid, loader_watch_fn fn, void *ctx);
 int loader__watch_prog_fd(const struct loader *ld);
+/* Watch events lost so far (the watch ring buffer was full). */
+uint64_t loader__watch_lost(const struct loader *ld);
 int loader__watch_slot(struct loader *ld, uint64_t addr, const struct lt_watch_slot *slot);
 int loader__watch_free(struct loader *ld, uint64_t addr, bool on);
 

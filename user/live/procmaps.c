@@ -327,6 +327,11 @@ int procmaps__smaps_uffd(const char *text, uint64_t *start)
 	return 0;
 }
 
+int procmaps__smaps_text(int pid, char **text)
+{
+	return read_proc_text(pid, "smaps", text);
+}
+
 int procmaps__uffd(int pid, uint64_t *start)
 {
 	char *text;

@@ -36,6 +36,8 @@ int procmaps__read(int pid, struct proc_maps *out);
  * the process's fault handler.
  */
 int procmaps__smaps_uffd(const char *text, uint64_t *start);
+/* The text of /proc/PID/smaps (*text malloc'd): 0, -ESRCH, -errno. */
+int procmaps__smaps_text(int pid, char **text);
 /* procmaps__smaps_uffd of /proc/PID/smaps; or -ESRCH, -errno. */
 int procmaps__uffd(int pid, uint64_t *start);
 /* Mapping containing addr, or NULL.  Binary search. */

@@ -2,7 +2,9 @@
 /*
  * scanner.c - the reachability scan of traced processes: the producer of a sample's scans.
  *
- * A scan stops the process (ptrace_stop.c), reads the tracked live blocks from the BPF
+ * Before the stop, /proc/PID/smaps (scanmaps.c) says whether memory is registered with
+ * userfaultfd (the process is then not scanned) and which mappings were never touched (not
+ * read).  A scan stops the process (ptrace_stop.c), reads the tracked live blocks from the BPF
  * `allocs` map while it is stopped (so none is freed or reused under the scan), copies its
  * registers and every readable and writable mapping (thread stacks from the stack pointer
  * up), resumes it, and classifies the blocks (core/scan.c).  The stop is bounded: past its
@@ -23,23 +25,12 @@
 #include "live/collector.h"
 #include "live/procmaps.h"
 #include "live/ptrace_stop.h"
+#include "live/scanmaps.h"
 #include "live/scanner.h"
 
 #define STACK_RED_ZONE	128		/* x86-64 ABI: below the stack pointer, still live */
 
 /* ---------------------------------------------------------------- one scan */
-
-/* Mappings whose contents are not the process's memory or must not be read. */
-static bool skip_mapping(const struct proc_map *pm)
-{
-	if (!pm->readable || !pm->writable || !pm->path)
-		return !pm->readable || !pm->writable;
-	if (!strcmp(pm->path, "[vvar]") || !strcmp(pm->path, "[vvar_vclock]") ||
-	    !strcmp(pm->path, "[vsyscall]"))
-		return true;
-	return !strncmp(pm->path, "/dev/", 5) && strcmp(pm->path, "/dev/zero") &&
-	       strncmp(pm->path, "/dev/shm/", 9);
-}
 
 struct copy {
 	struct scan_region *regions;
@@ -61,7 +52,8 @@ static void copy_free(struct copy *c)
 
 /* Registers and writable memory of the stopped process.  0 or -errno. */
 static int copy_process(const struct ptrace_stop *ps, unsigned int max_ms,
-			const struct proc_maps *maps, struct copy *c, char *msg, size_t msg_len)
+			const struct proc_maps *maps, const struct scanmaps *touch, struct copy *c,
+			char *msg, size_t msg_len)
 {
 	const size_t per_thread = sizeof(struct user_regs_struct) / sizeof(uint64_t);
 
@@ -81,7 +73,8 @@ static int copy_process(const struct ptrace_stop *ps, unsigned int max_ms,
 			void *buf;
 			int err;
 
-			if (skip_mapping(pm))
+			/* Never touched (smaps before the stop): zeros, not read. */
+			if (scanmaps__skip(pm) || scanmaps__untouched(touch, pm))
 				continue;
 			/* A thread stack: what lies below the stack pointer is dead. */
 			for (size_t t = 0; t < ps->n; t++) {
@@ -122,28 +115,12 @@ static int copy_process(const struct ptrace_stop *ps, unsigned int max_ms,
 	return 0;
 }
 
-/*
- * Memory registered with userfaultfd is served by a thread of the process, which the scan
- * has stopped: reading it would wait for that thread, with no time limit (a killable wait,
- * so only SIGKILL would end it).  Such a process is not scanned.  0, -EOPNOTSUPP or -errno.
- */
-static int refuse_uffd(int pid, char *msg, size_t msg_len)
-{
-	uint64_t at = 0;
-	int r = procmaps__uffd(pid, &at);
-
-	if (r <= 0)
-		return r;
-	snprintf(msg, msg_len, "process %d has memory registered with userfaultfd (at 0x%" PRIx64
-		 "), which a scan cannot read without waiting for a thread it stopped", pid, at);
-	return -EOPNOTSUPP;
-}
-
 int scan__process_live(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *ctx,
 		       struct scan_result *out, char *msg, size_t msg_len)
 {
 	struct ptrace_stop ps;
 	struct proc_maps maps = {};
+	struct scanmaps touch = {};
 	struct scan_block *blocks = NULL;
 	struct copy c = {};
 	size_t n = 0;
@@ -155,17 +132,24 @@ int scan__process_live(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *
 	msg[0] = '\0';
 	if (!max_ms || max_ms > SCAN_MAX_STOP_MS)
 		max_ms = SCAN_MAX_STOP_MS;
-	err = ptrace_stop__begin(&ps, pid, max_ms, msg, msg_len);
+	/*
+	 * smaps before the stop: its page-table walk is long on a big process.  A mapping
+	 * registered with userfaultfd in between is a narrow race.
+	 */
+	err = scanmaps__prepare(pid, &touch, msg, msg_len);
 	if (err)
 		return err;
+	err = ptrace_stop__begin(&ps, pid, max_ms, msg, msg_len);
+	if (err) {
+		scanmaps__free(&touch);
+		return err;
+	}
 	threads = ps.n;
 	err = procmaps__read(pid, &maps);
 	if (!err)
-		err = refuse_uffd(pid, msg, msg_len);
-	if (!err)
 		err = fetch(ctx, &blocks, &n);
 	if (!err)
-		err = copy_process(&ps, max_ms, &maps, &c, msg, msg_len);
+		err = copy_process(&ps, max_ms, &maps, &touch, &c, msg, msg_len);
 	/* Resume before the marking: it needs only the copies. */
 	stop_ms = ptrace_stop__end(&ps);
 	if (!err)
@@ -181,6 +165,7 @@ int scan__process_live(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *
 		snprintf(msg, msg_len, "scan of process %d failed: %s", pid, strerror(-err));
 	copy_free(&c);
 	procmaps__free(&maps);
+	scanmaps__free(&touch);
 	free(blocks);
 	return err;
 }

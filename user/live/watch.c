@@ -32,10 +32,12 @@
 #include <linux/perf_event.h>
 
 #include "bpf/watch.h"
+#include "core/scan.h"
 #include "live/collector.h"
 #include "live/loader.h"
 #include "live/procmaps.h"
 #include "live/ptrace_stop.h"
+#include "live/scanmaps.h"
 #include "live/ustack.h"
 #include "live/watch.h"
 #include "util/clock.h"
@@ -47,6 +49,10 @@
 #define MAX_FOUND		256	/* references one scan keeps per block */
 #define UNWIND_BUDGET_NS	(300ULL * 1000000ULL)	/* unwind tables built per scan, at most */
 #define MAX_RETURNS_PER_THREAD	(WATCH_DEBUG_REGS - 1)	/* one slot stays for writes */
+#define STACK_RED_ZONE		128	/* x86-64 ABI: below the stack pointer, still live */
+#define MAX_FAILED_SCANS	3	/* scans of a block that failed before it is given up */
+#define BACKOFF_NS		(1000ULL * 1000000ULL)	/* after a failed scan; doubles */
+#define MAX_STOPPED_PCT		10	/* of the time a process may spend stopped by scans */
 
 /* General purpose registers of struct user_regs_struct that may hold a pointer. */
 static const struct {
@@ -79,6 +85,8 @@ struct armed {
 struct block_extra {
 	uint64_t alloc_ts_ns;		/* the allocs record's time: (addr, ts) names the block */
 	uint64_t next_scan_ns;		/* first scans: when to look again */
+	uint64_t retry_ns;		/* after a failed scan: not before */
+	unsigned int failed_scans;
 	bool reported;
 };
 
@@ -104,6 +112,14 @@ struct watcher {
 	int *tids;			/* the threads write watchpoints went on */
 	size_t n_tids;
 	struct ustack *unwinder;	/* which frame holds a stack reference */
+	/*
+	 * No scan before scan_ok_ns: a scan that stopped the process S ms is followed by
+	 * S * (100 - MAX_STOPPED_PCT) / MAX_STOPPED_PCT ms of running.
+	 */
+	uint64_t scan_ok_ns;
+	uint64_t stopped_ns;		/* the process was stopped this long by scans, in all */
+	unsigned int scans_failed;	/* in all */
+	uint64_t events_lost;		/* loader__watch_lost when last looked at */
 };
 
 static void say(struct watcher *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -369,20 +385,6 @@ static void rearm(struct watcher *w, uint64_t now, bool rotate)
 
 /* ---------------------------------------------------------------- scans */
 
-/* Mappings whose contents are not the process's memory or must not be read (as scanner.c). */
-static bool skip_mapping(const struct proc_map *pm)
-{
-	if (!pm->readable || !pm->writable)
-		return true;
-	if (!pm->path)
-		return false;
-	if (!strcmp(pm->path, "[vvar]") || !strcmp(pm->path, "[vvar_vclock]") ||
-	    !strcmp(pm->path, "[vsyscall]"))
-		return true;
-	return !strncmp(pm->path, "/dev/", 5) && strcmp(pm->path, "/dev/zero") &&
-	       strncmp(pm->path, "/dev/shm/", 9);
-}
-
 static int cmp_alloc(const void *a, const void *b)
 {
 	const struct raw_alloc *x = a, *y = b;
@@ -425,6 +427,9 @@ static bool frame_of(struct watcher *w, const struct proc_maps *maps, const stru
 		     const struct ptrace_thread *t, struct thread_frames *frames, uint64_t slot,
 		     struct lr_ref *r)
 {
+	/* The red zone below %rsp is the innermost frame's (a leaf function's locals). */
+	bool red_zone = slot < t->regs.rsp;
+
 	if (!frames->walked) {
 		struct ustack_fixup fix;
 		bool in_call;
@@ -440,7 +445,7 @@ static bool frame_of(struct watcher *w, const struct proc_maps *maps, const stru
 	for (size_t k = 0; k < frames->n; k++) {
 		const struct ustack_frame *f = &frames->v[k];
 
-		if (slot >= f->sp && slot < f->cfa) {
+		if ((red_zone && !k) || (slot >= f->sp && slot < f->cfa)) {
 			r->frame_pc = f->pc;
 			r->frame_ret = f->ret;
 			r->frame_cfa = f->cfa;
@@ -470,6 +475,37 @@ static int target_of(const struct watcher *w, const size_t *idx, size_t n, uint6
 	return -1;
 }
 
+/* Where the read of mapping pm starts: a thread stack from its red zone (as scanner.c). */
+static uint64_t read_from(const struct ptrace_stop *ps, const struct proc_map *pm)
+{
+	uint64_t lo = pm->start;
+
+	for (size_t t = 0; t < ps->n; t++) {
+		uint64_t sp = ps->threads[t].regs.rsp & ~7ull;
+
+		if (sp >= pm->start && sp < pm->end && sp >= pm->start + STACK_RED_ZONE &&
+		    sp - STACK_RED_ZONE > lo)
+			lo = sp - STACK_RED_ZONE;
+	}
+	return lo;
+}
+
+/* More to read than a scan copies (SCAN_MAX_BYTES, as scanner.c): -E2BIG, before any read. */
+static int too_big(const struct ptrace_stop *ps, const struct proc_maps *maps,
+		   const struct scanmaps *touch, char *msg, size_t msg_len)
+{
+	uint64_t total = 0;
+
+	for (size_t m = 0; m < maps->n; m++)
+		if (!scanmaps__skip(&maps->v[m]) && !scanmaps__untouched(touch, &maps->v[m]))
+			total += maps->v[m].end - read_from(ps, &maps->v[m]);
+	if (total <= SCAN_MAX_BYTES)
+		return 0;
+	snprintf(msg, msg_len, "process %d has %" PRIu64 " MiB of writable memory, more than a "
+		 "scan reads (%llu MiB)", ps->pid, total >> 20, SCAN_MAX_BYTES >> 20);
+	return -E2BIG;
+}
+
 /*
  * Stop the process and find the references to blocks idx[0..n) (into f[i]), give the blocks
  * their verdict or new references, and arm what they want before it resumes.  A new block
@@ -483,19 +519,32 @@ static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f,
 	size_t n_threads = 0;
 	struct ptrace_stop ps;
 	struct proc_maps maps = {};
+	struct scanmaps touch = {};
 	struct raw_alloc *allocs = NULL;
 	size_t n_allocs = 0;
 	uint64_t *buf = NULL;
+	double stop_ms;
 	int err;
 
 	/* Unwind tables of objects mapped since the last scan, built while it runs. */
 	if (!procmaps__read(w->cfg.pid, &maps))
 		ustack__prepare(w->unwinder, &maps, UNWIND_BUDGET_NS);
 	procmaps__free(&maps);
-	err = ptrace_stop__begin(&ps, w->cfg.pid, w->cfg.max_stop_ms, msg, msg_len);
+	/* Refused up front: userfaultfd memory; never-touched mappings are not read. */
+	err = scanmaps__prepare(w->cfg.pid, &touch, msg, msg_len);
 	if (err)
 		return err;
+	err = ptrace_stop__begin(&ps, w->cfg.pid, w->cfg.max_stop_ms, msg, msg_len);
+	if (err) {
+		if (err == -ETIME)	/* a thread did not stop in time */
+			snprintf(msg, msg_len, "the scan reached its %u ms stop limit",
+				 w->cfg.max_stop_ms);
+		scanmaps__free(&touch);
+		return err;
+	}
 	err = procmaps__read(w->cfg.pid, &maps);
+	if (!err)
+		err = too_big(&ps, &maps, &touch, msg, msg_len);
 	if (!err)
 		err = collector__read_allocs(w->col, w->cfg.pid, w->cfg.gen, &allocs, &n_allocs);
 	if (!err) {
@@ -504,6 +553,18 @@ static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f,
 		n_threads = ps.n;
 		frames = calloc(n_threads + 1, sizeof(*frames));
 		err = buf && frames ? read_tids(w, &ps) : -ENOMEM;
+	}
+	/* glibc's chunk header inside a block is the allocator's, not a reference (scan.h). */
+	for (size_t i = 0; !err && i < n; i++) {
+		struct lr_block *b = &w->blocks[idx[i]];
+		uint64_t size_word = 0;
+		size_t got = 0;
+
+		b->alloc_meta = 0;
+		if (b->addr >= sizeof(size_word) &&
+		    !ptrace_stop__read(&ps, b->addr - sizeof(size_word), &size_word,
+				       sizeof(size_word), &got) && got == sizeof(size_word))
+			b->alloc_meta = scan__glibc_next_chunk(b->addr, b->size, size_word);
 	}
 	/* Registers. */
 	for (size_t t = 0; !err && t < ps.n; t++) {
@@ -518,19 +579,13 @@ static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f,
 				keep(&f[i].regs, &f[i].n_regs, &r);
 		}
 	}
-	/* Memory: every writable mapping, a thread's stack from its stack pointer up. */
+	/* Memory: every writable mapping, a thread's stack from its red zone up. */
 	for (size_t m = 0; !err && m < maps.n; m++) {
 		const struct proc_map *pm = &maps.v[m];
-		uint64_t lo = pm->start;
+		uint64_t lo = read_from(&ps, pm);
 
-		if (skip_mapping(pm))
+		if (scanmaps__skip(pm) || scanmaps__untouched(&touch, pm))
 			continue;
-		for (size_t t = 0; t < ps.n; t++) {
-			uint64_t sp = ps.threads[t].regs.rsp & ~7ull;
-
-			if (sp >= pm->start && sp < pm->end && sp > lo)
-				lo = sp;
-		}
 		for (uint64_t at = lo; !err && at < pm->end; at += PTRACE_STOP_CHUNK) {
 			size_t len = pm->end - at < PTRACE_STOP_CHUNK ? pm->end - at : PTRACE_STOP_CHUNK;
 			size_t got;
@@ -553,7 +608,7 @@ static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f,
 					const struct ptrace_thread *th = &ps.threads[t];
 
 					if (th->regs.rsp < pm->start || th->regs.rsp >= pm->end ||
-					    loc < th->regs.rsp)
+					    loc < (th->regs.rsp & ~7ull) - STACK_RED_ZONE)
 						continue;
 					r.kind = LR_REF_STACK;
 					r.tid = th->tid;
@@ -573,6 +628,8 @@ static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f,
 		struct block_extra *x = &w->extra[idx[i]];
 		bool first = b->state == LR_TRACKING && !b->n_refs;
 
+		x->failed_scans = 0;	/* failures in a row count */
+		x->retry_ns = 0;
 		if (first && !f[i].n_mem && b->scans + 1 < FIRST_SCANS) {
 			b->scans++;
 			x->next_scan_ns = now + RESCAN_NS;
@@ -586,7 +643,12 @@ static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f,
 	}
 	if (!err)
 		rearm(w, now, false);
-	ptrace_stop__end(&ps);
+	stop_ms = ptrace_stop__end(&ps);
+	/* The process runs (100 - MAX_STOPPED_PCT) / MAX_STOPPED_PCT times as long. */
+	w->stopped_ns += (uint64_t)(stop_ms * 1e6);
+	w->scan_ok_ns = monotonic_ns() +
+			(uint64_t)(stop_ms * 1e6) * (100 - MAX_STOPPED_PCT) / MAX_STOPPED_PCT;
+	scanmaps__free(&touch);
 	for (size_t t = 0; frames && t < n_threads; t++)
 		free(frames[t].v);
 	free(frames);
@@ -594,6 +656,42 @@ static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f,
 	free(allocs);
 	procmaps__free(&maps);
 	return err;
+}
+
+/*
+ * A scan of blocks idx[0..n) failed (msg says why; the process runs on): back off (1 s,
+ * doubling), and after MAX_FAILED_SCANS give the block up, at once when no scan of this
+ * process can succeed (userfaultfd memory, more memory than a scan reads).
+ */
+static void scan_failed(struct watcher *w, const size_t *idx, size_t n, int err, const char *msg,
+			uint64_t now)
+{
+	bool never = err == -EOPNOTSUPP || err == -E2BIG;
+
+	w->scans_failed++;
+	for (size_t i = 0; i < n; i++) {
+		struct lr_block *b = &w->blocks[idx[i]];
+		struct block_extra *x = &w->extra[idx[i]];
+		char why[192];
+
+		x->failed_scans++;
+		if (b->state == LR_DONE)
+			continue;
+		if (err == -ETIME && x->failed_scans >= MAX_FAILED_SCANS) {
+			snprintf(why, sizeof(why), "could not confirm: %u scans reached the %u ms stop "
+				 "limit (the process is too large for it)", x->failed_scans,
+				 w->cfg.max_stop_ms);
+			lastref__give_up(b, why, now);
+		} else if (never || x->failed_scans >= MAX_FAILED_SCANS) {
+			snprintf(why, sizeof(why), "could not confirm: %s", msg[0] ? msg :
+				 strerror(-err));
+			lastref__give_up(b, why, now);
+		} else {
+			x->retry_ns = now + (BACKOFF_NS << (x->failed_scans - 1));
+			if (b->state == LR_TRACKING && !b->n_refs)
+				x->next_scan_ns = x->retry_ns;
+		}
+	}
 }
 
 /* Scan blocks idx[0..n) and say what was found. */
@@ -611,6 +709,8 @@ static int scan_blocks(struct watcher *w, const size_t *idx, size_t n, uint64_t 
 	}
 	if (!err)
 		err = scan(w, idx, n, f, now, msg, msg_len);
+	if (err && err != -ESRCH && err != -ENOMEM)
+		scan_failed(w, idx, n, err, msg, now);
 	for (size_t i = 0; !err && i < n; i++) {
 		const struct lr_block *b = &w->blocks[idx[i]];
 		char where[256] = "";
@@ -773,19 +873,28 @@ static size_t resolved(const struct watcher *w)
 int watcher__step(struct watcher *w, uint64_t now, char *msg, size_t msg_len)
 {
 	size_t idx[WATCH_MAX_BLOCKS], n = 0;
+	uint64_t lost;
 	int err = 0;
 
 	msg[0] = '\0';
+	lost = loader__watch_lost(w->ld);
+	if (lost != w->events_lost) {
+		/* Any followed block may have missed its event: none gets a cause from them. */
+		say(w, "lastref: %" PRIu64 " watch events lost (the ring buffer was full)",
+		    lost - w->events_lost);
+		w->events_lost = lost;
+		lastref__events_lost(w->blocks, w->n_blocks);
+	}
 	handle_events(w);
 	/* Blocks whose last known reference went, and new blocks due for another look. */
-	for (size_t k = 0; k < w->n_blocks; k++)
-		if (w->blocks[k].state == LR_CONFIRM ||
-		    (w->extra[k].next_scan_ns && now >= w->extra[k].next_scan_ns &&
-		     w->blocks[k].state == LR_TRACKING))
+	for (size_t k = 0; now >= w->scan_ok_ns && k < w->n_blocks; k++)
+		if ((w->blocks[k].state == LR_CONFIRM ||
+		     (w->extra[k].next_scan_ns && now >= w->extra[k].next_scan_ns &&
+		      w->blocks[k].state == LR_TRACKING)) && now >= w->extra[k].retry_ns)
 			idx[n++] = k;
 	if (n)
 		err = scan_blocks(w, idx, n, now, msg, msg_len);
-	if (!err && now - w->last_new_ns >= NEW_BLOCKS_NS) {
+	if (!err && now - w->last_new_ns >= NEW_BLOCKS_NS && now >= w->scan_ok_ns) {
 		w->last_new_ns = now;
 		err = take_new_blocks(w, now, msg, msg_len);
 	}
@@ -823,11 +932,14 @@ int watcher__new(struct watcher **out, struct loader *ld, struct collector *col,
 	w->cfg = *cfg;
 	if (w->cfg.max_blocks > WATCH_MAX_BLOCKS)
 		w->cfg.max_blocks = WATCH_MAX_BLOCKS;
+	if (!w->cfg.max_stop_ms || w->cfg.max_stop_ms > SCAN_MAX_STOP_MS)
+		w->cfg.max_stop_ms = SCAN_MAX_STOP_MS;
 	w->say = say_fn;
 	w->done = done;
 	w->ctx = ctx;
 	w->write_slots = WATCH_DEBUG_REGS;
 	w->prog_fd = loader__watch_prog_fd(ld);
+	w->events_lost = loader__watch_lost(ld);
 	err = ustack__new(&w->unwinder, cfg->pid);
 	if (err) {
 		snprintf(msg, msg_len, "cannot set up the unwinder: %s", strerror(-err));

@@ -76,8 +76,13 @@ const char *lastref_out__line(char *buf, size_t len, const struct lastref_result
 			 r->b.addr, alloc, at);
 		break;
 	default:
-		snprintf(buf, len, "0x%" PRIx64 " (allocated at %s): unresolved, %u reference%s "
-			 "still known", r->b.addr, alloc, r->b.n_refs, r->b.n_refs == 1 ? "" : "s");
+		if (c->why[0])	/* given up: a scan that cannot be made, events lost */
+			snprintf(buf, len, "0x%" PRIx64 " (allocated at %s): %s", r->b.addr, alloc,
+				 c->why);
+		else
+			snprintf(buf, len, "0x%" PRIx64 " (allocated at %s): unresolved, %u "
+				 "reference%s still known", r->b.addr, alloc, r->b.n_refs,
+				 r->b.n_refs == 1 ? "" : "s");
 		break;
 	}
 	return buf;
@@ -120,6 +125,8 @@ static json_t *result_json(const struct lastref_result *r)
 		      "reference", ref,
 		      "references_left", (json_int_t)r->b.n_refs,
 		      "line", lastref_out__line(line, sizeof(line), r));
+	if (o)
+		json_object_set_new(o, "reason", c->why[0] ? json_string(c->why) : json_null());
 	if (o && (c->verdict == LR_FRAME_RETURNED || c->verdict == LR_REGISTER_ONLY))
 		json_object_set_new(o, c->verdict == LR_FRAME_RETURNED ? "frame" : "thread_at",
 				    snapshot__frame(&r->frame));

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * scanmaps.c - which mappings of another process a scan reads (see scanmaps.h): the rule
+ * the reachability scan and lastref share, and what /proc/PID/smaps says before the stop.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "live/procmaps.h"
+#include "live/scanmaps.h"
+
+bool scanmaps__skip(const struct proc_map *pm)
+{
+	if (!pm->readable || !pm->writable)
+		return true;
+	if (!pm->path)
+		return false;
+	if (!strcmp(pm->path, "[vvar]") || !strcmp(pm->path, "[vvar_vclock]") ||
+	    !strcmp(pm->path, "[vsyscall]"))
+		return true;
+	return !strncmp(pm->path, "/dev/", 5) && strcmp(pm->path, "/dev/zero") &&
+	       strncmp(pm->path, "/dev/shm/", 9);
+}
+
+/* "start-end perms ..." of a mapping's first line, or false for a field line. */
+static bool header(const char *line, uint64_t *start, uint64_t *end)
+{
+	unsigned long long lo, hi;
+	int used = 0;
+
+	if (sscanf(line, "%llx-%llx %n", &lo, &hi, &used) != 2 || !used)
+		return false;
+	*start = lo;
+	*end = hi;
+	return true;
+}
+
+/* "NAME:   N kB" of field name: N kB in bytes, added to *bytes. */
+static void field_kb(const char *line, const char *name, uint64_t *bytes)
+{
+	size_t n = strlen(name);
+	unsigned long long kb;
+
+	if (!strncmp(line, name, n) && line[n] == ':' && sscanf(line + n + 1, "%llu kB", &kb) == 1)
+		*bytes += (uint64_t)kb << 10;
+}
+
+int scanmaps__parse(const char *text, struct scanmaps *out)
+{
+	size_t cap = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (const char *p = text; *p;) {
+		const char *eol = strchr(p, '\n');
+		uint64_t lo, hi;
+
+		if (!eol)
+			eol = p + strlen(p);
+		if (header(p, &lo, &hi)) {
+			if (out->n == cap) {
+				size_t c = cap ? cap * 2 : 64;
+				struct scanmaps_touch *v = realloc(out->v, c * sizeof(*v));
+
+				if (!v) {
+					scanmaps__free(out);
+					return -ENOMEM;
+				}
+				out->v = v;
+				cap = c;
+			}
+			out->v[out->n++] = (struct scanmaps_touch){ lo, hi, 0 };
+		} else if (out->n) {
+			field_kb(p, "Rss", &out->v[out->n - 1].touched_bytes);
+			field_kb(p, "Swap", &out->v[out->n - 1].touched_bytes);
+		}
+		p = *eol ? eol + 1 : eol;
+	}
+	return 0;
+}
+
+int scanmaps__prepare(int pid, struct scanmaps *out, char *msg, size_t msg_len)
+{
+	char *text = NULL;
+	uint64_t at = 0;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = procmaps__smaps_text(pid, &text);
+	if (!err && procmaps__smaps_uffd(text, &at) > 0) {
+		snprintf(msg, msg_len, "process %d has memory registered with userfaultfd (at 0x%"
+			 PRIx64 "), which a scan cannot read without waiting for a thread it stopped",
+			 pid, at);
+		err = -EOPNOTSUPP;
+	}
+	if (!err)
+		err = scanmaps__parse(text, out);
+	free(text);
+	return err;
+}
+
+bool scanmaps__untouched(const struct scanmaps *s, const struct proc_map *pm)
+{
+	size_t lo = 0, hi = s->n;
+
+	/* A shared file page written back and evicted is in neither Rss nor Swap. */
+	if (pm->shared)
+		return false;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->v[mid].start < pm->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->v[lo].start == pm->start && s->v[lo].end == pm->end &&
+	       !s->v[lo].touched_bytes;
+}
+
+void scanmaps__free(struct scanmaps *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
