@@ -123,6 +123,10 @@ static uint64_t now_ns(void)
  * is forever.  After each event, past the poll's deadline or once a stop was asked for, end
  * the poll; libbpf has already consumed this record and leaves the rest in the ring.
  */
+/* For loader__exec_release_all_now: the stop switch and the held processes' map. */
+static volatile uint32_t *exec_switch;
+static volatile int exec_stopped_fd = -1;
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct loader *ld = ctx;
@@ -228,6 +232,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	ld->skel->rodata->cfg_follow_fork = cfg->follow_fork;
 	ld->skel->rodata->cfg_stack_depth = cfg->stack_depth;
 	ld->skel->rodata->cfg_unwind_cfi = cfg->unwind_cfi;
+	ld->skel->rodata->cfg_exec_stop = cfg->exec_stop;
 	fdsys__fill_class_table((uint8_t *)ld->skel->rodata->cfg_fd_class, cfg->track_fd,
 				cfg->track_mmap);
 	err = bpf_map__set_value_size(ld->skel->maps.stacks, 8 + 8 * cfg->stack_depth);
@@ -352,6 +357,12 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 			msg__set(msg, msg_len, 0, "cannot set up the event ring buffer: %s",
 				 strerror(-err));
 			goto fail;
+		}
+		/* Held processes are heard of from here on: the stops may begin. */
+		if (cfg->exec_stop) {
+			exec_stopped_fd = bpf_map__fd(ld->skel->maps.exec_stopped);
+			exec_switch = &ld->skel->bss->exec_stop_on;
+			ld->skel->bss->exec_stop_on = 1;
 		}
 	}
 	*out = ld;
@@ -498,10 +509,72 @@ void loader__detach_pid_filtered(struct loader *ld)
 	detach_libcs(ld, libc_of_one_pid, 0);
 }
 
+/* Release every process in the exec_stopped map (fd): async-signal-safe. */
+static void release_held(int fd)
+{
+	union bpf_attr attr;
+	uint32_t next;
+
+	if (fd < 0)
+		return;
+	/* Each time the first key (none given), until the map is empty. */
+	for (int i = 0; i < LT_MAX_EXEC_STOPPED * 2; i++) {
+		memset(&attr, 0, sizeof(attr));
+		attr.map_fd = fd;
+		attr.next_key = (uint64_t)(uintptr_t)&next;
+		if (syscall(SYS_bpf, BPF_MAP_GET_NEXT_KEY, &attr, sizeof(attr)))
+			break;
+		kill((pid_t)next, SIGCONT);
+		memset(&attr, 0, sizeof(attr));
+		attr.map_fd = fd;
+		attr.key = (uint64_t)(uintptr_t)&next;
+		syscall(SYS_bpf, BPF_MAP_DELETE_ELEM, &attr, sizeof(attr));
+	}
+}
+
+void loader__exec_release(struct loader *ld, int tgid)
+{
+	uint32_t key = tgid;
+
+	if (!ld->cfg.exec_stop || tgid <= 0)
+		return;
+	bpf_map_delete_elem(bpf_map__fd(ld->skel->maps.exec_stopped), &key);
+	kill(tgid, SIGCONT);
+}
+
+void loader__exec_plain(struct loader *ld, uint32_t dev, uint64_t ino)
+{
+	struct lt_exec_key key = { .dev = dev, .ino = ino };
+	uint8_t one = 1;
+
+	if (ld->cfg.exec_stop)
+		bpf_map_update_elem(bpf_map__fd(ld->skel->maps.exec_plain), &key, &one, BPF_ANY);
+}
+
+void loader__exec_release_all(struct loader *ld)
+{
+	if (!ld || !ld->cfg.exec_stop)
+		return;
+	ld->skel->bss->exec_stop_on = 0;
+	release_held(bpf_map__fd(ld->skel->maps.exec_stopped));
+}
+
+void loader__exec_release_all_now(void)
+{
+	if (exec_switch)
+		*exec_switch = 0;
+	release_held(exec_stopped_fd);
+}
+
 void loader__destroy(struct loader *ld)
 {
 	if (!ld)
 		return;
+	loader__exec_release_all(ld);
+	if (ld->cfg.exec_stop) {
+		exec_switch = NULL;
+		exec_stopped_fd = -1;
+	}
 	ring_buffer__free(ld->rb);
 	detach_libcs(ld, any_libc, 0);
 	detach_all(ld->links, ld->n_links, NULL, 0);
