@@ -10,6 +10,9 @@
  *   -- CMD        CMD is held before exec; probes on CMD and every process it forks go in
  *                 first (inherited perf events on tracefs uprobe events: other processes
  *                 never trap), so its first allocation, and each child's, is seen.
+ * Under -p and --, a traced process that execs is held (SIGSTOP from BPF) until the probes
+ * its new program needs are in, then continued (on_exec_stop): never left held (the loader
+ * releases them at exit, on a crash signal, on the second Ctrl-C; its guard on SIGKILL).
  * Signals only set a flag; teardown always runs, and the probes are file descriptors that
  * the kernel removes if leaktop dies anyway (under --, their tracefs definitions stay
  * behind, inert, until the next leaktop that traces a command removes them).
@@ -425,8 +428,9 @@ static int setup_command(struct run *r)
 		 * CMD (forked from us, held before exec) runs in our mount namespace and with
 		 * our environment: the C library we map, and the allocators CMD's own file
 		 * and its libraries say it will bind (a static CMD, one linked with jemalloc,
-		 * an LD_PRELOAD), probed before it runs.  What a later exec loads is followed
-		 * each interval (follow_new_libcs).
+		 * an LD_PRELOAD), probed before it runs.  A later exec is held until what its
+		 * program will bind is probed (on_exec_stop); what a process maps later than
+		 * that is followed each interval (follow_new_libcs).
 		 */
 		err = libcs__of_pid(getpid(), refs, PROC_ALLOCS_MAX, &n);
 		if (!err)
