@@ -11,7 +11,8 @@
  * has no DT_RUNPATH), LD_LIBRARY_PATH, the object's DT_RUNPATH, the directories of
  * /etc/ld.so.conf (leaktop's own root only: another root's configuration is not parsed),
  * then the default ones; $ORIGIN, $LIB and $PLATFORM are expanded.  Objects already loaded
- * (by the name asked for or their DT_SONAME) are not loaded twice.
+ * (by the name asked for or their DT_SONAME) are not loaded twice.  At most 4096 names are
+ * tried per list: what a program's search paths make leaktop do stays bounded.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +36,8 @@
 #define DIRS_LEN		4096
 #define CONF_DIRS_MAX		64
 #define CONF_MAX_BYTES		(16u * 1024)
+/* Names tried at most per list (a long LD_LIBRARY_PATH times many libraries stays short). */
+#define TRIES_MAX		4096
 
 static const char *const known_interps[] = {
 	"/lib64/ld-linux-x86-64.so.2", "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
@@ -70,6 +73,7 @@ struct builder {
 	char exe_dir[DIRS_LEN];
 	char conf[CONF_DIRS_MAX][NAME_LEN];	/* /etc/ld.so.conf's directories */
 	size_t n_conf;
+	unsigned int tries;			/* names tried so far */
 };
 
 static int open_in_root(const struct ld_env *env, const char *path, const struct file_id *want,
@@ -230,7 +234,10 @@ static bool try_path(struct builder *b, const char *name, const char *path)
 	int fd;
 	bool ok;
 
-	if (path[0] != '/' || open_in_root(b->env, path, NULL, &fd))
+	if (path[0] != '/' || b->tries >= TRIES_MAX)
+		return false;
+	b->tries++;
+	if (open_in_root(b->env, path, NULL, &fd))
 		return false;
 	ok = same_kind(fd, &b->exe) && !fstat(fd, &st);
 	if (ok) {
