@@ -57,7 +57,8 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 ASAN_LIB_OBJS := $(patsubst $(OUT)/%,$(ASAN_OUT)/%,$(LIB_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(ASAN_OUT)/tests/unit/%,$(UNIT_SRCS))
-PROG_SRCS := $(wildcard tests/progs/*.c)
+# audit_mark.c is a shared object (libaudit_mark.so), not a program: see its rule below.
+PROG_SRCS := $(filter-out tests/progs/audit_mark.c,$(wildcard tests/progs/*.c))
 PROG_CXX_SRCS := $(wildcard tests/progs/*.cc)
 PROG_BINS := $(patsubst tests/progs/%.c,$(OUT)/tests/progs/%,$(PROG_SRCS)) \
 	     $(patsubst tests/progs/%.cc,$(OUT)/tests/progs/%,$(PROG_CXX_SRCS)) \
@@ -66,7 +67,9 @@ PROG_BINS := $(patsubst tests/progs/%.c,$(OUT)/tests/progs/%,$(PROG_SRCS)) \
 	     $(OUT)/tests/progs/cxx_delete_je \
 	     $(OUT)/tests/progs/cxx_any_je $(OUT)/tests/progs/cxx_any_static \
 	     $(OUT)/tests/progs/alloc_any_musl $(OUT)/tests/progs/alloc_any_musl_static \
-	     $(OUT)/tests/progs/alloc_api_mi $(OUT)/tests/progs/alloc_api_tc
+	     $(OUT)/tests/progs/alloc_api_mi $(OUT)/tests/progs/alloc_api_tc \
+	     $(OUT)/tests/progs/early_leak_static $(OUT)/tests/progs/libaudit_mark.so \
+	     $(OUT)/tests/progs/audit_prog
 
 .SECONDARY:
 .PHONY: all deps test run demo bench install uninstall clean unit e2e fuzz
@@ -211,6 +214,23 @@ $(OUT)/tests/progs/cxx_new_je $(OUT)/tests/progs/cxx_delete_je \
 	$(call msg,CXX,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) $(PROG_FLAGS) -Wall -o $@ $< -ljemalloc
+
+# tests/e2e/exec_bind.sh: early_leak linked statically (a script execs it); audit_prog, a
+# program naming libaudit_mark.so (by its absolute path) as its DT_AUDIT library.
+$(OUT)/tests/progs/early_leak_static: tests/progs/early_leak.c $(wildcard tests/progs/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_FLAGS) -static -Wall -o $@ $<
+
+$(OUT)/tests/progs/libaudit_mark.so: tests/progs/audit_mark.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_FLAGS) -shared -fPIC -Wall -o $@ $<
+
+$(OUT)/tests/progs/audit_prog: tests/progs/early_leak.c $(OUT)/tests/progs/libaudit_mark.so
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_FLAGS) -Wall -o $@ $< -Wl,--audit=$(abspath $(OUT)/tests/progs/libaudit_mark.so)
 
 # jemalloc's own API: only linked with it.
 $(OUT)/tests/progs/je_api: tests/progs/je_api.c $(wildcard tests/progs/*.h)

@@ -341,6 +341,24 @@ enum lt_event_type {
 	LT_EV_STOP_AT = 6,		/* --stop-at: tgid stopped at the allocation in `stop` */
 };
 
+/*
+ * Exec stops (-p, --): a traced process that execs a program whose allocator may need
+ * probes not yet in place is held (SIGSTOP, before its first instruction) until userspace
+ * has attached them and sends SIGCONT.  `exec_plain` holds the executables (kernel dev_t,
+ * inode) userspace found need nothing new, when exec'd with neither LD_PRELOAD nor
+ * LD_LIBRARY_PATH; `exec_stopped` the processes held now (tgid -> time of the stop), so
+ * none is left stopped whatever happens to the event.
+ */
+#define LT_EXEC_STOPPED		1u	/* LT_EV_EXEC flag: held, userspace must SIGCONT it */
+#define LT_MAX_EXEC_PLAIN	4096
+#define LT_MAX_EXEC_STOPPED	1024
+
+struct lt_exec_key {
+	__u32 dev;
+	__u32 pad;
+	__u64 ino;
+};
+
 /* LT_EV_STOP_AT: the allocation the process was stopped at (SIGSTOP from its return probe). */
 struct lt_stop_info {
 	__u64 gen;
@@ -385,7 +403,7 @@ struct lt_stop_cfg {
 struct lt_event {
 	__u32 type;			/* enum lt_event_type */
 	__u32 tgid;
-	__u32 ppid;			/* LT_EV_FORK: the parent */
+	__u32 ppid;			/* LT_EV_FORK: the parent; LT_EV_EXEC: LT_EXEC_* flags */
 	__u32 exe_dev;			/* LT_EV_EXEC: the exec'd file's device (kernel dev_t:
 					 * major << 20 | minor) and inode, which identify it */
 	__u64 old_gen;			/* LT_EV_EXEC / LT_EV_EXIT: image whose records are dead */
@@ -477,6 +495,7 @@ LT_ASSERT_SIZE(struct lt_stop_cfg, 32 + 32 * LT_STOP_RANGES);
 LT_ASSERT_SIZE(struct lt_stack, 8 + 8 * LT_MAX_STACK_DEPTH);
 LT_ASSERT_SIZE(struct lt_inflight, 128);
 LT_ASSERT_SIZE(struct lt_event, 64 + LT_EXE_LEN);
+LT_ASSERT_SIZE(struct lt_exec_key, 16);
 LT_ASSERT_SIZE(struct lt_fd_key, 8);
 LT_ASSERT_SIZE(struct lt_fd_val, 24);
 LT_ASSERT_SIZE(struct lt_sysargs, 64);

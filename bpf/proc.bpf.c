@@ -7,6 +7,15 @@
  * image (a new `gen`, so the old program's sites and records never mix with the new one's)
  * and an exit forgets the process.  Userspace hears of each through the ring buffer and
  * purges the dead records.
+ *
+ * Exec stops (-p and --, cfg_exec_stop): the new program's allocator may be one no probe
+ * covers yet (an LD_PRELOAD, a static program, another libc), and ld.so runs its first
+ * allocations long before the next interval.  So the exec'ing process is held with SIGSTOP,
+ * delivered before the new image's first instruction, and userspace, woken by the event,
+ * attaches what it needs and sends SIGCONT.  Not held: an executable userspace found needs
+ * nothing new (exec_plain) exec'd with neither LD_PRELOAD nor LD_LIBRARY_PATH in its
+ * environment, a traced (ptrace) process, and any exec whose event or record cannot be
+ * made: a process is only ever stopped when userspace is sure to hear of it.
  */
 #include "common.bpf.h"
 
@@ -18,6 +27,9 @@ const volatile __u32 cfg_follow_fork;
 const volatile __u32 cfg_stack_depth = LT_DEFAULT_STACK_DEPTH;
 const volatile __u32 cfg_unwind_cfi;
 const volatile __u64 cfg_share_max[LT_SHARE__COUNT];
+const volatile __u32 cfg_exec_stop;
+/* Userspace clears it at teardown, before it releases the processes still held. */
+volatile __u32 exec_stop_on;
 
 struct lt_procs_map procs SEC(".maps");
 struct lt_thread_map thread_tgid SEC(".maps");
@@ -31,6 +43,107 @@ struct lt_percpu_u64_map counters SEC(".maps");
 struct lt_gen_map gen_counter SEC(".maps");
 struct lt_scratch_map stack_scratch SEC(".maps");
 struct lt_events_map events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LT_MAX_EXEC_PLAIN);
+	__type(key, struct lt_exec_key);
+	__type(value, __u8);
+} exec_plain SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_EXEC_STOPPED);
+	__type(key, __u32);
+	__type(value, __u64);
+} exec_stopped SEC(".maps");
+
+#define LT_EXEC_SIGSTOP		19
+/* Environment read per step, and steps at most (512 KiB): past that, held to be sure. */
+#define ENV_CHUNK		128
+#define ENV_STEPS		4096
+
+struct env_scan {
+	__u64 pos, end;
+	__u32 left;			/* strings not read yet */
+	__u32 at_start;			/* pos is at the start of a string */
+	__u32 found;			/* LD_PRELOAD= or LD_LIBRARY_PATH=, or unreadable */
+	__u32 done;
+};
+
+static __always_inline bool has_prefix(const char *buf, const char *pre, int len)
+{
+	bool same = true;
+
+#pragma unroll
+	for (int i = 0; i < len; i++)
+		same &= buf[i] == pre[i];
+	return same;
+}
+
+/* One piece of the new environment: a whole string, or ENV_CHUNK - 1 bytes of a long one. */
+static long env_step(__u64 i, void *ctx)
+{
+	struct env_scan *s = ctx;
+	char buf[ENV_CHUNK];
+	long n;
+
+	if (!s->left || s->pos >= s->end) {
+		s->done = 1;
+		return 1;
+	}
+	n = bpf_probe_read_user_str(buf, sizeof(buf), (const void *)s->pos);
+	if (n <= 0) {
+		s->found = 1;
+		return 1;
+	}
+	if (s->at_start && (has_prefix(buf, "LD_PRELOAD=", 11) ||
+			    has_prefix(buf, "LD_LIBRARY_PATH=", 16))) {
+		s->found = 1;
+		return 1;
+	}
+	if (n < ENV_CHUNK) {
+		s->pos += n;
+		s->at_start = 1;
+		s->left--;
+	} else {
+		s->pos += n - 1;	/* the copy's last byte is its NUL: read on from there */
+		s->at_start = 0;
+	}
+	return 0;
+}
+
+/* Does this exec need userspace to look before the program runs? */
+static __always_inline bool exec_needs_look(struct task_struct *task, struct linux_binprm *bprm,
+					     const struct lt_exec_key *key)
+{
+	struct env_scan s = { .at_start = 1 };
+
+	if (!bpf_map_lookup_elem(&exec_plain, key))
+		return true;
+	s.pos = BPF_CORE_READ(task, mm, env_start);
+	s.end = BPF_CORE_READ(task, mm, env_end);
+	s.left = BPF_CORE_READ(bprm, envc);
+	bpf_loop(ENV_STEPS, env_step, &s, 0);
+	return s.found || !s.done;
+}
+
+/* Hold the exec'ing process (SIGSTOP before its first instruction), recorded first. */
+static __always_inline bool exec_hold(struct task_struct *task, __u32 tgid)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	/* A tracer would take the stop as a signal to pass on: left alone. */
+	if (BPF_CORE_READ(task, ptrace))
+		return false;
+	if (bpf_map_update_elem(&exec_stopped, &tgid, &now, BPF_ANY))
+		return false;
+	if (bpf_send_signal(LT_EXEC_SIGSTOP)) {
+		bpf_map_delete_elem(&exec_stopped, &tgid);
+		return false;
+	}
+	return true;
+}
 
 SEC("raw_tracepoint/sched_process_fork")
 int lt_fork(struct bpf_raw_tracepoint_args *ctx)
@@ -67,6 +180,7 @@ int lt_exec(struct bpf_raw_tracepoint_args *ctx)
 	struct linux_binprm *bprm = (struct linux_binprm *)ctx->args[2];
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct lt_proc *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct lt_exec_key key = {};
 	struct lt_event *ev;
 	__u64 old_gen;
 
@@ -97,6 +211,15 @@ int lt_exec(struct bpf_raw_tracepoint_args *ctx)
 	ev->exe_dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev);
 	ev->exe_ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
 	bpf_probe_read_kernel_str(ev->exe, sizeof(ev->exe), BPF_CORE_READ(bprm, filename));
+	key.dev = ev->exe_dev;
+	key.ino = ev->exe_ino;
+	/* The event is reserved: userspace will hear of the stop (it wakes at once). */
+	if (cfg_exec_stop && exec_stop_on && exec_needs_look(task, bprm, &key) &&
+	    exec_hold(task, tgid)) {
+		ev->ppid = LT_EXEC_STOPPED;
+		bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
+		return 0;
+	}
 	bpf_ringbuf_submit(ev, 0);
 	return 0;
 }

@@ -10,6 +10,9 @@
  *   -- CMD        CMD is held before exec; probes on CMD and every process it forks go in
  *                 first (inherited perf events on tracefs uprobe events: other processes
  *                 never trap), so its first allocation, and each child's, is seen.
+ * Under -p and --, a traced process that execs is held (SIGSTOP from BPF) until the probes
+ * its new program needs are in, then continued (on_exec_stop): never left held (the loader
+ * releases them at exit, on a crash signal, on the second Ctrl-C; its guard on SIGKILL).
  * Signals only set a flag; teardown always runs, and the probes are file descriptors that
  * the kernel removes if leaktop dies anyway (under --, their tracefs definitions stay
  * behind, inert, until the next leaktop that traces a command removes them).
@@ -89,6 +92,7 @@ static void on_signal(int sig)
 		return;
 	}
 	atomic_file__discard_in_progress();
+	loader__exec_release_all_now();
 	if (tui_active && write(STDOUT_FILENO, restore, sizeof(restore) - 1) < 0)
 		sig = SIGINT;
 	_exit(128 + sig);
@@ -124,6 +128,8 @@ struct run {
 	const struct run_hooks *hooks;	/* a mode built on the run (leaktop lastref), or NULL */
 	struct lastref *lr;		/* the TUI's L: a lastref on this run, or NULL */
 	int hook_status;		/* its step ended the run: 1 failed, 0 done */
+	uint64_t exec_stops;		/* processes held at exec, and for how long in all */
+	uint64_t exec_held_ns, exec_held_max_ns;
 };
 
 static struct run_live live_of(struct run *r)
@@ -227,6 +233,18 @@ int run__check_privileges(void)
 	return -EPERM;
 }
 
+/* A crash: no process stays held at exec (async-signal-safe), then the default action. */
+static void on_crash(int sig)
+{
+	loader__exec_release_all_now();
+	raise(sig);
+}
+
+/* Allocator objects per process, at most (the bound one and any called directly). */
+#define PROC_ALLOCS_MAX		8
+
+static void on_exec_stop(struct run *r, const struct lt_event *ev);
+
 static void on_event(void *ctx, const struct lt_event *ev)
 {
 	struct run *r = ctx;
@@ -234,10 +252,9 @@ static void on_event(void *ctx, const struct lt_event *ev)
 	tracker__on_event(r->tr, ev);
 	oom_writer__note(r->oom, ev, &r->model);
 	stop_at__note(&r->stop, ev);
+	if (ev->type == LT_EV_EXEC && (ev->ppid & LT_EXEC_STOPPED))
+		on_exec_stop(r, ev);
 }
-
-/* Allocator objects per process, at most (the bound one and any called directly). */
-#define PROC_ALLOCS_MAX		8
 
 /*
  * Attach to each object of refs[] not probed yet: for filter_pid (-1: every process), or
@@ -413,8 +430,9 @@ static int setup_command(struct run *r)
 		 * CMD (forked from us, held before exec) runs in our mount namespace and with
 		 * our environment: the C library we map, and the allocators CMD's own file
 		 * and its libraries say it will bind (a static CMD, one linked with jemalloc,
-		 * an LD_PRELOAD), probed before it runs.  What a later exec loads is followed
-		 * each interval (follow_new_libcs).
+		 * an LD_PRELOAD), probed before it runs.  A later exec is held until what its
+		 * program will bind is probed (on_exec_stop); what a process maps later than
+		 * that is followed each interval (follow_new_libcs).
 		 */
 		err = libcs__of_pid(getpid(), refs, PROC_ALLOCS_MAX, &n);
 		if (!err)
@@ -454,6 +472,55 @@ static int setup_command(struct run *r)
 		return err;
 	}
 	return 0;
+}
+
+/* Is the object probed for every process this run traces (not for one subtree only)? */
+static bool probed_for_all(struct run *r, const struct libc_ref *ref)
+{
+	if (r->o->mode == MODE_COMMAND)
+		return loader__has_libc(r->ld, ref->dev, ref->ino, r->child.pid);
+	for (size_t i = 0; i < r->n_followed; i++)
+		if (!loader__has_libc(r->ld, ref->dev, ref->ino, r->followed[i].pid))
+			return false;
+	return true;
+}
+
+/*
+ * A traced process held at exec (bpf/proc.bpf.c), before the new program's first
+ * instruction: the probes its allocator needs go in (for it, and under -- for what it
+ * forks), then it goes on, whatever happened here.  When the program needed nothing new and
+ * its environment names no LD_PRELOAD or LD_LIBRARY_PATH, BPF is told not to hold the next
+ * process that execs it so.
+ */
+static void on_exec_stop(struct run *r, const struct lt_event *ev)
+{
+	struct alloc_obj objs[PROC_ALLOCS_MAX];
+	struct libc_ref refs[PROC_ALLOCS_MAX];
+	bool env_set = true, plain = true;
+	int pid = (int)ev->tgid;
+	uint64_t held_ns;
+	size_t n = 0;
+
+	if (!stop_signal && (r->o->resources & RES_HEAP) &&
+	    !allocs__of_exec(r->al, pid, objs, PROC_ALLOCS_MAX, &n, &env_set)) {
+		for (size_t i = 0; i < n; i++) {
+			refs[i] = objs[i].ref;
+			plain &= probed_for_all(r, &objs[i].ref);
+			if (r->o->verbose)
+				err_line("process %d exec'd: allocator %s (%s)%s", pid,
+					 objs[i].ref.path, objs[i].kind,
+					 objs[i].bound ? ", malloc binds here" : "");
+		}
+		attach_refs(r, refs, n, pid, r->o->mode == MODE_COMMAND, true);
+		if (plain && !env_set)
+			loader__exec_plain(r->ld, ev->exe_dev, ev->exe_ino);
+	}
+	loader__exec_release(r->ld, pid);
+	held_ns = monotonic_ns() - ev->ts_ns;
+	r->exec_stops++;
+	r->exec_held_ns += held_ns;
+	if (held_ns > r->exec_held_max_ns)
+		r->exec_held_max_ns = held_ns;
 }
 
 /*
@@ -1125,6 +1192,15 @@ int run__main_hooked(const struct options *o, const struct run_hooks *hooks)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	{
+		struct sigaction crash = { .sa_handler = on_crash,
+					   .sa_flags = SA_RESETHAND | SA_NODEFER };
+		int crash_sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
+
+		sigemptyset(&crash.sa_mask);
+		for (size_t i = 0; i < sizeof(crash_sigs) / sizeof(crash_sigs[0]); i++)
+			sigaction(crash_sigs[i], &crash, NULL);
+	}
 
 	model__init(&r.model, o->interval_s, o->resources, o->window);
 	r.sym = symbolizer__new();
@@ -1134,6 +1210,7 @@ int run__main_hooked(const struct options *o, const struct run_hooks *hooks)
 	}
 	cfg.filter = o->mode == MODE_SYSTEM ? LT_FILTER_ALL : LT_FILTER_PROCS;
 	cfg.follow_fork = o->mode == MODE_COMMAND;
+	cfg.exec_stop = o->mode != MODE_SYSTEM && (o->resources & RES_HEAP);
 	if (o->mode == MODE_COMMAND) {
 		err = launcher__start(&r.child, o->cmd, o->stop_at_seq != 0);
 		if (err) {
@@ -1235,6 +1312,12 @@ int run__main_hooked(const struct options *o, const struct run_hooks *hooks)
 		r.model.stop = r.stop;
 	}
 out:
+	/* No process stays held at exec past here (none is held from now on). */
+	loader__exec_release_all(r.ld);
+	if (o->verbose && r.exec_stops)
+		err_line("exec stops: %" PRIu64 " processes held, %.2f ms on average, %.2f ms at "
+			 "most", r.exec_stops, r.exec_held_ns / 1e6 / r.exec_stops,
+			 r.exec_held_max_ns / 1e6);
 	if (hooks && hooks->finish) {
 		struct run_live lv = live_of(&r);
 

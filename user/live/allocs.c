@@ -11,6 +11,7 @@
  * the environment but is not recognised as one (documented in the README).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "live/probes.h"
 #include "live/procfs.h"
 #include "live/procmaps.h"
+#include "live/safe_open.h"
 
 /* Files remembered at most; full, the table starts over. */
 #define FACTS_MAX		4096
@@ -36,6 +38,8 @@
 #define PROC_OBJS_MAX		256
 /* LD_PRELOAD entries considered. */
 #define PRELOAD_MAX		16
+/* An environment variable's value read, at most. */
+#define ENV_VALUE_MAX		4096
 
 /* What one file is, for the allocator question. */
 struct facts {
@@ -350,6 +354,55 @@ static void objs_to_probe(const struct libc_ref *ref, const struct facts *const 
 	}
 }
 
+/* Does pid see leaktop's root?  Else *root_fd gets an O_PATH descriptor of its own. */
+static int root_of(int pid, int *root_fd)
+{
+	struct stat mine, its;
+	char path[64];
+
+	*root_fd = AT_FDCWD;
+	snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	if (stat("/", &mine) || stat(path, &its))
+		return -errno;
+	if (mine.st_dev == its.st_dev && mine.st_ino == its.st_ino)
+		return 0;
+	*root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return *root_fd < 0 ? -errno : 0;
+}
+
+/*
+ * LD_PRELOAD entries given as paths name the object by what the path leads to (a symbolic
+ * link like libtcmalloc_minimal.so.4 names the file maps lists as ...so.4.5.10): each one
+ * that leads (inside pid's root; 0: leaktop's) to one of po's objects is replaced by that
+ * object's path, so the binding rules match it.
+ */
+static void canon_preload(int pid, const struct proc_objs *po, const char **preload, size_t n)
+{
+	int root_fd = AT_FDCWD;
+
+	if (pid > 0 && root_of(pid, &root_fd))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		int fd;
+
+		if (!strchr(preload[i], '/') || preload[i][0] != '/')
+			continue;
+		if (safe_open(root_fd, preload[i], root_fd == AT_FDCWD ? SAFE_FOLLOW : SAFE_IN_ROOT,
+			      NULL, &fd))
+			continue;
+		if (!fstat(fd, &st)) {
+			for (size_t k = 0; k < po->n; k++)
+				if (po->ref[k].dev == (uint64_t)st.st_dev &&
+				    po->ref[k].ino == (uint64_t)st.st_ino)
+					preload[i] = po->ref[k].path;
+		}
+		close(fd);
+	}
+	if (root_fd != AT_FDCWD)
+		close(root_fd);
+}
+
 static size_t preload_of_pid(int pid, char *buf, size_t len, const char **out)
 {
 	if (procfs__environ_value(pid, "LD_PRELOAD", buf, len))
@@ -369,6 +422,7 @@ static int bind_pid(struct allocs *a, int pid, struct proc_objs *po, int *bound)
 	if (err)
 		return err;
 	n_preload = preload_of_pid(pid, env, sizeof(env), preload);
+	canon_preload(pid, po, preload, n_preload);
 	*bound = pick_bound(po->ref, po->facts, po->n, po->exe, preload, n_preload);
 	return 0;
 }
@@ -422,16 +476,56 @@ static int ref_of_path(const char *path, struct libc_ref *r)
 	return 0;
 }
 
+/*
+ * Add what list names to po, each file once, as refs with no process: the paths are inside
+ * a root leaktop reaches as prefix (empty: its own), and each is opened later only if it is
+ * still the file listed (libcs__open checks the identity).
+ */
+static void add_listed(struct allocs *a, struct proc_objs *po, const struct ld_list *l,
+		       const char *prefix)
+{
+	for (size_t i = 0; i < l->n && po->n < PROC_OBJS_MAX; i++) {
+		struct libc_ref *r = &po->ref[po->n];
+		bool dup = false;
+
+		for (size_t k = 0; k < po->n && !dup; k++)
+			dup = po->ref[k].dev == l->ids[i].dev && po->ref[k].ino == l->ids[i].ino;
+		if (dup)
+			continue;
+		memset(r, 0, sizeof(*r));
+		if (snprintf(r->path, sizeof(r->path), "%s%s", prefix, l->paths[i]) >=
+		    (int)sizeof(r->path))
+			continue;
+		r->dev = l->ids[i].dev;
+		r->ino = l->ids[i].ino;
+		facts_of(a, r, true);
+		po->n++;
+	}
+}
+
+/* The objects to probe among po's, bound by the preload names in env (a copy is cut). */
+static void pick_and_probe(int pid, const struct proc_objs *po, char *preload_env,
+			   struct alloc_obj *out, size_t max, size_t *n)
+{
+	const char *preload[PRELOAD_MAX];
+	size_t n_preload = 0;
+	int bound;
+
+	if (preload_env)
+		n_preload = bind_order__split_preload(preload_env, preload, PRELOAD_MAX);
+	canon_preload(pid, po, preload, n_preload);
+	bound = pick_bound(po->ref, po->facts, po->n, po->exe, preload, n_preload);
+	objs_to_probe(po->ref, po->facts, po->n, bound, out, max, n);
+}
+
 int allocs__of_command(struct allocs *a, const char *path, struct alloc_obj *out, size_t max,
 		       size_t *n)
 {
 	struct proc_objs *po = malloc(sizeof(*po));
-	const char *preload[PRELOAD_MAX];
-	char env[4096];
 	struct ld_list list = { 0 };
-	size_t n_preload = 0;
+	char env[4096];
 	const char *pre;
-	int bound, err;
+	int err;
 
 	*n = 0;
 	if (!po)
@@ -442,25 +536,58 @@ int allocs__of_command(struct allocs *a, const char *path, struct alloc_obj *out
 		goto out;
 	facts_of(a, &po->ref[po->n++], true);
 	/* Not listing is no error: a static program, or another dynamic linker. */
-	if (!ldlist__read(path, &list)) {
-		for (size_t i = 0; i < list.n && po->n < PROC_OBJS_MAX; i++) {
-			if (ref_of_path(list.paths[i], &po->ref[po->n]))
-				continue;
-			facts_of(a, &po->ref[po->n], true);
-			po->n++;
-		}
-	}
+	if (!ldlist__read(path, &list))
+		add_listed(a, po, &list, "");
 	facts_resolve(a, po);
 	pre = getenv("LD_PRELOAD");
-	if (pre) {
-		snprintf(env, sizeof(env), "%s", pre);
-		n_preload = bind_order__split_preload(env, preload, PRELOAD_MAX);
-	}
-	bound = pick_bound(po->ref, po->facts, po->n, 0, preload, n_preload);
-	objs_to_probe(po->ref, po->facts, po->n, bound, out, max, n);
+	snprintf(env, sizeof(env), "%s", pre ? pre : "");
+	pick_and_probe(0, po, env, out, max, n);
 	ldlist__free(&list);
 out:
 	free(po);
+	return err;
+}
+
+int allocs__of_exec(struct allocs *a, int pid, struct alloc_obj *out, size_t max, size_t *n,
+		    bool *env_set)
+{
+	struct proc_objs *po = malloc(sizeof(*po));
+	char *preload = malloc(ENV_VALUE_MAX), *libpath = malloc(ENV_VALUE_MAX), prefix[64];
+	struct ld_env env = { .root_fd = AT_FDCWD };
+	struct ld_list list = { 0 };
+	int err;
+
+	*n = 0;
+	*env_set = false;
+	if (!po || !preload || !libpath) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = proc_objs_read(a, pid, po);
+	if (err)
+		goto out;
+	if (!procfs__environ_value(pid, "LD_PRELOAD", preload, ENV_VALUE_MAX))
+		env.preload = preload;
+	if (!procfs__environ_value(pid, "LD_LIBRARY_PATH", libpath, ENV_VALUE_MAX))
+		env.library_path = libpath;
+	*env_set = env.preload || env.library_path;
+	/* What ld.so will map next, found in the process's root (the program is mapped). */
+	if (po->n && !root_of(pid, &env.root_fd)) {
+		prefix[0] = '\0';
+		if (env.root_fd != AT_FDCWD)
+			snprintf(prefix, sizeof(prefix), "/proc/%d/root", pid);
+		if (!ldlist__resolve(po->ref[po->exe].path, &env, &list))
+			add_listed(a, po, &list, prefix);
+		if (env.root_fd != AT_FDCWD)
+			close(env.root_fd);
+	}
+	facts_resolve(a, po);
+	pick_and_probe(pid, po, env.preload ? preload : NULL, out, max, n);
+	ldlist__free(&list);
+out:
+	free(po);
+	free(preload);
+	free(libpath);
 	return err;
 }
 

@@ -52,11 +52,21 @@ int allocs__bound_of_pid(struct allocs *a, int pid, char *module, size_t len, co
 
 /*
  * The allocators the command at path will use, before it runs (leaktop's namespace and
- * environment): path itself when it has one, and what the system's dynamic linker lists for
- * it (LD_PRELOAD entries included) bound by the same rules.  0 or -errno.
+ * environment): path itself when it has one, and what it will load (live/ldlist.c, with
+ * leaktop's LD_PRELOAD and LD_LIBRARY_PATH) bound by the same rules.  0 or -errno.
  */
 int allocs__of_command(struct allocs *a, const char *path, struct alloc_obj *out, size_t max,
 		       size_t *n);
+
+/*
+ * The allocators process pid will use once ld.so has mapped what its program needs: pid is
+ * held at exec (only the program and ld.so are mapped), so what it maps is joined by what
+ * ldlist finds for its program with its environment's LD_PRELOAD and LD_LIBRARY_PATH, in
+ * its root, bound by the same rules.  *env_set: either variable is set.  0, -ESRCH, -EAGAIN
+ * (leaktop's own fork), or -errno.
+ */
+int allocs__of_exec(struct allocs *a, int pid, struct alloc_obj *out, size_t max, size_t *n,
+		    bool *env_set);
 
 /*
  * Every distinct allocator object mapped by any process but leaktop, by (dev, ino), into

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
@@ -82,6 +83,7 @@ struct loader {
 	struct attached_libc *libcs;
 	size_t n_libcs, cap_libcs;
 	int stats_fd;			/* BPF_ENABLE_STATS: programs' run time counted; -1 */
+	int guard_fd;			/* exec stops: the guard's pipe (closed: it releases) */
 	struct lt_map_fds fds;
 	struct loader_config cfg;
 	loader_event_fn event_fn;
@@ -123,6 +125,75 @@ static uint64_t now_ns(void)
  * is forever.  After each event, past the poll's deadline or once a stop was asked for, end
  * the poll; libbpf has already consumed this record and leaves the rest in the ring.
  */
+/* For loader__exec_release_all_now: the stop switch and the held processes' map. */
+static volatile uint32_t *exec_switch;
+static volatile int exec_stopped_fd = -1;
+
+/* Release every process in the exec_stopped map (fd): async-signal-safe. */
+static void release_held(int fd)
+{
+	union bpf_attr attr;
+	uint32_t next;
+
+	if (fd < 0)
+		return;
+	/* Each time the first key (none given), until the map is empty. */
+	for (int i = 0; i < LT_MAX_EXEC_STOPPED * 2; i++) {
+		memset(&attr, 0, sizeof(attr));
+		attr.map_fd = fd;
+		attr.next_key = (uint64_t)(uintptr_t)&next;
+		if (syscall(SYS_bpf, BPF_MAP_GET_NEXT_KEY, &attr, sizeof(attr)))
+			break;
+		kill((pid_t)next, SIGCONT);
+		memset(&attr, 0, sizeof(attr));
+		attr.map_fd = fd;
+		attr.key = (uint64_t)(uintptr_t)&next;
+		syscall(SYS_bpf, BPF_MAP_DELETE_ELEM, &attr, sizeof(attr));
+	}
+}
+
+/*
+ * The guard of the exec stops: a child that holds the map of held processes and one end of
+ * a pipe, and waits.  When leaktop's end closes, however leaktop ended (SIGKILL, a crash
+ * no handler saw), it releases every process still held and exits.  It keeps no other
+ * descriptor (a probe's link it held would outlive leaktop), ignores the terminal's
+ * signals, and does nothing that is not async-signal-safe.  The write end, close-on-exec,
+ * into *write_fd; 0 or -errno.
+ */
+static int start_guard(int map_fd, int *write_fd)
+{
+	static const int ignored[] = { SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGTSTP, SIGTTIN,
+				       SIGTTOU, SIGPIPE, SIGUSR1, SIGUSR2 };
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (pid > 0) {
+		close(p[0]);
+		*write_fd = p[1];
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		signal(ignored[i], SIG_IGN);
+	prctl(PR_SET_NAME, "leaktop-guard", 0, 0, 0);
+	/* The map at 3, the read end at 4, nothing else. */
+	if (dup2(map_fd, 100) < 0 || dup2(p[0], 101) < 0 || dup2(100, 3) < 0 || dup2(101, 4) < 0)
+		_exit(1);
+	syscall(SYS_close_range, 5, ~0U, 0);
+	while (read(4, &c, 1) < 0 && errno == EINTR)
+		;
+	release_held(3);
+	_exit(0);
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct loader *ld = ctx;
@@ -235,6 +306,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	ld->event_ctx = fn_ctx;
 	ld->next_user_gen = 1;
 	ld->stats_fd = -1;
+	ld->guard_fd = -1;
 	verbose_libbpf = cfg->verbose;
 	libbpf_set_print(libbpf_print);
 
@@ -249,6 +321,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	ld->skel->rodata->cfg_follow_fork = cfg->follow_fork;
 	ld->skel->rodata->cfg_stack_depth = cfg->stack_depth;
 	ld->skel->rodata->cfg_unwind_cfi = cfg->unwind_cfi;
+	ld->skel->rodata->cfg_exec_stop = cfg->exec_stop;
 	fdsys__fill_class_table((uint8_t *)ld->skel->rodata->cfg_fd_class, cfg->track_fd,
 				cfg->track_mmap);
 	set_shares(ld->skel, cfg->map_share_pct);
@@ -375,6 +448,18 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 			msg__set(msg, msg_len, 0, "cannot set up the event ring buffer: %s",
 				 strerror(-err));
 			goto fail;
+		}
+		/* Held processes are heard of from here on, and guarded: the stops may begin. */
+		if (cfg->exec_stop) {
+			err = start_guard(bpf_map__fd(ld->skel->maps.exec_stopped), &ld->guard_fd);
+			if (err) {
+				msg__set(msg, msg_len, 0, "cannot start the exec-stop guard: %s",
+					 strerror(-err));
+				goto fail;
+			}
+			exec_stopped_fd = bpf_map__fd(ld->skel->maps.exec_stopped);
+			exec_switch = &ld->skel->bss->exec_stop_on;
+			ld->skel->bss->exec_stop_on = 1;
 		}
 	}
 	*out = ld;
@@ -521,10 +606,51 @@ void loader__detach_pid_filtered(struct loader *ld)
 	detach_libcs(ld, libc_of_one_pid, 0);
 }
 
+void loader__exec_release(struct loader *ld, int tgid)
+{
+	uint32_t key = tgid;
+
+	if (!ld->cfg.exec_stop || tgid <= 0)
+		return;
+	bpf_map_delete_elem(bpf_map__fd(ld->skel->maps.exec_stopped), &key);
+	kill(tgid, SIGCONT);
+}
+
+void loader__exec_plain(struct loader *ld, uint32_t dev, uint64_t ino)
+{
+	struct lt_exec_key key = { .dev = dev, .ino = ino };
+	uint8_t one = 1;
+
+	if (ld->cfg.exec_stop)
+		bpf_map_update_elem(bpf_map__fd(ld->skel->maps.exec_plain), &key, &one, BPF_ANY);
+}
+
+void loader__exec_release_all(struct loader *ld)
+{
+	if (!ld || !ld->cfg.exec_stop)
+		return;
+	ld->skel->bss->exec_stop_on = 0;
+	release_held(bpf_map__fd(ld->skel->maps.exec_stopped));
+}
+
+void loader__exec_release_all_now(void)
+{
+	if (exec_switch)
+		*exec_switch = 0;
+	release_held(exec_stopped_fd);
+}
+
 void loader__destroy(struct loader *ld)
 {
 	if (!ld)
 		return;
+	loader__exec_release_all(ld);
+	if (ld->cfg.exec_stop) {
+		exec_switch = NULL;
+		exec_stopped_fd = -1;
+	}
+	if (ld->guard_fd >= 0)
+		close(ld->guard_fd);
 	/* Probes first: nothing may reserve an event in a ring buffer that is gone. */
 	detach_libcs(ld, any_libc, 0);
 	detach_all(ld->links, ld->n_links, NULL, 0);

@@ -37,6 +37,7 @@ struct loader_config {
 	bool no_tracefs;	/* trees attach system-wide, as where tracefs cannot be had */
 	unsigned int map_share_pct;	/* records of each shared map one process may hold, % of
 					 * its capacity (0: 100 / LT_SHARE_DIV) */
+	bool exec_stop;		/* hold traced processes at exec until released (-p, --) */
 	enum probe_kind probes;
 };
 
@@ -57,6 +58,21 @@ typedef void (*loader_event_fn)(void *ctx, const struct lt_event *ev);
 int loader__open(struct loader **out, const struct loader_config *cfg, loader_event_fn fn,
 		 void *fn_ctx, char *msg, size_t msg_len);
 void loader__destroy(struct loader *ld);
+
+/*
+ * Exec stops (cfg.exec_stop): an LT_EV_EXEC event with LT_EXEC_STOPPED means the process is
+ * held before the new program's first instruction; loader__exec_release lets it go on
+ * (SIGCONT), once its probes are in.  loader__exec_plain tells BPF an executable needs no
+ * look when exec'd without LD_PRELOAD or LD_LIBRARY_PATH (dev is the kernel's dev_t, as the
+ * event carried it).  loader__exec_release_all ends the stops and releases every process
+ * still held, whether or not its event was read (teardown; loader__destroy does it too).
+ * loader__exec_release_all_now does the same from a signal handler (async-signal-safe,
+ * for the loader opened last).
+ */
+void loader__exec_release(struct loader *ld, int tgid);
+void loader__exec_plain(struct loader *ld, uint32_t dev, uint64_t ino);
+void loader__exec_release_all(struct loader *ld);
+void loader__exec_release_all_now(void);
 
 /*
  * Attach the allocator probes to the libc ref names, for process `pid` or every process
