@@ -162,7 +162,19 @@ $(ASAN_OUT)/tests/unit/cfi_target: tests/unit/cfi_target.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer -Wall -o $@ $<
 
-$(ASAN_OUT)/tests/unit/test_cfi: $(ASAN_OUT)/tests/unit/cfi_target
+# Objects crafted to be slow to read (review C3): 8 functions of 40,000 rows each, and 1.
+$(ASAN_OUT)/tests/unit/huge_fde.so: tests/progs/huge_fde.S
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -o $@ $<
+
+$(ASAN_OUT)/tests/unit/huge_fde1.so: tests/progs/huge_fde.S
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -DHUGE_FDES=1 -o $@ $<
+
+$(ASAN_OUT)/tests/unit/test_cfi: $(ASAN_OUT)/tests/unit/cfi_target \
+				 $(ASAN_OUT)/tests/unit/huge_fde.so $(ASAN_OUT)/tests/unit/huge_fde1.so
 
 $(ASAN_OUT)/tests/unit/%: tests/unit/%.c $(ASAN_LIB_OBJS)
 	$(call msg,CC-ASAN,$@)
