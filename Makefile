@@ -154,7 +154,13 @@ $(ASAN_OUT)/tests/unit/scan_target: tests/unit/scan_target.c
 
 $(ASAN_OUT)/tests/unit/test_scan: $(ASAN_OUT)/tests/unit/scan_target
 $(ASAN_OUT)/tests/unit/test_symbolize: $(OUT)/tests/progs/stripped_leak \
-				    $(OUT)/tests/progs/minidebug_leak
+				    $(OUT)/tests/progs/minidebug_leak $(ASAN_OUT)/tests/unit/libhostile_elf.so
+
+# The library test_symbolize truncates under the symbolizer (review C1).
+$(ASAN_OUT)/tests/unit/libhostile_elf.so: tests/progs/hostile_elf.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_FLAGS) -shared -fPIC -DHOSTILE_LIB -Wall -o $@ $<
 
 # The object test_cfi reads the unwind rows of: frame pointers, -O0, so its rows are known.
 $(ASAN_OUT)/tests/unit/cfi_target: tests/unit/cfi_target.c
