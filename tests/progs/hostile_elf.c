@@ -6,7 +6,7 @@
  * the attacker's directory, tests/unit/test_symbolize next to itself).
  *
  * Usage: hostile_elf truncate DIR LIB
- *   dlopen LIB; leak 64 B from f_a() every 50 ms until DIR/go exists; then leak 96 B from
+ *   dlopen LIB, create DIR/ready; leak 64 B from f_a() every 50 ms until DIR/go exists; then leak 96 B from
  *   f_b() once (a new site whose frames are in LIB), truncate LIB to 0 bytes at once and
  *   create DIR/truncated; then leak 32 B from main_after() every 50 ms until DIR/quit
  *   exists (never calling into LIB again: its pages are gone).
@@ -14,7 +14,8 @@
  *   dlopen LIB (tests/progs/huge_fde.S) and create DIR/ready; then, until DIR/quit exists,
  *   open /dev/null every 50 ms from a function called by huge_fde_call() (the descriptor is
  *   kept: an fd site whose stack passes through LIB's crafted unwind information).
- * Each gives up after 180 s (exit 3), so a broken test leaves nothing behind.
+ * Both first write their pid to DIR/pid.  Each gives up after 180 s (exit 3), so a broken
+ * test leaves nothing behind.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -62,6 +63,19 @@ static void create(const char *dir, const char *name)
 	close(fd);
 }
 
+/* DIR/pid: this process's pid (written under another name, then renamed). */
+static void write_pid(const char *dir)
+{
+	char tmp[4096], path[4096], buf[32];
+	int n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid()), fd;
+
+	snprintf(tmp, sizeof(tmp), "%s/.pid.tmp", dir);
+	snprintf(path, sizeof(path), "%s/pid", dir);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, buf, n) != n || close(fd) || rename(tmp, path))
+		_exit(2);
+}
+
 static void nap_50ms(int *ticks)
 {
 	struct timespec ts = { 0, 50 * 1000000 };
@@ -94,6 +108,7 @@ int main(int argc, char **argv)
 		return 1;
 	dir = argv[2];
 	lib = argv[3];
+	write_pid(dir);
 	h = dlopen(lib, RTLD_NOW);
 	if (!h) {
 		fprintf(stderr, "%s\n", dlerror());
@@ -114,6 +129,7 @@ int main(int argc, char **argv)
 	f_b = (void *(*)(void))dlsym(h, "f_b");
 	if (!f_a || !f_b)
 		return 2;
+	create(dir, "ready");
 	while (!exists(dir, "go")) {
 		sink = f_a();
 		nap_50ms(&ticks);
@@ -126,7 +142,8 @@ int main(int argc, char **argv)
 		sink = main_after();
 		nap_50ms(&ticks);
 	}
-	return 0;
+	/* Not exit(): the library's destructors are in the pages the truncation took. */
+	_exit(0);
 }
 
 #endif

@@ -13,8 +13,10 @@
  * LT_UW_NONE rows too.  A row's pc is the file offset of its first byte (through the
  * PT_LOAD that maps it), which BPF computes from a mapping without knowing the load bias.
  *
- * The file is a traced process's: read, never mapped (its owner may truncate it, and a
- * mapping of it would then raise SIGBUS here).  libdw re-interprets an FDE from its start
+ * The file is a traced process's.  One only root can change is mapped; any other is
+ * copied into memory first (its owner may truncate it, and a mapping of it would then raise
+ * SIGBUS here; and libelf's reading mode leaks on some crafted files), up to
+ * CFI_MAX_COPY_BYTES.  libdw re-interprets an FDE from its start
  * for each row (no public call runs it once for all rows), so an FDE of R rows costs R^2:
  * a crafted one of 40,000 rows took seconds.  Hence the bounds: rows per FDE, the clock
  * read every few rows against the caller's deadline (the build goes on at its next step),
@@ -25,7 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -60,6 +65,7 @@ struct cfi_build {
 	struct build b;
 	struct cfi_table t;
 	Elf *elf;
+	void *copy;			/* the file's bytes elf reads (NULL: mapped) */
 	Dwarf_CFI *cfi;
 	uint64_t *locs;			/* the FDEs' starts, sorted */
 	size_t nlocs, next;		/* locs[next]: the next FDE to walk */
@@ -404,6 +410,7 @@ void cfi__cancel(struct cfi_build *c)
 		dwarf_cfi_end(c->cfi);
 	if (c->elf)
 		elf_end(c->elf);
+	free(c->copy);
 	cfi__free(&c->t);
 	free(c);
 }
@@ -433,6 +440,45 @@ int cfi__step(struct cfi_build *c, uint64_t deadline_ns, struct cfi_table *out)
 	return err;
 }
 
+/*
+ * May the file open at fd be mapped?  Only if nobody but root can change it: owned by root,
+ * writable by no group or other user, on a local file system.  (live/symbolize.c decides
+ * the same way for libdwfl.)
+ */
+static bool root_only(int fd, const struct stat *st)
+{
+	static const long remote[] = { FUSE_SUPER_MAGIC, NFS_SUPER_MAGIC, V9FS_MAGIC,
+				       CEPH_SUPER_MAGIC, 0xff534d42 /* CIFS */,
+				       0xfe534d42 /* SMB2 */ };
+	struct statfs sf;
+
+	if (st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH)) || fstatfs(fd, &sf))
+		return false;
+	for (size_t i = 0; i < sizeof(remote) / sizeof(remote[0]); i++)
+		if ((long)sf.f_type == remote[i])
+			return false;
+	return true;
+}
+
+/* The whole file (size bytes) into *copy.  0, -ENOEXEC (it shrank meanwhile) or -ENOMEM. */
+static int read_whole(int fd, size_t size, void **copy)
+{
+	char *buf = malloc(size ? size : 1);
+	size_t got = 0;
+	ssize_t n;
+
+	if (!buf)
+		return -ENOMEM;
+	while (got < size && (n = pread(fd, buf + got, size - got, (off_t)got)) > 0)
+		got += (size_t)n;
+	if (got < size) {
+		free(buf);
+		return -ENOEXEC;
+	}
+	*copy = buf;
+	return 0;
+}
+
 int cfi__start(int fd, struct cfi_build **out)
 {
 	struct cfi_build *c = calloc(1, sizeof(*c));
@@ -457,7 +503,18 @@ int cfi__start(int fd, struct cfi_build **out)
 		goto out;
 	}
 	elf_version(EV_CURRENT);
-	c->elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (root_only(fd, &st)) {
+		c->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	} else {
+		if ((uint64_t)st.st_size > CFI_MAX_COPY_BYTES) {
+			err = -EFBIG;
+			goto out;
+		}
+		err = read_whole(fd, (size_t)st.st_size, &c->copy);
+		if (err)
+			goto out;
+		c->elf = elf_memory(c->copy, (size_t)st.st_size);
+	}
 	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF || !gelf_getehdr(c->elf, &eh) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64 ||
 	    elf_getphdrnum(c->elf, &nphdr)) {
@@ -489,8 +546,6 @@ int cfi__start(int fd, struct cfi_build **out)
 	}
 	err = fde_starts(hdr->d_buf, (const uint8_t *)hdr->d_buf + hdr->d_size, ehph.p_vaddr,
 			 &c->locs, &c->nlocs);
-	/* All that is read has been: the descriptor is the caller's again. */
-	elf_cntl(c->elf, ELF_C_FDDONE);
 out:
 	c->t.build_ns = cpu_ns() - t0;
 	if (err)

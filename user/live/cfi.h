@@ -13,8 +13,12 @@
 
 #include "bpf/leaktop.h"
 
-/* Largest object whose table is built; and the most rows one table may have. */
+/*
+ * Largest object whose table is built; the largest one not root's (it is copied: see
+ * cfi.c); and the most rows one table may have.
+ */
 #define CFI_MAX_FILE_BYTES	(1ull << 30)
+#define CFI_MAX_COPY_BYTES	(256ull << 20)
 #define CFI_MAX_ROWS		(1u << 22)
 /*
  * Rows of one FDE (one function) followed at most: libdw finds each row by interpreting the
@@ -39,9 +43,9 @@ struct cfi_table {
 struct cfi_build;
 
 /*
- * Start building the table of the ELF file open at fd: its headers, .eh_frame_hdr and
- * .eh_frame are read (never mapped: a file truncated meanwhile is an error, not a SIGBUS)
- * and the descriptor is not used after this returns (it stays the caller's).  0 and *out;
+ * Start building the table of the ELF file open at fd: mapped if only root can change
+ * it, else copied into memory (a file truncated meanwhile is an error, not a SIGBUS); the
+ * descriptor is not used after this returns (it stays the caller's).  0 and *out;
  * -ENOEXEC: not an x86-64 ELF object; -ENODATA: it has no .eh_frame_hdr (no CFI to unwind
  * by); -EFBIG: too large; -ENOTSUP: an .eh_frame_hdr encoding not handled; -ENOMEM.
  */
