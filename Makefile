@@ -157,7 +157,13 @@ $(ASAN_OUT)/tests/unit/scan_target: tests/unit/scan_target.c
 
 $(ASAN_OUT)/tests/unit/test_scan: $(ASAN_OUT)/tests/unit/scan_target
 $(ASAN_OUT)/tests/unit/test_symbolize: $(OUT)/tests/progs/stripped_leak \
-				    $(OUT)/tests/progs/minidebug_leak
+				    $(OUT)/tests/progs/minidebug_leak $(ASAN_OUT)/tests/unit/libhostile_elf.so
+
+# The library test_symbolize truncates under the symbolizer (review C1).
+$(ASAN_OUT)/tests/unit/libhostile_elf.so: tests/progs/hostile_elf.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_FLAGS) -shared -fPIC -DHOSTILE_LIB -Wall -o $@ $<
 
 # The object test_cfi reads the unwind rows of: frame pointers, -O0, so its rows are known.
 $(ASAN_OUT)/tests/unit/cfi_target: tests/unit/cfi_target.c
@@ -165,7 +171,19 @@ $(ASAN_OUT)/tests/unit/cfi_target: tests/unit/cfi_target.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O0 -fno-omit-frame-pointer -Wall -o $@ $<
 
-$(ASAN_OUT)/tests/unit/test_cfi: $(ASAN_OUT)/tests/unit/cfi_target
+# Objects crafted to be slow to read (review C3): 8 functions of 40,000 rows each, and 1.
+$(ASAN_OUT)/tests/unit/huge_fde.so: tests/progs/huge_fde.S
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -o $@ $<
+
+$(ASAN_OUT)/tests/unit/huge_fde1.so: tests/progs/huge_fde.S
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -DHUGE_FDES=1 -o $@ $<
+
+$(ASAN_OUT)/tests/unit/test_cfi: $(ASAN_OUT)/tests/unit/cfi_target \
+				 $(ASAN_OUT)/tests/unit/huge_fde.so $(ASAN_OUT)/tests/unit/huge_fde1.so
 
 $(ASAN_OUT)/tests/unit/%: tests/unit/%.c $(ASAN_LIB_OBJS)
 	$(call msg,CC-ASAN,$@)
@@ -288,12 +306,16 @@ $(OUT)/tests/progs/minidebug_leak: tests/progs/minidebug_leak.c tests/progs/mini
 unit: $(UNIT_BINS)
 e2e: leaktop $(OUT)/tests/leaktop-libc-malloc $(PROG_BINS)
 
-# Fuzzing (libFuzzer, clang's): the snapshot reader (fuzz_snapshot), and the symbolizer's
-# loading of ELF files a traced program supplies (fuzz_elf).  The files their bytes reach are
-# built instrumented, the rest is linked as built.  `make fuzz` runs each FUZZ_TIME seconds,
-# on corpora in $(OUT)/fuzz/corpus (seeded from tests/data) and $(OUT)/fuzz/elf-corpus
-# (seeded from tests/fuzz/elf_seed.c, built); make test runs short bounded runs.
+# Fuzzing (libFuzzer, clang's): the snapshot reader (fuzz_snapshot), the symbolizer's
+# loading of ELF files a traced program supplies (fuzz_elf), and the unwind table builder on
+# such files (fuzz_cfi, each input within FUZZ_CFI_TIMEOUT seconds: a build is bounded).
+# The files their bytes reach are built instrumented, the rest is linked as built.  `make
+# fuzz` runs each FUZZ_TIME seconds, on corpora in $(OUT)/fuzz/corpus (seeded from
+# tests/data), $(OUT)/fuzz/elf-corpus (seeded from tests/fuzz/elf_seed.c, built) and
+# $(OUT)/fuzz/cfi-corpus (that seed and a small tests/progs/huge_fde.S); make test runs
+# short bounded runs.
 FUZZ_TIME ?= 600
+FUZZ_CFI_TIMEOUT ?= 10
 FUZZ_INST := view/snapshot_read core/model core/series view/diff view/export view/report \
 	     live/symbolize live/safe_open live/cfi
 FUZZ_OBJS := $(patsubst %,$(OUT)/fuzz/%.o,$(FUZZ_INST)) \
@@ -313,6 +335,17 @@ $(OUT)/fuzz/fuzz_elf: tests/fuzz/fuzz_elf.c $(FUZZ_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CLANG) $(CFLAGS) -fsanitize=fuzzer,address -o $@ $^ $(LDLIBS)
 
+$(OUT)/fuzz/fuzz_cfi: tests/fuzz/fuzz_cfi.c $(FUZZ_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CLANG) $(CFLAGS) -fsanitize=fuzzer,address -o $@ $^ $(LDLIBS)
+
+# fuzz_cfi's seeds: fuzz_elf's program, and an object of 2 functions of 100 crafted rows.
+$(OUT)/fuzz/cfi-corpus/huge_fde: tests/progs/huge_fde.S $(OUT)/fuzz/elf-corpus/seed
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -DHUGE_FDES=2 -DHUGE_PAIRS=50 -o $@ $<
+	$(Q)cp $(OUT)/fuzz/elf-corpus/seed $(@D)/seed
+
 # fuzz_elf's seeds: a small program with line info, its debug file, and its stripped copy
 # whose .gnu_debuglink names that.
 $(OUT)/fuzz/elf-corpus/seed: tests/fuzz/elf_seed.c
@@ -323,16 +356,19 @@ $(OUT)/fuzz/elf-corpus/seed: tests/fuzz/elf_seed.c
 	$(Q)objcopy --strip-debug --add-gnu-debuglink=$(@D)/seed.debug $@ $(@D)/seed-stripped
 
 fuzz: deps
-	$(Q)$(SUBMAKE) $(OUT)/fuzz/fuzz_snapshot $(OUT)/fuzz/fuzz_elf $(OUT)/fuzz/elf-corpus/seed
+	$(Q)$(SUBMAKE) $(OUT)/fuzz/fuzz_snapshot $(OUT)/fuzz/fuzz_elf $(OUT)/fuzz/elf-corpus/seed \
+		$(OUT)/fuzz/fuzz_cfi $(OUT)/fuzz/cfi-corpus/huge_fde
 	$(Q)mkdir -p $(OUT)/fuzz/corpus && cp -n tests/data/*.json $(OUT)/fuzz/corpus/
 	$(OUT)/fuzz/fuzz_snapshot -max_total_time=$(FUZZ_TIME) -max_len=16384 \
 		-dict=tests/fuzz/snapshot.dict $(OUT)/fuzz/corpus
 	$(OUT)/fuzz/fuzz_elf -max_total_time=$(FUZZ_TIME) -max_len=65536 $(OUT)/fuzz/elf-corpus
+	$(OUT)/fuzz/fuzz_cfi -max_total_time=$(FUZZ_TIME) -max_len=65536 \
+		-timeout=$(FUZZ_CFI_TIMEOUT) $(OUT)/fuzz/cfi-corpus
 
 test: deps
 	$(Q)$(SUBMAKE) leaktop $(OUT)/tests/leaktop-libc-malloc $(UNIT_BINS) $(PROG_BINS) \
 		$(OUT)/bench/bench $(OUT)/bench/bench_nofp $(OUT)/fuzz/fuzz_snapshot \
-		$(OUT)/fuzz/fuzz_elf
+		$(OUT)/fuzz/fuzz_elf $(OUT)/fuzz/fuzz_cfi
 	$(Q)tests/run.sh
 
 run: deps

@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		struct cfi_table t;
 
-		if (!cfi__build(fd, &t))
+		if (!cfi__build(fd, CFI_MAX_BUILD_NS, &t))
 			cfi__free(&t);
 	}
 	return 0;

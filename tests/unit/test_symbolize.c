@@ -4,7 +4,9 @@
  * function, offset and exact source line of return addresses and function starts, libc
  * symbols, C++ demangling, unknown addresses, the module cache, image refresh and drop,
  * and images whose process exited or whose binary was deleted, MiniDebugInfo, and modules
- * found without symbols (build/tests/progs/minidebug_leak and stripped_leak).  Run as root.
+ * found without symbols (build/tests/progs/minidebug_leak and stripped_leak), and a library
+ * its owner truncates while it is loaded (libhostile_elf.so, built next to this binary from
+ * tests/progs/hostile_elf.c).  Run as root.
  *
  * `test_symbolize --sleep` only sleeps: the deleted-binary test execs a copy of itself so.
  */
@@ -669,6 +671,152 @@ static void test_symbolize_stripped_module_without_debug_file_is_missing_once(vo
 	symbolizer__free(sym);
 }
 
+/* Built next to this binary from tests/progs/hostile_elf.c (-DHOSTILE_LIB). */
+static int hostile_lib(char *buf)
+{
+	char *slash;
+
+	if (self_exe(buf, PATH_MAX))
+		return -1;
+	slash = strrchr(buf, '/');
+	if (!slash || (size_t)(slash - buf) + sizeof("/libhostile_elf.so") > PATH_MAX)
+		return -1;
+	strcpy(slash, "/libhostile_elf.so");
+	return 0;
+}
+
+/*
+ * A copy of the library in a new directory (dir, path), owned by uid with mode, and a child
+ * that loads it and sleeps: its pid, and the addresses of f_a and f_b in it.
+ */
+static pid_t lib_child(char *dir, char *path, uid_t uid, mode_t mode, uint64_t *f_a,
+		       uint64_t *f_b)
+{
+	char src[PATH_MAX], buf[65536];
+	uint64_t addrs[2];
+	int in, out, p[2];
+	ssize_t n;
+	pid_t pid;
+
+	if (hostile_lib(src) || !mkdtemp(dir))
+		return -1;
+	snprintf(path, PATH_MAX, "%s/libx.so", dir);
+	in = open(src, O_RDONLY);
+	out = open(path, O_WRONLY | O_CREAT | O_EXCL, mode);
+	if (in < 0 || out < 0)
+		return -1;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			return -1;
+	close(in);
+	if (fchown(out, uid, (gid_t)-1) || fchmod(out, mode) || close(out) || pipe(p))
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		void *h = dlopen(path, RTLD_NOW);
+
+		addrs[0] = h ? (uint64_t)(uintptr_t)dlsym(h, "f_a") : 0;
+		addrs[1] = h ? (uint64_t)(uintptr_t)dlsym(h, "f_b") : 0;
+		if (write(p[1], addrs, sizeof(addrs)) != sizeof(addrs))
+			_exit(1);
+		/* Nothing of the library runs again: killed, its destructors never run. */
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	n = pid > 0 ? read(p[0], addrs, sizeof(addrs)) : -1;
+	close(p[0]);
+	if (n != sizeof(addrs) || !addrs[0] || !addrs[1])
+		return -1;
+	*f_a = addrs[0];
+	*f_b = addrs[1];
+	return pid;
+}
+
+static void lib_child_end(pid_t pid, const char *dir, const char *path)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_symbolize_library_its_owner_truncates_still_resolves_without_sigbus(void)
+{
+	char dir[] = "/tmp/leaktop-test-sym-XXXXXX", path[PATH_MAX];
+	struct symbolizer *sym = symbolizer__new();
+	struct sym_stats st;
+	struct sym_frame f;
+	uint64_t f_a, f_b;
+	pid_t pid;
+
+	CHECK(sym != NULL);
+	/* A user's library: nobody's (when run as root), or this user's own. */
+	pid = lib_child(dir, path, getuid() ? getuid() : 65534, 0755, &f_a, &f_b);
+	CHECK(pid > 0);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, pid), 0);
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, f_a, false, &f), 0);
+	CHECK_EQ_STR(f.symbol, "f_a");
+	CHECK(ends_with(f.file, "hostile_elf.c"));
+	sym_frame__clear(&f);
+	/* Its owner truncates it: a lookup that was to read it raises SIGBUS if it is mapped. */
+	CHECK_EQ_INT(truncate(path, 0), 0);
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, f_b, false, &f), 0);
+	/* Read, not mapped: the symbol table read for f_a still names f_b. */
+	CHECK_EQ_STR(f.symbol, "f_b");
+	CHECK(ends_with(f.module, "/libx.so"));
+	sym_frame__clear(&f);
+	symbolizer__stats(sym, &st);
+	CHECK_EQ_INT(st.read_modules, 1);
+	CHECK(st.read_bytes > 0);
+	CHECK_EQ_INT(st.refused, 0);
+	/* A new image of the same process: the truncated file is no ELF object any more. */
+	CHECK_EQ_INT(symbolizer__add_image(sym, 2, pid), 0);
+	symbolizer__free(sym);
+	lib_child_end(pid, dir, path);
+}
+
+static void test_symbolize_root_only_library_is_mapped_not_read(void)
+{
+	char dir[] = "/tmp/leaktop-test-sym-XXXXXX", path[PATH_MAX];
+	struct symbolizer *sym = symbolizer__new();
+	struct sym_stats st;
+	struct sym_frame f;
+	uint64_t f_a, f_b;
+	pid_t pid;
+
+	CHECK(sym != NULL);
+	if (getuid()) {
+		printf("(not root: no file of root's to map)\n");
+		symbolizer__free(sym);
+		return;
+	}
+	pid = lib_child(dir, path, 0, 0755, &f_a, &f_b);
+	CHECK(pid > 0);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, pid), 0);
+	CHECK_EQ_INT(symbolizer__resolve(sym, 1, f_b, false, &f), 0);
+	CHECK_EQ_STR(f.symbol, "f_b");
+	sym_frame__clear(&f);
+	symbolizer__stats(sym, &st);
+	CHECK_EQ_INT(st.read_modules, 0);
+	CHECK_EQ_INT(st.read_bytes, 0);
+	symbolizer__free(sym);
+	lib_child_end(pid, dir, path);
+
+	/* Root's, but writable by its group: read. */
+	strcpy(dir, "/tmp/leaktop-test-sym-XXXXXX");
+	sym = symbolizer__new();
+	CHECK(sym != NULL);
+	pid = lib_child(dir, path, 0, 0775, &f_a, &f_b);
+	CHECK(pid > 0);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, pid), 0);
+	symbolizer__stats(sym, &st);
+	CHECK_EQ_INT(st.read_modules, 1);
+	symbolizer__free(sym);
+	lib_child_end(pid, dir, path);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--sleep")) {
@@ -691,5 +839,7 @@ int main(int argc, char **argv)
 	RUN(test_symbolize_spent_budget_defers_with_module_and_cache_still_answers);
 	RUN(test_symbolize_minidebuginfo_names_static_function_and_is_not_missing);
 	RUN(test_symbolize_stripped_module_without_debug_file_is_missing_once);
+	RUN(test_symbolize_library_its_owner_truncates_still_resolves_without_sigbus);
+	RUN(test_symbolize_root_only_library_is_mapped_not_read);
 	CHECK_EXIT();
 }

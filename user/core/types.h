@@ -90,6 +90,7 @@ struct unwind_stats {
 	uint64_t rows_full;			/* tables not loaded (or evicted): no room */
 	uint64_t failed;			/* objects whose file could not be opened or read */
 	uint64_t gone;				/* asked for by a process that exited first */
+	uint64_t too_slow;			/* given up: CFI that took too long to read */
 };
 
 #endif

@@ -12,12 +12,25 @@
  * LT_UW_NONE, where the walker tries the frame pointer instead.  Gaps between FDEs are
  * LT_UW_NONE rows too.  A row's pc is the file offset of its first byte (through the
  * PT_LOAD that maps it), which BPF computes from a mapping without knowing the load bias.
+ *
+ * The file is a traced process's.  One only root can change is mapped; any other is
+ * copied into memory first (its owner may truncate it, and a mapping of it would then raise
+ * SIGBUS here; and libelf's reading mode leaks on some crafted files), up to
+ * CFI_MAX_COPY_BYTES.  libdw re-interprets an FDE from its start
+ * for each row (no public call runs it once for all rows), so an FDE of R rows costs R^2:
+ * a crafted one of 40,000 rows took seconds.  Hence the bounds: rows per FDE, the clock
+ * read every few rows against the caller's deadline (the build goes on at its next step),
+ * and the CPU time one object may take in all.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -25,6 +38,7 @@
 #include <libelf.h>
 
 #include "live/cfi.h"
+#include "util/clock.h"
 
 #define REG_RBP		6
 #define REG_RSP		7
@@ -33,6 +47,7 @@
 #define EH_PE_sdata4	0x0b
 #define EH_PE_datarel	0x30
 #define EH_PE_omit	0xff
+#define ROWS_PER_CLOCK	16		/* rows between two readings of the clock */
 
 struct seg {
 	uint64_t vaddr, memsz, offset;
@@ -43,6 +58,21 @@ struct build {
 	size_t cap;
 	struct seg segs[16];
 	size_t nsegs;
+};
+
+/* A table being built: the object's CFI and where the walk over its FDEs stands. */
+struct cfi_build {
+	struct build b;
+	struct cfi_table t;
+	Elf *elf;
+	void *copy;			/* the file's bytes elf reads (NULL: mapped) */
+	Dwarf_CFI *cfi;
+	uint64_t *locs;			/* the FDEs' starts, sorted */
+	size_t nlocs, next;		/* locs[next]: the next FDE to walk */
+	uint64_t pc;			/* the walk's pc (vaddr) */
+	size_t fde_rows;		/* rows of the current FDE so far */
+	bool in_fde;			/* pc is inside an FDE's rows */
+	bool any;			/* pc is set */
 };
 
 static bool fits_s16_8(int64_t off)
@@ -291,82 +321,216 @@ static int fde_starts(const uint8_t *p, const uint8_t *end, uint64_t hdr_vaddr, 
 	return 0;
 }
 
-/* Step through the rows from each FDE's start. */
-static int walk_fdes(struct build *b, Dwarf_CFI *cfi, const uint64_t *locs, size_t n)
+/* This thread's CPU time, ns. */
+static uint64_t cpu_ns(void)
 {
-	uint64_t pc = 0;
-	bool any = false;
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return monotonic_ns();
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The row at c->pc, appended; c->pc moves to the end of its range.  false: no FDE covers
+ * c->pc (or its range is empty); *err on an error.
+ */
+static bool next_row(struct cfi_build *c, int *err)
+{
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Addr start, end;
+	struct lt_unwind_row r;
+	bool signal;
+
+	*err = 0;
+	if (dwarf_cfi_addrframe(c->cfi, c->pc, &fr))
+		return false;
+	if (dwarf_frame_info(fr, &start, &end, &signal) < 0 || end <= c->pc) {
+		free(fr);
+		return false;
+	}
+	r = row_of(fr);
+	free(fr);
+	c->t.unusable += r.kind == LT_UW_NONE;
+	*err = emit(&c->b, c->pc, r);
+	c->pc = end;
+	return !*err;
+}
+
+/*
+ * Step through the rows from each FDE's start (the rows of FDEs that follow one another
+ * without a gap are found in one run), until all are done (0) or deadline_ns (-EINPROGRESS).
+ */
+static int walk_fdes(struct cfi_build *c, uint64_t deadline_ns)
+{
+	unsigned int rows = 0;
 	int err;
 
-	for (size_t i = 0; i < n; i++) {
-		if (any && locs[i] < pc)
-			continue;
-		pc = locs[i];
-		any = true;
-		for (;;) {
-			Dwarf_Frame *fr = NULL;
-			Dwarf_Addr start, end;
-			struct lt_unwind_row r;
-			bool signal;
-
-			if (dwarf_cfi_addrframe(cfi, pc, &fr))
-				break;
-			if (dwarf_frame_info(fr, &start, &end, &signal) < 0 || end <= pc) {
-				free(fr);
-				break;
+	for (;;) {
+		if (!c->in_fde) {
+			if (c->next == c->nlocs)
+				return 0;
+			if (c->any && c->locs[c->next] < c->pc) {
+				c->next++;
+				continue;
 			}
-			r = row_of(fr);
-			free(fr);
-			b->t->unusable += r.kind == LT_UW_NONE;
-			err = emit(b, pc, r);
-			if (err)
-				return err;
-			pc = end;
+			c->pc = c->locs[c->next++];
+			c->any = c->in_fde = true;
+			c->fde_rows = 0;
 		}
-		/* No FDE covers pc: nothing to unwind by until the next one starts. */
-		err = emit(b, pc, (struct lt_unwind_row){ .kind = LT_UW_NONE });
+		/* Another FDE begins here: its rows count from 0. */
+		while (c->next < c->nlocs && c->locs[c->next] <= c->pc) {
+			c->next++;
+			c->fde_rows = 0;
+		}
+		if (++rows % ROWS_PER_CLOCK == 0 && monotonic_ns() >= deadline_ns)
+			return -EINPROGRESS;
+		err = 0;
+		if (c->fde_rows < CFI_MAX_FDE_ROWS && next_row(c, &err)) {
+			c->fde_rows++;
+			continue;
+		}
 		if (err)
 			return err;
+		c->t.cut_fdes += c->fde_rows == CFI_MAX_FDE_ROWS;
+		/* No FDE covers pc (or no more rows of it are followed): nothing to unwind by. */
+		err = emit(&c->b, c->pc, (struct lt_unwind_row){ .kind = LT_UW_NONE });
+		if (err)
+			return err;
+		c->in_fde = false;
 	}
+}
+
+void cfi__cancel(struct cfi_build *c)
+{
+	if (!c)
+		return;
+	free(c->locs);
+	if (c->cfi)
+		dwarf_cfi_end(c->cfi);
+	if (c->elf)
+		elf_end(c->elf);
+	free(c->copy);
+	cfi__free(&c->t);
+	free(c);
+}
+
+int cfi__step(struct cfi_build *c, uint64_t deadline_ns, struct cfi_table *out)
+{
+	uint64_t t0 = cpu_ns(), now = monotonic_ns(), left;
+	int err;
+
+	/* The CPU time left to this object passes no sooner than as much wall time does. */
+	left = c->t.build_ns < CFI_MAX_BUILD_NS ? CFI_MAX_BUILD_NS - c->t.build_ns : 0;
+	if (deadline_ns > now + left)
+		deadline_ns = now + left;
+	err = walk_fdes(c, deadline_ns);
+	c->t.build_ns += cpu_ns() - t0;
+	if (err == -EINPROGRESS && c->t.build_ns >= CFI_MAX_BUILD_NS)
+		err = -ETIME;
+	if (!err && !c->t.n)
+		err = -ENODATA;
+	if (err == -EINPROGRESS)
+		return err;
+	if (!err) {
+		*out = c->t;
+		memset(&c->t, 0, sizeof(c->t));
+	}
+	cfi__cancel(c);
+	return err;
+}
+
+/*
+ * May the file open at fd be mapped?  Only if nobody but root can change it: owned by root,
+ * writable by no group or other user, on a local file system.  (live/symbolize.c decides
+ * the same way for libdwfl.)
+ */
+static bool root_only(int fd, const struct stat *st)
+{
+	static const long remote[] = { FUSE_SUPER_MAGIC, NFS_SUPER_MAGIC, V9FS_MAGIC,
+				       CEPH_SUPER_MAGIC, 0xff534d42 /* CIFS */,
+				       0xfe534d42 /* SMB2 */ };
+	struct statfs sf;
+
+	if (st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH)) || fstatfs(fd, &sf))
+		return false;
+	for (size_t i = 0; i < sizeof(remote) / sizeof(remote[0]); i++)
+		if ((long)sf.f_type == remote[i])
+			return false;
+	return true;
+}
+
+/* The whole file (size bytes) into *copy.  0, -ENOEXEC (it shrank meanwhile) or -ENOMEM. */
+static int read_whole(int fd, size_t size, void **copy)
+{
+	char *buf = malloc(size ? size : 1);
+	size_t got = 0;
+	ssize_t n;
+
+	if (!buf)
+		return -ENOMEM;
+	while (got < size && (n = pread(fd, buf + got, size - got, (off_t)got)) > 0)
+		got += (size_t)n;
+	if (got < size) {
+		free(buf);
+		return -ENOEXEC;
+	}
+	*copy = buf;
 	return 0;
 }
 
-int cfi__build(int fd, struct cfi_table *out)
+int cfi__start(int fd, struct cfi_build **out)
 {
-	struct build b = { .t = out };
-	Elf *elf = NULL;
-	Dwarf_CFI *cfi = NULL;
+	struct cfi_build *c = calloc(1, sizeof(*c));
+	uint64_t t0 = cpu_ns();
 	Elf_Data *hdr = NULL;
 	GElf_Ehdr eh;
 	GElf_Phdr ph, ehph = {};
-	uint64_t *locs = NULL;
-	size_t nphdr, nlocs = 0;
+	size_t nphdr;
 	struct stat st;
 	int err;
 
-	memset(out, 0, sizeof(*out));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		return -ENOEXEC;
-	if ((uint64_t)st.st_size > CFI_MAX_FILE_BYTES)
-		return -EFBIG;
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->b.t = &c->t;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	if ((uint64_t)st.st_size > CFI_MAX_FILE_BYTES) {
+		err = -EFBIG;
+		goto out;
+	}
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	if (root_only(fd, &st)) {
+		c->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	} else {
+		if ((uint64_t)st.st_size > CFI_MAX_COPY_BYTES) {
+			err = -EFBIG;
+			goto out;
+		}
+		err = read_whole(fd, (size_t)st.st_size, &c->copy);
+		if (err)
+			goto out;
+		c->elf = elf_memory(c->copy, (size_t)st.st_size);
+	}
+	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF || !gelf_getehdr(c->elf, &eh) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64 ||
-	    elf_getphdrnum(elf, &nphdr)) {
+	    elf_getphdrnum(c->elf, &nphdr)) {
 		err = -ENOEXEC;
 		goto out;
 	}
 	for (size_t i = 0; i < nphdr; i++) {
-		if (!gelf_getphdr(elf, i, &ph))
+		if (!gelf_getphdr(c->elf, i, &ph))
 			continue;
 		if (ph.p_type == PT_GNU_EH_FRAME)
 			ehph = ph;
 		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
-		    b.nsegs < sizeof(b.segs) / sizeof(b.segs[0]))
-			b.segs[b.nsegs++] = (struct seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset };
+		    c->b.nsegs < sizeof(c->b.segs) / sizeof(c->b.segs[0]))
+			c->b.segs[c->b.nsegs++] = (struct seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset };
 	}
-	if (ehph.p_type != PT_GNU_EH_FRAME || !ehph.p_filesz || !b.nsegs) {
+	if (ehph.p_type != PT_GNU_EH_FRAME || !ehph.p_filesz || !c->b.nsegs) {
 		err = -ENODATA;
 		goto out;
 	}
@@ -374,26 +538,40 @@ int cfi__build(int fd, struct cfi_table *out)
 		err = -ENOEXEC;
 		goto out;
 	}
-	hdr = elf_getdata_rawchunk(elf, ehph.p_offset, ehph.p_filesz, ELF_T_BYTE);
-	cfi = dwarf_getcfi_elf(elf);
-	if (!hdr || !cfi) {
+	hdr = elf_getdata_rawchunk(c->elf, ehph.p_offset, ehph.p_filesz, ELF_T_BYTE);
+	c->cfi = dwarf_getcfi_elf(c->elf);
+	if (!hdr || !c->cfi) {
 		err = -ENODATA;
 		goto out;
 	}
 	err = fde_starts(hdr->d_buf, (const uint8_t *)hdr->d_buf + hdr->d_size, ehph.p_vaddr,
-			 &locs, &nlocs);
-	if (!err)
-		err = walk_fdes(&b, cfi, locs, nlocs);
-	if (!err && !out->n)
-		err = -ENODATA;
+			 &c->locs, &c->nlocs);
 out:
-	free(locs);
-	if (cfi)
-		dwarf_cfi_end(cfi);
-	if (elf)
-		elf_end(elf);
+	c->t.build_ns = cpu_ns() - t0;
 	if (err)
-		cfi__free(out);
+		cfi__cancel(c);
+	else
+		*out = c;
+	return err;
+}
+
+int cfi__build(int fd, uint64_t budget_ns, struct cfi_table *out)
+{
+	uint64_t deadline = monotonic_ns() + budget_ns;
+	struct cfi_build *c;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = cfi__start(fd, &c);
+	if (err)
+		return err;
+	do
+		err = cfi__step(c, deadline, out);
+	while (err == -EINPROGRESS && monotonic_ns() < deadline);
+	if (err == -EINPROGRESS) {
+		cfi__cancel(c);
+		err = -ETIME;
+	}
 	return err;
 }
 

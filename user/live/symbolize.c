@@ -9,7 +9,13 @@
  * live/safe_open.c (a regular file with the mapping's device and inode, never blocking), and
  * the descriptor stays with the Dwfl, so the process may exit or exec afterwards.  While
  * the descriptor is open the inode cannot be reused, so (device, inode) identifies the
- * content.  Separate debug information comes only from the debug directory (/usr/lib/debug,
+ * content.  libdwfl maps the files it is given: only files nobody but root can change are
+ * given to it so (owned by root, writable by no one else, on a local file system).  Any
+ * other file, a library in a user's directory say, could be truncated by its owner while
+ * mapped here, and the next lookup in it would raise SIGBUS: such files are read instead
+ * (an Elf opened with ELF_C_READ, handed to libdwfl by sym_find_elf), so a truncation makes
+ * lookups fail, nothing worse; what they may read is charged against SYM_MAX_READ_BYTES.
+ * Separate debug information comes only from the debug directory (/usr/lib/debug,
  * by build id or by a plain .gnu_debuglink name), never from a path the traced program's
  * ELF leads to; DWARF that would make libdw open a dwz file itself (one not found there) is
  * left unused, the symbol table still names functions.  Images are
@@ -35,7 +41,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 
 #include <elfutils/libdwelf.h>
@@ -52,6 +60,13 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 #define SYM_CACHE_SLOTS		16384	/* resolved addresses kept; power of two */
 #define SYM_DEBUG_DIR		"/usr/lib/debug"
 #define SYM_MAX_BUILD_ID	64	/* bytes */
+/*
+ * What the modules read rather than mapped may read, all together: their symbol tables,
+ * string tables, notes and sections not loaded (DWARF, .gnu_debugdata), as section headers
+ * give them (the whole file without them).  A module that would not fit, once the least
+ * recently used read modules no image needs are evicted, is refused (left unsymbolized).
+ */
+#define SYM_MAX_READ_BYTES	(512ull << 20)
 
 struct sym_segment {			/* one PT_LOAD */
 	uint64_t offset;
@@ -82,6 +97,9 @@ struct sym_module {
 	bool symbols_checked;		/* missing is known (after the first lookup) */
 	bool missing;			/* none of the three: named by .dynsym at best */
 	bool missing_queued;		/* handed to symbolizer__take_missing() */
+	uint64_t read_bytes;		/* read, not mapped: what it may read (0: mapped) */
+	Elf *read_elf;			/* ... its Elf and fd until sym_find_elf hands them over */
+	int read_fd;
 };
 
 /* One resolved address of a module (direct-mapped: a collision replaces the entry). */
@@ -116,19 +134,57 @@ struct symbolizer {
 	size_t cache_used;
 	struct sym_missing_module *missing;	/* found without symbols, not yet taken */
 	size_t n_missing;
+	uint64_t read_bytes;		/* of the modules read, not mapped */
+	uint64_t refused;		/* modules not loaded: over SYM_MAX_READ_BYTES */
 };
 
-/* The main file is always reported with its descriptor: never look for one by name. */
+/*
+ * The main file of a module read, not mapped: the Elf module_new opened (ELF_C_READ), and
+ * its descriptor, both libdwfl's from now on.  A module reported with its descriptor never
+ * gets here; no file is ever looked for by name.
+ */
 static int sym_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 			Dwarf_Addr base, char **file_name, Elf **elfp)
 {
-	return -1;
+	struct sym_module *m = userdata ? *userdata : NULL;
+	int fd;
+
+	if (!m || !m->read_elf)
+		return -1;
+	/* The name the process saw: sym_find_debuginfo() looks in the debug directory by it. */
+	*file_name = modname ? strdup(modname) : NULL;
+	*elfp = m->read_elf;
+	fd = m->read_fd;
+	m->read_elf = NULL;
+	m->read_fd = -1;
+	return fd;
+}
+
+/*
+ * May the file open at fd be mapped?  Only if nobody but root can change it: owned by root,
+ * writable by no group or other user (nor by an ACL entry: its mask is the group bits), on
+ * a local file system (a FUSE daemon, a network server could shrink it under us).
+ */
+static bool file_root_only(int fd, struct stat *st)
+{
+	static const long remote[] = { FUSE_SUPER_MAGIC, NFS_SUPER_MAGIC, V9FS_MAGIC,
+				       CEPH_SUPER_MAGIC, 0xff534d42 /* CIFS */,
+				       0xfe534d42 /* SMB2 */ };
+	struct statfs sf;
+
+	if (fstat(fd, st) || !S_ISREG(st->st_mode) || st->st_uid != 0 ||
+	    (st->st_mode & (S_IWGRP | S_IWOTH)) || fstatfs(fd, &sf))
+		return false;
+	for (size_t i = 0; i < sizeof(remote) / sizeof(remote[0]); i++)
+		if ((long)sf.f_type == remote[i])
+			return false;
+	return true;
 }
 
 /* Does the ELF file in fd carry this build id? */
 static bool file_has_build_id(int fd, const unsigned char *id, int len)
 {
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
 	const void *got;
 	bool same;
 	ssize_t n;
@@ -158,15 +214,18 @@ static bool file_has_crc(int fd, uint32_t want)
 
 /*
  * Open a debug file at path (in the debug directory: root's) when it is a regular file of
- * this module: the same build id when the module has one, else the debuglink's CRC.  fd or -1.
+ * this module: the same build id when the module has one, else the debuglink's CRC.  libdw
+ * maps it: only a file nobody but root can change.  fd or -1.
  */
 static int open_debug_file(const char *path, const unsigned char *id, int id_len, uint32_t crc)
 {
+	struct stat st;
 	int fd;
 
 	if (safe_open(AT_FDCWD, path, SAFE_NOFOLLOW, NULL, &fd))
 		return -1;
-	if (id_len > 0 ? file_has_build_id(fd, id, id_len) : file_has_crc(fd, crc))
+	if (file_root_only(fd, &st) &&
+	    (id_len > 0 ? file_has_build_id(fd, id, id_len) : file_has_crc(fd, crc)))
 		return fd;
 	close(fd);
 	return -1;
@@ -264,6 +323,10 @@ static void module_free(struct sym_module *m)
 		dwarf_end(m->alt);	/* after the Dwarf that used it */
 	if (m->alt_fd >= 0)
 		close(m->alt_fd);
+	if (m->read_elf)
+		elf_end(m->read_elf);	/* never handed over to libdwfl */
+	if (m->read_fd >= 0)
+		close(m->read_fd);
 	free(m->segs);
 	free(m->path);
 	free(m->build_id);
@@ -339,12 +402,153 @@ static void module_note_sections(struct sym_module *m, Elf *elf)
 	}
 }
 
-/* Loads the module for mapping `map` of `pid` (`exe`: see module_open_file).  0 or -errno. */
-static int module_new(int pid, const struct proc_map *map, bool exe, struct sym_module **out)
+/*
+ * The address range to report a module read, not mapped, with: from its first PT_LOAD's
+ * aligned start (as libdwfl takes it: the bias it finds is 0) to the end of its last.
+ */
+static int load_range(Elf *elf, GElf_Addr *low, GElf_Addr *high)
+{
+	size_t nphdr;
+	bool first = true;
+
+	*low = *high = 0;
+	if (elf_getphdrnum(elf, &nphdr))
+		return -ENOEXEC;
+	for (size_t i = 0; i < nphdr; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
+
+		if (!ph || ph->p_type != PT_LOAD)
+			continue;
+		if (first)
+			*low = ph->p_vaddr & -ph->p_align;
+		first = false;
+		if (ph->p_vaddr + ph->p_memsz > *high && ph->p_vaddr + ph->p_memsz >= ph->p_vaddr)
+			*high = ph->p_vaddr + ph->p_memsz;
+	}
+	return *high > *low ? 0 : -ENOEXEC;
+}
+
+/* The size a compressed section (SHF_COMPRESSED, or GNU's .zdebug) inflates to, or 0. */
+static uint64_t inflated_size(int fd, const GElf_Shdr *sh, const char *name)
+{
+	unsigned char b[sizeof(Elf64_Chdr)];
+	Elf64_Chdr ch;
+	uint64_t n = 0;
+
+	if (sh->sh_flags & SHF_COMPRESSED) {
+		if (pread(fd, &ch, sizeof(ch), (off_t)sh->sh_offset) != (ssize_t)sizeof(ch))
+			return UINT64_MAX;
+		return ch.ch_size;
+	}
+	if (!name || strncmp(name, ".zdebug", 7))
+		return 0;
+	/* "ZLIB" and the size, big-endian. */
+	if (pread(fd, b, 12, (off_t)sh->sh_offset) != 12 || memcmp(b, "ZLIB", 4))
+		return 0;
+	for (int i = 4; i < 12; i++)
+		n = n << 8 | b[i];
+	return n;
+}
+
+/*
+ * What libdwfl may read of a module read, not mapped: every section but the loaded code
+ * and data (symbol and string tables, notes, DWARF, .gnu_debugdata), compressed ones at the
+ * size they inflate to; the whole file when it has no section headers.
+ */
+static uint64_t read_estimate(Elf *elf, int fd, uint64_t file_bytes)
+{
+	uint64_t total = 0, inflated;
+	Elf_Scn *scn = NULL;
+	size_t shnum, shstrndx;
+
+	if (elf_getshdrnum(elf, &shnum) || !shnum || elf_getshdrstrndx(elf, &shstrndx))
+		return file_bytes;
+	total = shnum * sizeof(Elf64_Shdr);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+
+		if (!sh)
+			return file_bytes;
+		if (sh->sh_type == SHT_NOBITS ||
+		    ((sh->sh_flags & SHF_ALLOC) && (sh->sh_type == SHT_PROGBITS ||
+						    sh->sh_type == SHT_INIT_ARRAY ||
+						    sh->sh_type == SHT_FINI_ARRAY)))
+			continue;
+		inflated = inflated_size(fd, sh, elf_strptr(elf, shstrndx, sh->sh_name));
+		total += inflated > sh->sh_size ? inflated : sh->sh_size;
+		if (total >= UINT64_MAX / 2)
+			return UINT64_MAX / 2;
+	}
+	return total;
+}
+
+/*
+ * Make room for a module read, not mapped, that may read `bytes`: evict the least recently
+ * used read modules no image references.  0, or -EFBIG/-ENOSPC (refused, counted).
+ */
+static int read_room(struct symbolizer *sym, uint64_t bytes)
+{
+	while (bytes <= SYM_MAX_READ_BYTES && sym->read_bytes + bytes > SYM_MAX_READ_BYTES) {
+		size_t victim = SYM_MAX_MODULES;
+
+		for (size_t i = 0; i < sym->nmods; i++) {
+			const struct sym_module *m = sym->mods[i];
+
+			if (m->refs || !m->read_bytes)
+				continue;
+			if (victim == SYM_MAX_MODULES || m->last_use < sym->mods[victim]->last_use)
+				victim = i;
+		}
+		if (victim == SYM_MAX_MODULES)
+			break;
+		sym->read_bytes -= sym->mods[victim]->read_bytes;
+		module_free(sym->mods[victim]);
+		sym->mods[victim] = sym->mods[--sym->nmods];
+	}
+	if (bytes <= SYM_MAX_READ_BYTES && sym->read_bytes + bytes <= SYM_MAX_READ_BYTES)
+		return 0;
+	sym->refused++;
+	return bytes > SYM_MAX_READ_BYTES ? -EFBIG : -ENOSPC;
+}
+
+/*
+ * Report the file open at fd (its owner may change it) to m->dwfl, read, never mapped: an
+ * Elf opened with ELF_C_READ, which sym_find_elf hands to libdwfl.  Takes fd.  0 or -errno.
+ */
+static int module_report_read(struct symbolizer *sym, struct sym_module *m, const char *name,
+			      int fd, const struct stat *st)
+{
+	GElf_Addr low, high;
+	uint64_t bytes;
+	int err;
+
+	m->read_fd = fd;
+	m->read_elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!m->read_elf || elf_kind(m->read_elf) != ELF_K_ELF ||
+	    load_range(m->read_elf, &low, &high))
+		return -ENOEXEC;
+	bytes = read_estimate(m->read_elf, fd, (uint64_t)st->st_size);
+	err = read_room(sym, bytes);
+	if (err)
+		return err;
+	m->mod = dwfl_report_module(m->dwfl, name ? name : "", low, high);
+	if (!m->mod)
+		return -ENOEXEC;
+	m->read_bytes = bytes ? bytes : 1;
+	return 0;
+}
+
+/*
+ * Loads the module for mapping `map` of `pid` (`exe`: see module_open_file): mapped when
+ * only root can change the file, else read (module_report_read).  0 or -errno.
+ */
+static int module_new(struct symbolizer *sym, int pid, const struct proc_map *map, bool exe,
+		      struct sym_module **out)
 {
 	struct sym_module *m;
 	size_t i, nphdr;
 	void **userdata = NULL;
+	struct stat st;
 	Elf *elf;
 	int fd, err;
 
@@ -354,7 +558,7 @@ static int module_new(int pid, const struct proc_map *map, bool exe, struct sym_
 		return -ENOMEM;
 	m->dev = map->dev;
 	m->ino = map->ino;
-	m->alt_fd = -1;
+	m->alt_fd = m->read_fd = -1;
 	m->path = map->path ? strdup(map->path) : NULL;
 	if (map->path && !m->path) {
 		err = -ENOMEM;
@@ -380,17 +584,26 @@ static int module_new(int pid, const struct proc_map *map, bool exe, struct sym_
 	 * a directory under the debug directory), the file itself is read through fd, which
 	 * the Dwfl now owns.
 	 */
-	m->mod = dwfl_report_elf(m->dwfl, map->path, map->path, fd, 0, false);
-	if (!m->mod) {
-		close(fd);
-		err = -ENOEXEC;
-		goto out;
+	if (file_root_only(fd, &st)) {
+		m->mod = dwfl_report_elf(m->dwfl, map->path, map->path, fd, 0, false);
+		if (!m->mod) {
+			close(fd);
+			err = -ENOEXEC;
+			goto out;
+		}
+	} else {
+		err = module_report_read(sym, m, map->path, fd, &st);
+		if (err)
+			goto out;
 	}
 	if (dwfl_report_end(m->dwfl, NULL, NULL)) {
 		err = -ENOEXEC;
 		goto out;
 	}
-	/* sym_find_debuginfo() notes in the module that it found a debug file. */
+	/*
+	 * sym_find_debuginfo() notes in the module that it found a debug file; sym_find_elf()
+	 * hands over the Elf of a file read, at dwfl_module_getelf() below.
+	 */
 	dwfl_module_info(m->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
 	if (userdata)
 		*userdata = m;
@@ -483,12 +696,14 @@ static int module_get(struct symbolizer *sym, int pid, const struct proc_map *ma
 			err = -ENOSPC;
 			goto out;
 		}
+		sym->read_bytes -= sym->mods[victim]->read_bytes;
 		module_free(sym->mods[victim]);
 		sym->mods[victim] = sym->mods[--sym->nmods];
 	}
-	err = module_new(pid, map, exe, &m);
+	err = module_new(sym, pid, map, exe, &m);
 	if (err)
 		goto out;
+	sym->read_bytes += m->read_bytes;
 	m->serial = ++sym->next_serial;
 	sym->mods[sym->nmods++] = m;
 out:
@@ -600,6 +815,11 @@ void symbolizer__stats(const struct symbolizer *sym, struct sym_stats *out)
 	out->images = sym->nimages;
 	out->modules = sym->nmods;
 	out->cache_entries = sym->cache_used;
+	out->read_modules = 0;
+	for (size_t i = 0; i < sym->nmods; i++)
+		out->read_modules += sym->mods[i]->read_bytes > 0;
+	out->read_bytes = sym->read_bytes;
+	out->refused = sym->refused;
 }
 
 static bool pid_alive(int pid)

@@ -37,6 +37,9 @@ struct sym_budget {
 /* What the symbolizer holds now, for leaktop's own stats. */
 struct sym_stats {
 	uint64_t images, modules, cache_entries;
+	uint64_t read_modules;		/* modules read, not mapped (a file others may change) */
+	uint64_t read_bytes;		/* what they may read, all together */
+	uint64_t refused;		/* modules not loaded: that would be over the bound */
 };
 
 struct symbolizer *symbolizer__new(void);

@@ -14,7 +14,13 @@
  * fit, the objects used least recently (loaded or asked for) are evicted.  An evicted
  * extent is reused only after the next drain, so a walk that looked its entry up just before
  * the eviction finishes on the rows it found.  Files that could not be opened (the process
- * exited) are not tried again for a while.  Not thread-safe.
+ * exited) are not tried again for a while.
+ *
+ * A table is built in steps (live/cfi.c), one object at a time: a drain goes on with the
+ * object being built, within its budget, and an object not done by then is continued at the
+ * next drain, so no object (a crafted .eh_frame of the traced program's, say) holds the run
+ * loop for longer than a drain's budget.  An object whose build takes CFI_MAX_BUILD_NS of CPU
+ * in all is given up: no table, counted (too_slow).  Not thread-safe.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +46,8 @@
 
 #define UW_RETRY_NS		(10ull * 1000000000)	/* a file that could not be opened */
 #define UW_MAX_FAILED		256
+/* Building a table asked for outside a drain (whole-system attach): this long per call. */
+#define UW_LOAD_STEP_NS		(20ull * 1000000)
 
 extern char **environ;
 
@@ -55,6 +63,14 @@ struct uw_failed {
 	uint64_t until_ns;
 };
 
+/* The table being built across drains. */
+struct uw_pending {
+	struct cfi_build *build;	/* NULL: none */
+	struct lt_unwind_key key;
+	char what[64];
+	uint64_t t0_ns;
+};
+
 struct unwind_store {
 	struct unwind_store_fds fds;
 	struct lt_unwind_row *rows;	/* the rows map, mapped */
@@ -64,6 +80,7 @@ struct unwind_store {
 	struct uw_failed failed[UW_MAX_FAILED];
 	size_t n_failed, next_failed;
 	uint32_t tick;
+	struct uw_pending pending;
 	bool verbose;
 	struct unwind_stats stats;
 };
@@ -231,33 +248,77 @@ static int place(struct unwind_store *u, const struct lt_unwind_key *key,
 	return 0;
 }
 
-/* Build and place the table of the file open at fd, known as key.  Closes fd. */
-static int load_fd(struct unwind_store *u, const struct lt_unwind_key *key, int fd,
-		   const char *what, uint64_t now)
+/* Place what the build of key's table gave (err: its outcome; t: the table when 0). */
+static int finish(struct unwind_store *u, const struct lt_unwind_key *key, const char *what,
+		  int err, struct cfi_table *t, uint64_t t0, uint64_t now)
 {
-	uint64_t t0 = monotonic_ns();
-	struct cfi_table t;
-	int err = cfi__build(fd, &t);
-
-	close(fd);
-	if (err == -ENODATA || err == -ENOEXEC || err == -ENOTSUP || err == -E2BIG ||
-	    err == -EFBIG) {
+	if (err == -ETIME) {
+		u->stats.too_slow++;
+		if (u->verbose)
+			err_line("unwind: %s: no table (reading its CFI took over %llu ms of CPU);"
+				 " frame pointers there", what,
+				 (unsigned long long)(CFI_MAX_BUILD_NS / 1000000));
+		err = place(u, key, NULL, now);
+	} else if (err == -ENODATA || err == -ENOEXEC || err == -ENOTSUP || err == -E2BIG ||
+		   err == -EFBIG) {
 		if (u->verbose)
 			err_line("unwind: %s: no table (%s); frame pointers there", what,
 				 strerror(-err));
 		err = place(u, key, NULL, now);
 	} else if (!err) {
-		err = place(u, key, &t, now);
+		err = place(u, key, t, now);
 		if (err == -ENOSPC) {
 			u->stats.rows_full++;
 			note_failed(u, key, now);
 		} else if (!err && u->verbose) {
-			err_line("unwind: %s: %zu rows (%zu unusable), built in %.1f ms", what, t.n,
-				 t.unusable, (monotonic_ns() - t0) / 1e6);
+			err_line("unwind: %s: %zu rows (%zu unusable, %zu functions cut at %u rows), "
+				 "built in %.1f ms (%.1f ms CPU)", what, t->n, t->unusable,
+				 t->cut_fdes, CFI_MAX_FDE_ROWS, (monotonic_ns() - t0) / 1e6,
+				 t->build_ns / 1e6);
 		}
-		cfi__free(&t);
 	}
+	cfi__free(t);
 	return err;
+}
+
+/*
+ * Build and place the table of the file open at fd, known as key, until deadline_ns; past
+ * it the build is the pending one (there is none: the callers see to that).  Closes fd.
+ */
+static int load_fd(struct unwind_store *u, const struct lt_unwind_key *key, int fd,
+		   const char *what, uint64_t now, uint64_t deadline_ns)
+{
+	uint64_t t0 = monotonic_ns();
+	struct cfi_table t = {};
+	struct cfi_build *b;
+	int err = cfi__start(fd, &b);
+
+	close(fd);
+	if (!err)
+		err = cfi__step(b, deadline_ns, &t);
+	if (err == -EINPROGRESS) {
+		u->pending = (struct uw_pending){ .build = b, .key = *key, .t0_ns = t0 };
+		snprintf(u->pending.what, sizeof(u->pending.what), "%s", what);
+		return 0;
+	}
+	return finish(u, key, what, err, &t, t0, now);
+}
+
+/* Go on with the pending build until deadline_ns.  true: it is done (placed or failed). */
+static bool continue_pending(struct unwind_store *u, uint64_t deadline_ns)
+{
+	struct uw_pending *p = &u->pending;
+	struct cfi_table t = {};
+	int err;
+
+	if (!p->build)
+		return false;
+	err = cfi__step(p->build, deadline_ns, &t);
+	if (err == -EINPROGRESS)
+		return false;
+	p->build = NULL;
+	finish(u, &p->key, p->what, err, &t, p->t0_ns, monotonic_ns());
+	return true;
 }
 
 /* The object key is known (or being loaded)?  Marks it used. */
@@ -269,12 +330,18 @@ static bool known(struct unwind_store *u, const struct lt_unwind_key *key, uint6
 		o->used_ns = now;
 		return true;
 	}
+	if (u->pending.build && same_key(&u->pending.key, key))
+		return true;
 	return failed_lately(u, key, now);
 }
 
-/* Load the object mapped by pid at [start, end) (path: as maps names it, or NULL). */
+/*
+ * Load the object mapped by pid at [start, end) (path: as maps names it, or NULL), its
+ * table built until deadline_ns at most (then pending).  -EBUSY: another build is pending.
+ */
 static int load_mapping(struct unwind_store *u, int pid, uint64_t start, uint64_t end,
-			const char *path, const struct lt_unwind_key *key, uint64_t now)
+			const char *path, const struct lt_unwind_key *key, uint64_t now,
+			uint64_t deadline_ns)
 {
 	const struct file_id want = { .dev = user_dev(key->dev), .ino = key->ino };
 	char what[64];
@@ -282,6 +349,8 @@ static int load_mapping(struct unwind_store *u, int pid, uint64_t start, uint64_
 
 	if (known(u, key, now))
 		return 0;
+	if (u->pending.build)
+		return -EBUSY;
 	err = safe_open__mapped(pid, start, end, path, &want, &fd);
 	if (err) {
 		/*
@@ -295,15 +364,16 @@ static int load_mapping(struct unwind_store *u, int pid, uint64_t start, uint64_
 		return err;
 	}
 	snprintf(what, sizeof(what), "%u:%llx", pid, (unsigned long long)start);
-	return load_fd(u, key, fd, what, now);
+	return load_fd(u, key, fd, what, now, deadline_ns);
 }
 
 int unwind_store__load_mapping(struct unwind_store *u, int pid, uint64_t start, uint64_t end,
 			       const char *path, uint64_t dev, uint64_t ino)
 {
 	struct lt_unwind_key key = { .ino = ino, .dev = kernel_dev(dev) };
+	uint64_t now = monotonic_ns();
 
-	return load_mapping(u, pid, start, end, path, &key, monotonic_ns());
+	return load_mapping(u, pid, start, end, path, &key, now, now + UW_LOAD_STEP_NS);
 }
 
 int unwind_store__load_pid(struct unwind_store *u, int pid)
@@ -320,7 +390,11 @@ int unwind_store__load_pid(struct unwind_store *u, int pid)
 
 		if (!m->executable || !m->ino || m->shared)
 			continue;
-		load_mapping(u, pid, m->start, m->end, m->deleted ? NULL : m->path, &key, now);
+		/* Before the process is traced: each table whole (a pending one first). */
+		while (u->pending.build)
+			continue_pending(u, UINT64_MAX);
+		load_mapping(u, pid, m->start, m->end, m->deleted ? NULL : m->path, &key, now,
+			     UINT64_MAX);
 	}
 	procmaps__free(&maps);
 	return 0;
@@ -346,7 +420,10 @@ static int load_path(struct unwind_store *u, const char *path, uint64_t now)
 		close(fd);
 		return 0;
 	}
-	return load_fd(u, &key, fd, path, now);
+	while (u->pending.build)
+		continue_pending(u, UINT64_MAX);
+	/* A command not started yet: each table whole. */
+	return load_fd(u, &key, fd, path, now, UINT64_MAX);
 }
 
 int unwind_store__load_command(struct unwind_store *u, const char *path)
@@ -369,27 +446,33 @@ int unwind_store__load_command(struct unwind_store *u, const char *path)
 int unwind_store__drain(struct unwind_store *u, uint64_t budget_ns)
 {
 	struct lt_unwind_key keys[LT_MAX_UNWIND_WANTED], cur, next;
-	uint64_t start = monotonic_ns(), now;
+	uint64_t start = monotonic_ns(), deadline = start + budget_ns, now;
 	size_t n = 0;
 	int handled = 0;
 	void *prev = NULL;
 
 	u->tick++;
+	if (u->pending.build) {
+		if (!continue_pending(u, deadline))
+			return 0;
+		handled++;
+	}
 	while (n < LT_MAX_UNWIND_WANTED && !bpf_map_get_next_key(u->fds.wanted, prev, &next)) {
 		keys[n++] = next;
 		cur = next;
 		prev = &cur;
 	}
-	for (size_t i = 0; i < n; i++) {
+	/* One object at least, unless one is still being built: it goes on at the next drain. */
+	for (size_t i = 0; i < n && !u->pending.build; i++) {
 		struct lt_unwind_want w;
 
 		now = monotonic_ns();
-		if (handled && now - start >= budget_ns)
+		if (handled && now >= deadline)
 			break;
 		if (bpf_map_lookup_elem(u->fds.wanted, &keys[i], &w))
 			continue;
 		bpf_map_delete_elem(u->fds.wanted, &keys[i]);
-		load_mapping(u, (int)w.tgid, w.start, w.end, NULL, &keys[i], now);
+		load_mapping(u, (int)w.tgid, w.start, w.end, NULL, &keys[i], now, deadline);
 		handled++;
 	}
 	return handled;
@@ -441,6 +524,7 @@ void unwind_store__free(struct unwind_store *u)
 	if (!u)
 		return;
 	munmap(u->rows, u->map_bytes);
+	cfi__cancel(u->pending.build);
 	free(u->objs);
 	free(u);
 }

@@ -3,7 +3,9 @@
  * ustack.c - unwinding a stopped thread in userspace (see ustack.h).
  *
  * The rows are cfi.c's, one table per object (device and inode as the maps line gives them),
- * built before a stop by ustack__prepare from the file the mapping shows.  A step follows the
+ * built before a stop by ustack__prepare from the file the mapping shows, within the scan's
+ * budget: a table not done by then is continued before the next scan (its object is walked
+ * by frame pointer meanwhile), one that takes CFI_MAX_BUILD_NS in all is given up.  A step follows the
  * row that covers the frame's pc (the return address minus one above the first frame: the
  * call, not what follows it) exactly as the BPF walker does, or the frame pointer where the
  * object has no row.  Every return address must be code of an executable mapping, and every
@@ -24,6 +26,7 @@ struct uobj {
 	uint64_t dev, ino;
 	struct lt_unwind_row *rows;	/* NULL: no table (none to build, or it failed) */
 	size_t n;
+	struct cfi_build *build;	/* its table being built */
 };
 
 struct ustack {
@@ -48,8 +51,10 @@ void ustack__free(struct ustack *u)
 {
 	if (!u)
 		return;
-	for (size_t i = 0; i < u->n_objs; i++)
+	for (size_t i = 0; i < u->n_objs; i++) {
 		free(u->objs[i].rows);
+		cfi__cancel(u->objs[i].build);
+	}
 	free(u);
 }
 
@@ -67,17 +72,38 @@ static bool file_mapping(const struct proc_map *m)
 	return m->executable && m->ino && m->path && m->path[0] != '[';
 }
 
+/* Go on building o's table until deadline_ns; keep it when done and there is room. */
+static void build_step(struct ustack *u, struct uobj *o, uint64_t deadline_ns)
+{
+	struct cfi_table t = {};
+	int err = cfi__step(o->build, deadline_ns, &t);
+
+	if (err == -EINPROGRESS)
+		return;
+	o->build = NULL;
+	if (!err && t.n <= USTACK_MAX_ROWS - u->n_rows) {
+		o->rows = t.rows;
+		o->n = t.n;
+		u->n_rows += t.n;
+		t.rows = NULL;
+	}
+	cfi__free(&t);
+}
+
 size_t ustack__prepare(struct ustack *u, const struct proc_maps *maps, uint64_t budget_ns)
 {
-	uint64_t t0 = monotonic_ns();
+	uint64_t deadline = monotonic_ns() + budget_ns;
 	size_t with_table = 0;
 
-	for (size_t i = 0; i < maps->n && monotonic_ns() - t0 < budget_ns; i++) {
+	/* Tables begun at an earlier scan first. */
+	for (size_t i = 0; i < u->n_objs && monotonic_ns() < deadline; i++)
+		if (u->objs[i].build)
+			build_step(u, &u->objs[i], deadline);
+	for (size_t i = 0; i < maps->n && monotonic_ns() < deadline; i++) {
 		const struct proc_map *m = &maps->v[i];
 		const struct file_id want = { .dev = m->dev, .ino = m->ino };
-		struct cfi_table t = {};
 		struct uobj *o;
-		int fd;
+		int fd, err;
 
 		if (!file_mapping(m) || obj_of(u, m->dev, m->ino) || u->n_objs == USTACK_MAX_OBJECTS)
 			continue;
@@ -85,14 +111,10 @@ size_t ustack__prepare(struct ustack *u, const struct proc_maps *maps, uint64_t 
 		*o = (struct uobj){ .dev = m->dev, .ino = m->ino };
 		if (safe_open__mapped(u->pid, m->start, m->end, m->path, &want, &fd))
 			continue;
-		if (!cfi__build(fd, &t) && t.n <= USTACK_MAX_ROWS - u->n_rows) {
-			o->rows = t.rows;
-			o->n = t.n;
-			u->n_rows += t.n;
-			t.rows = NULL;
-		}
-		cfi__free(&t);
+		err = cfi__start(fd, &o->build);
 		close(fd);
+		if (!err)
+			build_step(u, o, deadline);
 	}
 	for (size_t i = 0; i < u->n_objs; i++)
 		with_table += u->objs[i].rows != NULL;

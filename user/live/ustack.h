@@ -56,7 +56,8 @@ void ustack__free(struct ustack *u);
 /*
  * Build the tables of the executable file mappings in maps that have none yet (opened
  * through /proc/PID/map_files, only when it is the regular file the mapping names), in the
- * order of maps, until budget_ns is spent (a later call goes on).  Call it while the process
+ * order of maps, until budget_ns is spent (a later call goes on, a table cut off halfway
+ * included: no object takes more than the budget; see cfi.h).  Call it while the process
  * runs: the walk of a stopped thread builds no table, so a stop lasts no longer for it.  How
  * many objects have a table now.  (glibc's table takes about 10 ms, LLVM's 200 ms.)
  */

@@ -75,6 +75,7 @@ static void unwind_json(json_t *stats, const struct unwind_stats *u)
 		{ "unwind_rows_full", offsetof(struct unwind_stats, rows_full) },
 		{ "unwind_failed", offsetof(struct unwind_stats, failed) },
 		{ "unwind_gone", offsetof(struct unwind_stats, gone) },
+		{ "unwind_too_slow", offsetof(struct unwind_stats, too_slow) },
 	};
 
 	json_object_set_new(stats, "unwind", json_string(u->cfi ? "cfi" : "fp"));
