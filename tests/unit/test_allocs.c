@@ -2,7 +2,8 @@
 /*
  * test_allocs.c - unit tests of user/live/allocs.c on real processes and Debian's real
  * allocators (installed by make deps): which object a process's malloc binds to, with
- * LD_PRELOAD and without, and what a command will bind before it runs.
+ * LD_PRELOAD and without, what a command will bind before it runs, and what a program held
+ * at exec will bind once ld.so has mapped its libraries.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -10,9 +11,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -181,6 +184,102 @@ static void test_allocs_gone_process_is_esrch(void)
 	allocs__free(a);
 }
 
+/*
+ * Start /bin/sleep under PTRACE_TRACEME with env_extra in its environment: it stops at exec
+ * (SIGTRAP) before its first instruction, only the program and ld.so mapped, as leaktop's
+ * exec stop holds a process.  -1 on failure.
+ */
+static pid_t start_held(char *env_extra)
+{
+	char *argv[] = { "/bin/sleep", "30", NULL };
+	char *envp[64];
+	size_t n = 0;
+	int status;
+	pid_t pid;
+
+	for (char **e = environ; *e && n < 62; e++)
+		if (strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "LD_LIBRARY_PATH=", 16))
+			envp[n++] = *e;
+	if (env_extra)
+		envp[n++] = env_extra;
+	envp[n] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execve(argv[0], argv, envp);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
+		return -1;
+	return pid;
+}
+
+static void test_allocs_exec_held_preload_by_path_predicted(void)
+{
+	struct allocs *a;
+	struct alloc_obj objs[8];
+	bool env_set = false;
+	size_t n = 0;
+	pid_t pid;
+	int err;
+
+	CHECK_EQ_INT(allocs__new(&a), 0);
+	pid = start_held("LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4");
+	CHECK(pid > 0);
+	err = allocs__of_exec(a, pid, objs, 8, &n, &env_set);
+	stop_sleeper(pid);
+	allocs__free(a);
+	CHECK_EQ_INT(err, 0);
+	CHECK(env_set);
+	/* Not mapped yet: found from the program's files and its environment. */
+	CHECK_EQ_INT(n, 1);
+	CHECK(objs[0].bound);
+	CHECK_EQ_STR(objs[0].kind, "tcmalloc");
+	CHECK_EQ_STR(base(objs[0].ref.path), "libtcmalloc_minimal.so.4");
+}
+
+static void test_allocs_exec_held_plain_program_binds_glibc(void)
+{
+	struct allocs *a;
+	struct alloc_obj objs[8];
+	bool env_set = true;
+	size_t n = 0;
+	pid_t pid;
+	int err;
+
+	CHECK_EQ_INT(allocs__new(&a), 0);
+	pid = start_held(NULL);
+	CHECK(pid > 0);
+	err = allocs__of_exec(a, pid, objs, 8, &n, &env_set);
+	stop_sleeper(pid);
+	allocs__free(a);
+	CHECK_EQ_INT(err, 0);
+	CHECK(!env_set);
+	CHECK_EQ_INT(n, 1);
+	CHECK(objs[0].bound);
+	CHECK_EQ_STR(objs[0].kind, "glibc");
+	CHECK_EQ_STR(base(objs[0].ref.path), "libc.so.6");
+}
+
+/* maps lists the file the preload's symbolic link leads to (...so.4.5.10): still bound. */
+static void test_allocs_preload_by_symlink_path_binds(void)
+{
+	struct allocs *a;
+	char module[PATH_MAX];
+	const char *kind = NULL;
+	pid_t pid;
+	int err;
+
+	CHECK_EQ_INT(allocs__new(&a), 0);
+	pid = start_sleeper("LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4");
+	CHECK(pid > 0);
+	err = allocs__bound_of_pid(a, pid, module, sizeof(module), &kind);
+	stop_sleeper(pid);
+	allocs__free(a);
+	CHECK_EQ_INT(err, 0);
+	CHECK_EQ_STR(kind, "tcmalloc");
+}
+
 int main(void)
 {
 	RUN(test_allocs_plain_program_binds_glibc);
@@ -189,5 +288,8 @@ int main(void)
 	RUN(test_allocs_command_linked_with_jemalloc_is_predicted);
 	RUN(test_allocs_command_that_is_missing_is_an_error);
 	RUN(test_allocs_gone_process_is_esrch);
+	RUN(test_allocs_exec_held_preload_by_path_predicted);
+	RUN(test_allocs_exec_held_plain_program_binds_glibc);
+	RUN(test_allocs_preload_by_symlink_path_binds);
 	CHECK_EXIT();
 }

@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -152,21 +154,57 @@ static void release_held(int fd)
 	}
 }
 
+/* Release the processes of the exec_stopped map (fd) held since before cutoff_ns. */
+static void release_older(int fd, uint64_t cutoff_ns)
+{
+	static uint32_t keys[LT_MAX_EXEC_STOPPED];
+	union bpf_attr attr;
+	size_t n = 0;
+
+	/* The keys first: deleting while walking would restart the walk. */
+	while (n < LT_MAX_EXEC_STOPPED) {
+		memset(&attr, 0, sizeof(attr));
+		attr.map_fd = fd;
+		attr.key = n ? (uint64_t)(uintptr_t)&keys[n - 1] : 0;
+		attr.next_key = (uint64_t)(uintptr_t)&keys[n];
+		if (syscall(SYS_bpf, BPF_MAP_GET_NEXT_KEY, &attr, sizeof(attr)))
+			break;
+		n++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t since;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.map_fd = fd;
+		attr.key = (uint64_t)(uintptr_t)&keys[i];
+		attr.value = (uint64_t)(uintptr_t)&since;
+		if (syscall(SYS_bpf, BPF_MAP_LOOKUP_ELEM, &attr, sizeof(attr)) || since >= cutoff_ns)
+			continue;
+		kill((pid_t)keys[i], SIGCONT);
+		attr.value = 0;
+		syscall(SYS_bpf, BPF_MAP_DELETE_ELEM, &attr, sizeof(attr));
+	}
+}
+
 /*
  * The guard of the exec stops: a child that holds the map of held processes and one end of
- * a pipe, and waits.  When leaktop's end closes, however leaktop ended (SIGKILL, a crash
- * no handler saw), it releases every process still held and exits.  It keeps no other
+ * a pipe.  Every GUARD_TICK_MS it releases a process held longer than EXEC_HOLD_MAX_MS
+ * (leaktop stopped, or stalled: the program runs, its first allocations unseen, rather than
+ * wait for it); when leaktop's end closes, however leaktop ended (SIGKILL, a crash no
+ * handler saw), it releases every process still held and exits.  It keeps no other
  * descriptor (a probe's link it held would outlive leaktop), ignores the terminal's
  * signals, and does nothing that is not async-signal-safe.  The write end, close-on-exec,
  * into *write_fd; 0 or -errno.
  */
+#define GUARD_TICK_MS		100
+#define EXEC_HOLD_MAX_MS	1000
+
 static int start_guard(int map_fd, int *write_fd)
 {
 	static const int ignored[] = { SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGTSTP, SIGTTIN,
 				       SIGTTOU, SIGPIPE, SIGUSR1, SIGUSR2 };
 	int p[2];
 	pid_t pid;
-	char c;
 
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
@@ -188,8 +226,17 @@ static int start_guard(int map_fd, int *write_fd)
 	if (dup2(map_fd, 100) < 0 || dup2(p[0], 101) < 0 || dup2(100, 3) < 0 || dup2(101, 4) < 0)
 		_exit(1);
 	syscall(SYS_close_range, 5, ~0U, 0);
-	while (read(4, &c, 1) < 0 && errno == EINTR)
-		;
+	for (;;) {
+		struct pollfd pfd = { .fd = 4, .events = POLLIN };
+		struct timespec ts;
+		int r = poll(&pfd, 1, GUARD_TICK_MS);
+
+		if (r > 0 || (r < 0 && errno != EINTR))
+			break;		/* leaktop's end closed: it is gone, or done */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		release_older(3, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec -
+				 EXEC_HOLD_MAX_MS * 1000000ull);
+	}
 	release_held(3);
 	_exit(0);
 }
