@@ -35,6 +35,12 @@ attacker_copy() {
 TR=$E2E_TMP/truncate
 TR_PID="" TR_T=""
 
+f_b_named_or_lt_gone() {
+	! kill -0 "$LT_PID" 2>/dev/null ||
+		json_true "$TR/snap.json" '[procs($pid) | sites_at("f_b")] | length > 0' \
+			--argjson pid "$TR_PID"
+}
+
 run_truncate() {
 	local d
 	attacker_dir truncate-lib || return 1
@@ -57,9 +63,10 @@ run_truncate() {
 	# f_b's site, made just before the truncation: leaktop looked its frames up in the
 	# emptied file.  (A whole-system --exact run on a busy machine defers new sites' lookups
 	# for a while: a longer bound for this one.)
-	WAIT_LIMIT=$((3 * WAIT_S)) wait_until "a snapshot with the f_b site" json_true \
-		"$TR/snap.json" '[procs($pid) | sites_at("f_b")] | length > 0' \
-		--argjson pid "$TR_PID" || return 1
+	WAIT_LIMIT=$((3 * WAIT_S)) wait_until "a snapshot with the f_b site" f_b_named_or_lt_gone ||
+		return 1
+	kill -0 "$LT_PID" 2>/dev/null ||
+		fail_because "leaktop died after the truncation: $(tail -n 3 "$TR/err")" || return 1
 	cp "$TR/snap.json" "$TR/after.json"
 	touch "$d/quit"
 }
