@@ -89,6 +89,10 @@ int scanmaps__prepare(int pid, struct scanmaps *out, char *msg, size_t msg_len)
 
 	memset(out, 0, sizeof(*out));
 	err = procmaps__smaps_text(pid, &text);
+	if (err == -ENOENT || err == -ESRCH) {
+		snprintf(msg, msg_len, "process %d does not exist", pid);
+		return -ESRCH;
+	}
 	if (!err && procmaps__smaps_uffd(text, &at) > 0) {
 		snprintf(msg, msg_len, "process %d has memory registered with userfaultfd (at 0x%"
 			 PRIx64 "), which a scan cannot read without waiting for a thread it stopped",
