@@ -22,6 +22,7 @@
 #include "util/clock.h"
 #include "live/collector.h"
 #include "live/procmaps.h"
+#include "live/mounts.h"
 #include "live/ptrace_stop.h"
 #include "live/scanner.h"
 
@@ -81,7 +82,8 @@ static int copy_process(const struct ptrace_stop *ps, unsigned int max_ms,
 			void *buf;
 			int err;
 
-			if (skip_mapping(pm))
+			/* A file on FUSE or NFS: an untouched page is read from the daemon. */
+			if (skip_mapping(pm) || mounts__map_refused(ps->pid, pm))
 				continue;
 			/* A thread stack: what lies below the stack pointer is dead. */
 			for (size_t t = 0; t < ps->n; t++) {

@@ -34,6 +34,7 @@
 #include "bpf/watch.h"
 #include "live/collector.h"
 #include "live/loader.h"
+#include "live/mounts.h"
 #include "live/procmaps.h"
 #include "live/ptrace_stop.h"
 #include "live/ustack.h"
@@ -523,7 +524,7 @@ static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f,
 		const struct proc_map *pm = &maps.v[m];
 		uint64_t lo = pm->start;
 
-		if (skip_mapping(pm))
+		if (skip_mapping(pm) || mounts__map_refused(w->cfg.pid, pm))
 			continue;
 		for (size_t t = 0; t < ps.n; t++) {
 			uint64_t sp = ps.threads[t].regs.rsp & ~7ull;
