@@ -215,6 +215,13 @@ $(OUT)/tests/progs/unwind_chain_fp: tests/progs/unwind_chain.c $(wildcard tests/
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_FLAGS) -Wall -o $@ $< -lpthread
 
+# The FUSE file system of tests/e2e/hostile_fuse.sh (libfuse3).
+$(OUT)/tests/progs/stall_fs: tests/progs/stall_fs.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_FLAGS) -Wall $$(pkg-config --cflags fuse3) -o $@ $< \
+		$$(pkg-config --libs fuse3)
+
 # tests/e2e/allocators.sh: the same programs linked with Debian's jemalloc, and statically.
 $(OUT)/tests/progs/alloc_any_je: tests/progs/alloc_any.c $(wildcard tests/progs/*.h)
 	$(call msg,CC,$@)

@@ -268,16 +268,17 @@ static void facts_resolve(const struct allocs *a, struct proc_objs *po)
 static int proc_objs_read(struct allocs *a, int pid, struct proc_objs *po)
 {
 	struct proc_maps maps = { 0 };
-	struct stat exe_st;
+	struct file_id exe_id;
 	char exe_path[64];
 	bool exe_known;
 	int err;
 
 	po->n = po->exe = 0;
 	snprintf(exe_path, sizeof(exe_path), "/proc/%d/exe", pid);
-	exe_known = !stat(exe_path, &exe_st);
+	/* From the inode: a program on FUSE must not make this ask its daemon. */
+	exe_known = !safe_open__link_id(exe_path, &exe_id, NULL);
 	/* leaktop's own fork before it execs CMD: nothing to learn (its malloc is leaktop's). */
-	if (exe_known && exe_st.st_dev == a->self_dev && exe_st.st_ino == a->self_ino)
+	if (exe_known && exe_id.dev == a->self_dev && exe_id.ino == a->self_ino)
 		return -EAGAIN;
 	err = procmaps__read(pid, &maps);
 	if (err)
@@ -294,7 +295,7 @@ static int proc_objs_read(struct allocs *a, int pid, struct proc_objs *po)
 			continue;
 		libcs__ref_of_map(pid, m, &po->ref[po->n]);
 		facts_of(a, &po->ref[po->n], true);
-		if (exe_known && m->ino == exe_st.st_ino)
+		if (exe_known && m->ino == exe_id.ino)
 			po->exe = po->n;
 		po->n++;
 	}

@@ -23,6 +23,7 @@
 #include "live/fdcensus.h"
 #include "live/fdsys.h"
 #include "live/procfs.h"
+#include "live/safe_open.h"
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -155,7 +156,7 @@ static int census_one(struct collector *c, const struct sample *s, uint32_t pid,
 		const struct sample_fd *r = &s->fds[i];
 		char link[128], target[96] = "";
 		struct fd_seen *f;
-		struct stat st;
+		mode_t mode;
 		uint64_t *v;
 		ssize_t ln;
 
@@ -196,7 +197,9 @@ static int census_one(struct collector *c, const struct sample *s, uint32_t pid,
 		ln = readlink(link, target, sizeof(target) - 1);
 		target[ln > 0 ? ln : 0] = '\0';
 		f->type = fdsys__classify(target);
-		if (f->type == FD_FILE && !stat(link, &st) && S_ISDIR(st.st_mode))
+		/* The type from the inode: stat would ask a FUSE daemon, which may never answer. */
+		if (f->type == FD_FILE && !safe_open__link_id(link, NULL, &mode) &&
+		    mode == S_IFDIR)
 			f->type = FD_DIR;
 		snprintf(f->target, sizeof(f->target), "%s", target);
 		if (f->type == FD_SOCKET) {

@@ -31,10 +31,11 @@ enum safe_how {
 /*
  * Open dirfd/path read-only into *fd (O_NONBLOCK, O_NOCTTY, O_CLOEXEC).  The name is first
  * resolved O_PATH, which opens nothing; only a regular file with identity *want (NULL: any
- * regular file) is then opened, through /proc/self/fd.  Returns 0; -EINVAL when the name
+ * regular file) on a file system leaktop may ask (live/mounts.h: not FUSE, not a network
+ * file system) is then opened, through /proc/self/fd.  Returns 0; -EINVAL when the name
  * leads to something other than a regular file (FIFO, device, directory, symbolic link),
- * -ESTALE when to another file than *want; -errno otherwise (-ENOENT: nothing there).  *fd
- * is -1 on failure.
+ * -ESTALE when to another file than *want, -EREMOTE when to (or through) a file system
+ * leaktop does not touch; -errno otherwise (-ENOENT: nothing there).  *fd is -1 on failure.
  */
 int safe_open(int dirfd, const char *path, enum safe_how how, const struct file_id *want,
 	      int *fd);
@@ -47,6 +48,13 @@ int safe_open__in_root(int pid, const char *path, const struct file_id *want, in
  */
 int safe_open__mapped(int pid, uint64_t start, uint64_t end, const char *path,
 		      const struct file_id *want, int *fd);
+/*
+ * The identity and file type of what a procfs link of another process (/proc/PID/exe,
+ * /proc/PID/fd/N) leads to, from the kernel's inode alone: statx with AT_STATX_DONT_SYNC,
+ * which FUSE and the network file systems answer from their caches without asking the
+ * daemon or server (the type, device and inode of an inode never change).  0 or -errno.
+ */
+int safe_open__link_id(const char *link, struct file_id *id, mode_t *mode);
 /*
  * Is st a regular file with identity *want?  The inode must match; the device too, except
  * on overlayfs (fd's file system), whose files some kernels list in maps with the device of

@@ -24,6 +24,7 @@
 #include "util/clock.h"
 #include "live/collector.h"
 #include "live/procmaps.h"
+#include "live/mounts.h"
 #include "live/ptrace_stop.h"
 #include "live/scanmaps.h"
 #include "live/scanner.h"
@@ -73,8 +74,12 @@ static int copy_process(const struct ptrace_stop *ps, unsigned int max_ms,
 			void *buf;
 			int err;
 
-			/* Never touched (smaps before the stop): zeros, not read. */
-			if (scanmaps__skip(pm) || scanmaps__untouched(touch, pm))
+			/*
+			 * Never touched (smaps before the stop): zeros, not read.  A file on FUSE
+			 * or NFS: an untouched page would be read from the daemon.
+			 */
+			if (scanmaps__skip(pm) || scanmaps__untouched(touch, pm) ||
+			    mounts__map_refused(ps->pid, pm))
 				continue;
 			/* A thread stack: what lies below the stack pointer is dead. */
 			for (size_t t = 0; t < ps->n; t++) {

@@ -333,17 +333,18 @@ static void note_short_lived(struct tracker *t, struct image *im, const struct l
 /*
  * Does /proc/PID/exe still name the program this exec event loaded?  Compared by identity:
  * the event's file name is the process's, and may lead elsewhere here (never looked up).
+ * The identity comes from the inode, without asking its file system (a program on a FUSE
+ * file system whose daemon stopped answering would hold leaktop here).
  */
 static bool still_this_exe(const struct lt_event *ev)
 {
-	struct file_id id = exec_file_id(ev);
+	struct file_id want = exec_file_id(ev), id;
 	char link[64];
-	struct stat st;
 
 	snprintf(link, sizeof(link), "/proc/%u/exe", ev->tgid);
-	if (stat(link, &st))
+	if (safe_open__link_id(link, &id, NULL))
 		return false;		/* gone: its maps are gone too */
-	return (uint64_t)st.st_ino == id.ino && (uint64_t)st.st_dev == id.dev;
+	return id.ino == want.ino && id.dev == want.dev;
 }
 
 void tracker__on_event(struct tracker *t, const struct lt_event *ev)

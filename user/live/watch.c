@@ -35,6 +35,7 @@
 #include "core/scan.h"
 #include "live/collector.h"
 #include "live/loader.h"
+#include "live/mounts.h"
 #include "live/procmaps.h"
 #include "live/ptrace_stop.h"
 #include "live/scanmaps.h"
@@ -584,7 +585,8 @@ static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f,
 		const struct proc_map *pm = &maps.v[m];
 		uint64_t lo = read_from(&ps, pm);
 
-		if (scanmaps__skip(pm) || scanmaps__untouched(&touch, pm))
+		if (scanmaps__skip(pm) || scanmaps__untouched(&touch, pm) ||
+		    mounts__map_refused(w->cfg.pid, pm))
 			continue;
 		for (uint64_t at = lo; !err && at < pm->end; at += PTRACE_STOP_CHUNK) {
 			size_t len = pm->end - at < PTRACE_STOP_CHUNK ? pm->end - at : PTRACE_STOP_CHUNK;
