@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * map_hold.c - holds a file open and mapped, for tests/e2e/hostile_fuse.sh: leaks 3 x 77
- * bytes in hold_leak(), opens FILE (the descriptor kept), maps it MAP_PRIVATE read-write
- * without touching a page (a scan that reads it faults the pages in from FILE's file
- * system), then creates DIR/ready (holding its pid) and waits until killed (at most 180 s).
+ * map_hold.c - holds a file open and mapped, for tests/e2e/hostile_fuse.sh: opens FILE (the
+ * descriptor kept), maps it MAP_PRIVATE read-write without touching a page (a scan that
+ * reads it faults the pages in from FILE's file system), creates DIR/ready (holding its
+ * pid), then leaks 3 x 77 bytes in hold_leak() every 100 ms (so a tracer that comes later
+ * has blocks allocated while it traces) until killed, at most 180 s.
  *
  *	map_hold FILE DIR
  */
@@ -33,7 +34,6 @@ int main(int argc, char **argv)
 
 	if (argc != 3)
 		return 2;
-	hold_leak();
 	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 1;
@@ -48,7 +48,9 @@ int main(int argc, char **argv)
 	if (write(out, pid, strlen(pid)) < 0)
 		return 1;
 	close(out);
-	for (int i = 0; i < 180; i++)
-		sleep(1);
+	for (int i = 0; i < 1800; i++) {
+		hold_leak();
+		usleep(100000);
+	}
 	return 3;
 }
