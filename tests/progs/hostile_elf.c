@@ -6,10 +6,11 @@
  * the attacker's directory, tests/unit/test_symbolize next to itself).
  *
  * Usage: hostile_elf truncate DIR LIB
- *   dlopen LIB, create DIR/ready; leak 64 B from f_a() every 50 ms until DIR/go exists; then leak 96 B from
- *   f_b() once (a new site whose frames are in LIB), truncate LIB to 0 bytes at once and
- *   create DIR/truncated; then leak 32 B from main_after() every 50 ms until DIR/quit
- *   exists (never calling into LIB again: its pages are gone).
+ *   dlopen LIB, create DIR/ready; open /dev/null from f_a() every 50 ms (closed again at
+ *   once) until DIR/go exists; then open it once from f_b() (a new fd site whose frames are
+ *   in LIB; kept open), truncate LIB to 0 bytes at once and create DIR/truncated; then leak
+ *   32 B from main_after() every 50 ms until DIR/quit exists (never calling into LIB again:
+ *   its pages are gone).  fd sites, which whole-system mode traces without --exact.
  * Usage: hostile_elf huge DIR LIB
  *   dlopen LIB (tests/progs/huge_fde.S) and create DIR/ready; then, until DIR/quit exists,
  *   open /dev/null every 50 ms from a function called by huge_fde_call() (the descriptor is
@@ -29,14 +30,14 @@
 
 #ifdef HOSTILE_LIB
 
-NOINLINE void *f_a(void)
+NOINLINE int f_a(void)
 {
-	return malloc(64);	/* LEAK:f_a */
+	return open("/dev/null", O_RDONLY);	/* LEAK:f_a */
 }
 
-NOINLINE void *f_b(void)
+NOINLINE int f_b(void)
 {
-	return malloc(96);	/* LEAK:f_b */
+	return open("/dev/null", O_RDONLY);	/* LEAK:f_b */
 }
 
 #else
@@ -98,7 +99,7 @@ static void open_null(void)
 
 int main(int argc, char **argv)
 {
-	void *(*f_a)(void), *(*f_b)(void);
+	int (*f_a)(void), (*f_b)(void), fd;
 	void (*call)(void (*)(void));
 	const char *dir, *lib;
 	int ticks = 0;
@@ -125,16 +126,19 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	f_a = (void *(*)(void))dlsym(h, "f_a");
-	f_b = (void *(*)(void))dlsym(h, "f_b");
+	f_a = (int (*)(void))dlsym(h, "f_a");
+	f_b = (int (*)(void))dlsym(h, "f_b");
 	if (!f_a || !f_b)
 		return 2;
 	create(dir, "ready");
 	while (!exists(dir, "go")) {
-		sink = f_a();
+		fd = f_a();
+		if (fd >= 0)
+			close(fd);
 		nap_50ms(&ticks);
 	}
-	sink = f_b();
+	if (f_b() < 0)
+		return 2;
 	if (truncate(lib, 0))
 		return 2;
 	create(dir, "truncated");
