@@ -87,6 +87,14 @@ test_fuse_stall_whole_system_keeps_sampling_and_one_sigint_ends_it() {
 	hostile_survived "$FU" "$T_ATTACK" 'stall_fs|fuse|mnt/'
 }
 
+# What was left unread is counted, not hidden: the waiter's program lives on the FUSE mount.
+test_fuse_files_left_unread_are_counted_in_stats() {
+	fa || return 1
+	wait_until "stats.files_refused_fs > 0 in $FU/snap.json" json_true "$FU/snap.json" \
+		'.stats.files_refused_fs > 0' ||
+		fail_because "stats.files_refused_fs: $(jqc "$FU/snap.json" .stats.files_refused_fs)"
+}
+
 test_fuse_stall_does_not_hold_pid_mode() {
 	fa || return 1
 	lt_fg "$FU/p.out" "$FU/p.err" -p "$HOLD_PID" -q -i "$INTERVAL" -d 1 -j "$FU/p.json"

@@ -479,6 +479,50 @@ static void test_safe_open_nofollow_refuses_a_symlink_follow_checks_its_target(v
 	close(fd);
 }
 
+/*
+ * A name not all in the dentry cache is looked up with the kernel following no link: safe_open
+ * reads each link and checks the name it leads to.  Dropping the dentry cache forces that
+ * path: a chain of a relative and an absolute link still reaches its file, a loop ends.
+ */
+static void test_safe_open_follows_links_by_hand_outside_the_dentry_cache(void)
+{
+	char target[PATH_MAX], sub[PATH_MAX], l1[PATH_MAX], l2[PATH_MAX + 8], abs_[PATH_MAX];
+	char loop[PATH_MAX];
+	struct file_id id;
+	struct stat st;
+	int fd, dc;
+
+	snprintf(target, sizeof(target), "%s/chain_target", dir);
+	snprintf(sub, sizeof(sub), "%s/chain_sub", dir);
+	snprintf(l1, sizeof(l1), "%s/chain_l1", dir);
+	snprintf(l2, sizeof(l2), "%s/l2", sub);
+	snprintf(abs_, sizeof(abs_), "%s/chain_abs", dir);
+	snprintf(loop, sizeof(loop), "%s/chain_loop", dir);
+	fd = open(target, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK(fd >= 0);
+	CHECK_EQ_INT(fstat(fd, &st), 0);
+	close(fd);
+	CHECK_EQ_INT(mkdir(sub, 0700), 0);
+	CHECK_EQ_INT(symlink("chain_sub/l2", l1), 0);		/* relative, to a link */
+	CHECK_EQ_INT(symlink("../chain_target", l2), 0);	/* relative, with .. */
+	CHECK_EQ_INT(symlink(l1, abs_), 0);			/* absolute */
+	CHECK_EQ_INT(symlink("chain_loop", loop), 0);
+	id = (struct file_id){ .dev = st.st_dev, .ino = st.st_ino };
+	sync();
+	dc = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	CHECK(dc >= 0);
+	CHECK_EQ_INT(write(dc, "2", 1), 1);
+	close(dc);
+	fd = -1;
+	CHECK_EQ_INT(safe_open(AT_FDCWD, abs_, SAFE_FOLLOW, &id, &fd), 0);
+	CHECK(fd >= 0);
+	close(fd);
+	fd = -1;
+	CHECK_EQ_INT(safe_open(AT_FDCWD, abs_, SAFE_NOFOLLOW, &id, &fd), -EINVAL);
+	CHECK_EQ_INT(safe_open(AT_FDCWD, loop, SAFE_FOLLOW, NULL, &fd), -ELOOP);
+	CHECK_EQ_INT(fd, -1);
+}
+
 static void test_safe_open_refuses_another_inode(void)
 {
 	char path[PATH_MAX];
@@ -535,6 +579,7 @@ int main(void)
 	RUN(test_safe_open_refuses_a_fifo_without_blocking);
 	RUN(test_safe_open_refuses_a_device_unopened);
 	RUN(test_safe_open_nofollow_refuses_a_symlink_follow_checks_its_target);
+	RUN(test_safe_open_follows_links_by_hand_outside_the_dentry_cache);
 	RUN(test_safe_open_refuses_another_inode);
 	RUN(test_safe_open_in_root_never_leaves_the_root);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

@@ -40,6 +40,7 @@
 #include "cli/lastref_cmd.h"
 #include "live/allocs.h"
 #include "live/libcs.h"
+#include "live/mounts.h"
 #include "live/loader.h"
 #include "core/model.h"
 #include "live/procfs.h"
@@ -756,6 +757,7 @@ static int collect(struct run *r, bool scan_due, bool final)
 	}
 	s->probes_attached = loader__probe_count(r->ld);
 	s->libcs_refused = loader__libcs_refused(r->ld);
+	s->files_refused_fs = mounts__refused_count();
 	{
 		struct allocs_stats as;
 

@@ -893,6 +893,7 @@ int model__apply(struct model *m, const struct sample *s)
 	memcpy(m->counters, s->counters, sizeof(m->counters));
 	m->probes_attached = s->probes_attached;
 	m->libcs_refused = s->libcs_refused;
+	m->files_refused_fs = s->files_refused_fs;
 	m->alloc_unreadable = s->alloc_unreadable;
 	m->alloc_scan_pending = s->alloc_scan_pending;
 	m->unwind = s->unwind;

@@ -164,6 +164,7 @@ struct model {
 	uint64_t counters[LT_CNT__COUNT];
 	size_t probes_attached;
 	size_t libcs_refused;		/* libcs not probed: not the file their process maps */
+	uint64_t files_refused_fs;	/* files left unread: FUSE, network file systems */
 	uint64_t alloc_unreadable;	/* files whose allocator could not be looked for */
 	uint64_t alloc_scan_pending;	/* whole system: mappings the last scan left for later */
 	char heap_attach[8];		/* "system", "tree", "pid"; "": unknown */

@@ -200,6 +200,8 @@ struct sample {
 	uint64_t counters[LT_CNT__COUNT];
 	size_t probes_attached;
 	size_t libcs_refused;		/* libcs not probed: not the file their process maps */
+	uint64_t files_refused_fs;	/* traced processes' files left unread: on FUSE or a
+					 * network file system (live/mounts.c) */
 	uint64_t alloc_unreadable;	/* files whose allocator could not be looked for */
 	uint32_t alloc_scan_pending;	/* whole system: mappings the last scan left for later */
 	const char *heap_attach;	/* "system", "tree", "pid"; NULL: no allocator probe */

@@ -10,12 +10,14 @@
  * The name's lookup itself could ask a FUSE daemon (a directory entry whose time ran out).
  * So a name is first looked up in the dentry cache only (RESOLVE_CACHED: no file system is
  * asked); only when that cannot be done is it looked up for real, and then only when no
- * refused file system is mounted on its way, with no symbolic link followed (which could
- * lead anywhere).  Names under leaktop's /proc are procfs's: its magic links lead to the
- * file with no lookup on the file's file system.
+ * refused file system is mounted on its way; the kernel follows no symbolic link then (one
+ * could lead anywhere): leaktop reads each link and checks the name it leads to first.
+ * Names under leaktop's /proc are procfs's: its magic links lead to the file with no lookup
+ * on the file's file system.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,13 +89,130 @@ static int proc_pid_of(const char *path)
 }
 
 /*
+ * Make path (absolute) plain in place: no "." or "..", no repeated "/".  Lexical, so only
+ * right for a name with no symbolic link on its way, as a name with one is never
+ * looked up here.  0, or -ENAMETOOLONG.
+ */
+static int plain_name(char *path, size_t size)
+{
+	char out[PATH_MAX];
+	size_t n = 0;
+	const char *p = path;
+
+	while (*p) {
+		const char *c;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		c = p;
+		while (*p && *p != '/')
+			p++;
+		len = (size_t)(p - c);
+		if (!len || (len == 1 && c[0] == '.'))
+			continue;
+		if (len == 2 && c[0] == '.' && c[1] == '.') {
+			while (n && out[n - 1] != '/')
+				n--;
+			if (n)
+				n--;
+			continue;
+		}
+		if (n + 1 + len >= sizeof(out))
+			return -ENAMETOOLONG;
+		out[n++] = '/';
+		memcpy(out + n, c, len);
+		n += len;
+	}
+	if (!n)
+		out[n++] = '/';
+	out[n] = '\0';
+	if (n >= size)
+		return -ENAMETOOLONG;
+	memcpy(path, out, n + 1);
+	return 0;
+}
+
+/* A plain name of the frame as the *at calls take it: relative to a process's root. */
+static const char *at_name(const char *name, bool in_root)
+{
+	return !in_root ? name : name[1] ? name + 1 : ".";
+}
+
+/*
+ * The real lookup of a plain absolute name, in leaktop's namespace (dirfd AT_FDCWD) or
+ * inside a process's root (dirfd, in_root), following symbolic links by hand: each name
+ * looked up (the given one, then what each link leads to) is checked first for a refused
+ * file system on its way and looked up with no link followed by the kernel; a link found
+ * on the way is read (readlink of the prefix up to it, whose components are no links) and
+ * the name built anew.  At most 40 links, as the kernel.  fd, or -errno.
+ */
+static int lookup_by_hand(int pid, int dirfd, bool in_root, const char *path,
+			  struct open_how oh)
+{
+	char name[PATH_MAX], prefix[PATH_MAX], target[PATH_MAX];
+	int links = 0;
+
+	if (snprintf(name, sizeof(name), "%s", path) >= (int)sizeof(name))
+		return -ENAMETOOLONG;
+	oh.resolve |= RESOLVE_NO_SYMLINKS;
+	for (;;) {
+		size_t i, dir;
+		int fd, err;
+
+		err = plain_name(name, sizeof(name));
+		if (err)
+			return err;
+		if (mounts__check_path(pid, name) == -EREMOTE)
+			return -EREMOTE;
+		/* (O_PATH | O_NOFOLLOW still opens a last component that is a link.) */
+		fd = syscall(SYS_openat2, dirfd, at_name(name, in_root), &oh, sizeof(oh));
+		if (fd >= 0 || errno != ELOOP)
+			return fd >= 0 ? fd : -errno;
+		/* The first component that is a link: every prefix before it is none. */
+		for (i = 1;; i++) {
+			ssize_t len;
+
+			if (name[i] != '/' && name[i] != '\0')
+				continue;
+			memcpy(prefix, name, i);
+			prefix[i] = '\0';
+			len = readlinkat(dirfd, at_name(prefix, in_root), target,
+					 sizeof(target) - 1);
+			if (len >= 0) {
+				target[len] = '\0';
+				break;
+			}
+			if (errno != EINVAL)
+				return -errno;
+			if (name[i] == '\0')
+				return -ELOOP;
+		}
+		if (++links > 40)
+			return -ELOOP;
+		/* The target, then the rest of the name; a relative one from the link's dir. */
+		dir = 0;
+		if (target[0] != '/') {
+			dir = i;
+			while (dir > 0 && name[dir - 1] != '/')
+				dir--;
+		}
+		if (snprintf(prefix, sizeof(prefix), "%.*s%s%s", (int)dir, name, target,
+			     name + i) >= (int)sizeof(prefix))
+			return -ENAMETOOLONG;
+		memcpy(name, prefix, sizeof(name));
+	}
+}
+
+/*
  * Resolve dirfd/path O_PATH the way how says without waiting on a refused file system;
  * pid's namespace and root are the name's frame (0: leaktop's).  fd, or -errno.
  */
 static int resolve(int pid, int dirfd, const char *path, struct open_how oh)
 {
 	struct open_how cached = oh;
-	int fd, err;
+	char in_root[PATH_MAX];
+	int fd;
 
 	if (dirfd == AT_FDCWD && !strncmp(path, "/proc/", 6))
 		goto lookup;
@@ -102,13 +221,16 @@ static int resolve(int pid, int dirfd, const char *path, struct open_how oh)
 	/* EAGAIN: not all in the cache; EINVAL: a kernel before 5.12; ENOSYS: before 5.6. */
 	if (fd >= 0 || (errno != EAGAIN && errno != EINVAL && errno != ENOSYS))
 		return fd >= 0 ? fd : -errno;
-	/* Another directory of the caller's is the caller's to trust. */
-	if (dirfd == AT_FDCWD || (oh.resolve & RESOLVE_IN_ROOT)) {
-		err = mounts__check_path(pid, path);
-		if (err)
-			return -EREMOTE;
-		oh.resolve |= RESOLVE_NO_SYMLINKS;
+	/* A name of leaktop's namespace: links followed by hand, each name checked. */
+	if (dirfd == AT_FDCWD && path[0] == '/')
+		return lookup_by_hand(pid, AT_FDCWD, false, path, oh);
+	/* A name inside a process's root: the same, in its root. */
+	if (oh.resolve & RESOLVE_IN_ROOT) {
+		if (snprintf(in_root, sizeof(in_root), "/%s", path) >= (int)sizeof(in_root))
+			return -ENAMETOOLONG;
+		return lookup_by_hand(pid, dirfd, true, in_root, oh);
 	}
+	/* Another directory of the caller's (a relative name) is the caller's to trust. */
 lookup:
 	fd = syscall(SYS_openat2, dirfd, path, &oh, sizeof(oh));
 	/* Kernels before 5.6: the ways that need no resolve flags still work. */

@@ -425,6 +425,8 @@ static json_t *model_json(const struct model *m, const struct process *only)
 		json_object_set_new(stats, "probes", json_integer((json_int_t)m->probes_attached));
 		json_object_set_new(stats, "libcs_refused",
 				    json_integer((json_int_t)m->libcs_refused));
+		json_object_set_new(stats, "files_refused_fs",
+				    json_integer((json_int_t)m->files_refused_fs));
 		json_object_set_new(stats, "alloc_unreadable",
 				    json_integer((json_int_t)m->alloc_unreadable));
 		json_object_set_new(stats, "alloc_scan_pending",

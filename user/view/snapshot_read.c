@@ -1298,6 +1298,8 @@ static int read_stats(struct rd *r, json_t *root, struct model *m, struct snapsh
 	static const struct int_field probes[] = {
 		{ "probes", offsetof(struct model, probes_attached), 8, 0, NUM_MAX, F_NULL },
 		{ "libcs_refused", offsetof(struct model, libcs_refused), 8, 0, NUM_MAX, F_NULL },
+		{ "files_refused_fs", offsetof(struct model, files_refused_fs), 8, 0, NUM_MAX,
+		  F_NULL },
 		{ "alloc_unreadable", offsetof(struct model, alloc_unreadable), 8, 0, NUM_MAX,
 		  F_NULL },
 		{ "alloc_scan_pending", offsetof(struct model, alloc_scan_pending), 8, 0, NUM_MAX,
