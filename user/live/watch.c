@@ -772,9 +772,11 @@ static int scan_blocks(struct watcher *w, const size_t *idx, size_t n, uint64_t 
 			len += snprintf(where + len, sizeof(where) - len, "%s%s 0x%" PRIx64,
 					r ? ", " : "", lr_ref_kind_names[b->refs[r].kind],
 					b->refs[r].loc);
-		say(w, "lastref: watching 0x%" PRIx64 " (%" PRIu64 " bytes): %u reference%s (%s%s)",
+		/* The TUI's message line shows the latest line: this one says it too. */
+		say(w, "lastref: watching 0x%" PRIx64 " (%" PRIu64 " bytes): %u reference%s (%s%s)%s",
 		    b->addr, b->size, b->n_refs, b->n_refs == 1 ? "" : "s", where,
-		    b->n_refs > 4 ? ", ..." : "");
+		    b->n_refs > 4 ? ", ..." : "",
+		    w->hw_fires ? "" : "; by scans only: hardware watchpoints do not fire here");
 	}
 	for (size_t i = 0; i < n; i++) {
 		free(f[i].mem);
