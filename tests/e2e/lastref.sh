@@ -15,6 +15,7 @@
 require_root
 require_built lastref_prog
 require_built bp_slots
+require_built hwbp_fires
 
 SRC=$PROG_SRC/lastref_prog.c
 
@@ -99,13 +100,42 @@ expect_target_unharmed() {
 
 ALLOC="allocated at make_it lastref_prog\.c:$(marker alloc)"
 
+# Where hardware watchpoints do not fire (watchpoints_fire), leaktop says so once, writes
+# "watchpoints": false, checks references by scans only, and a reference lost between two
+# of them ends with what the scan saw: no function, since nobody saw the write.
+NO_WP_LINE="leaktop: lastref: hardware watchpoints do not fire on this machine (a virtual machine without debug-register support): writes cannot be caught; references are checked by scans only"
+SCAN_OVERWRITE="overwritten while not watched, between [0-9]+\.[0-9]{3} s and [0-9]+\.[0-9]{3} s \(it was at 0x[0-9a-f]+\)"
+
+# expect_no_watchpoints NAME REGEX: the degraded run of scenario NAME: its stderr line (once),
+# the JSON's watchpoints and unwatched, the verdict line, and its target unharmed.
+expect_no_watchpoints() {
+	local d=$E2E_TMP/$1
+	expect_eq "lines saying watchpoints do not fire (stderr)" 1 \
+		"$(grep -cxF "$NO_WP_LINE" "$d/err")" || return 1
+	expect_jq "watchpoints, the verdict's unwatched" '[false,true]' "$d/out.json" \
+		'[.watchpoints, .lastref[0].unwatched]' || return 1
+	expect_line "$1" "$2" || return 1
+	expect_target_unharmed "$1"
+}
+
 test_lastref_reports_overwrite_in_named_function() {
 	global || return 1
+	watchpoints_fire || {
+		expect_no_watchpoints global "^last pointer to 0x[0-9a-f]+ \($ALLOC\) $SCAN_OVERWRITE$"
+		return
+	}
 	expect_line global "^last pointer to 0x[0-9a-f]+ \($ALLOC\) overwritten at forget_it lastref_prog\.c:$(marker overwrite) \(it was at 0x[0-9a-f]+, thread [0-9]+\)$"
 }
 
 test_lastref_json_has_verdict_stack_and_reference() {
 	global || return 1
+	watchpoints_fire || {
+		expect_jq "lastref[0] as [verdict, at, reference.kind, unwatched, size], watchpoints" \
+			'["overwritten",[],"memory",true,64,false]' "$E2E_TMP/global/out.json" \
+			'[(.lastref[0] | .verdict, .at, .reference.kind, .unwatched, .size), .watchpoints]'
+		return
+	}
+	expect_jq "watchpoints" 'true' "$E2E_TMP/global/out.json" '.watchpoints' || return 1
 	expect_jq "lastref[0] as [verdict, at[0].symbol, at[0].line, allocated_at.line, reference.kind, unwatched, size]" \
 		"[\"overwritten\",\"forget_it\",$(marker overwrite),$(marker alloc),\"memory\",false,64]" \
 		"$E2E_TMP/global/out.json" '.lastref[0] | [.verdict, .at[0].symbol, .at[0].line,
@@ -118,6 +148,13 @@ test_lastref_json_has_verdict_stack_and_reference() {
 # _int_malloc.
 test_lastref_does_not_take_glibc_arena_top_for_a_reference() {
 	top || return 1
+	watchpoints_fire || {
+		expect_no_watchpoints top "^last pointer to 0x[0-9a-f]+ \($ALLOC\) $SCAN_OVERWRITE$" ||
+			return 1
+		expect_jq "size, the reference's kind" '[40,"memory"]' "$E2E_TMP/top/out.json" \
+			'.lastref[0] | [.size, .reference.kind]'
+		return
+	}
 	expect_line top "^last pointer to 0x[0-9a-f]+ \($ALLOC\) overwritten at forget_it lastref_prog\.c:$(marker overwrite) \(it was at 0x[0-9a-f]+, thread [0-9]+\)$" ||
 		return 1
 	expect_jq "size, the reference's kind" '[40,"memory"]' "$E2E_TMP/top/out.json" \
@@ -173,6 +210,10 @@ test_lastref_finds_a_pointer_kept_in_a_leaf_functions_red_zone() {
 # a reference (it did, now and then: the block then ended "overwritten" by the next write).
 test_lastref_returned_frame_is_lost_even_while_a_new_frame_covers_its_stale_word() {
 	local_linger || return 1
+	watchpoints_fire || {
+		expect_no_watchpoints local_linger "^last pointer to 0x[0-9a-f]+ \($ALLOC\) lost: the frame of keep_local lastref_prog\.c:$(marker frame) that held it returned, seen by a scan between [0-9]+\.[0-9]{3} s and [0-9]+\.[0-9]{3} s \(it was at 0x[0-9a-f]+\)$"
+		return
+	}
 	expect_line local_linger "^last pointer to 0x[0-9a-f]+ \($ALLOC\) lost: the frame of keep_local lastref_prog\.c:$(marker frame) that held it returned \(to main lastref_prog\.c:$(marker returns-to-linger)\)$"
 }
 
@@ -180,6 +221,10 @@ test_lastref_returned_frame_is_lost_even_while_a_new_frame_covers_its_stale_word
 # frame holding the pointer, the CFI walk does.
 test_lastref_finds_the_returned_frame_below_code_without_frame_pointers() {
 	local_nofp || return 1
+	watchpoints_fire || {
+		expect_no_watchpoints local_nofp "^last pointer to 0x[0-9a-f]+ \($ALLOC\) ($SCAN_OVERWRITE|lost: the frame of keep_local_nofp lastref_prog\.c:$(marker frame-nofp) that held it returned, seen by a scan between [0-9]+\.[0-9]{3} s and [0-9]+\.[0-9]{3} s \(it was at 0x[0-9a-f]+\))$"
+		return
+	}
 	expect_line local_nofp "^last pointer to 0x[0-9a-f]+ \($ALLOC\) lost: the frame of keep_local_nofp lastref_prog\.c:$(marker frame-nofp) that held it returned \(to main lastref_prog\.c:$(marker returns-to-nofp)\)$"
 }
 
@@ -190,6 +235,10 @@ test_lastref_reports_holder_freed_where_it_was_freed() {
 
 test_lastref_reports_returned_frame_and_where_it_returned_to() {
 	local_ || return 1
+	watchpoints_fire || {
+		expect_no_watchpoints local "^last pointer to 0x[0-9a-f]+ \($ALLOC\) ($SCAN_OVERWRITE|lost: the frame of keep_local lastref_prog\.c:$(marker frame) that held it returned, seen by a scan between [0-9]+\.[0-9]{3} s and [0-9]+\.[0-9]{3} s \(it was at 0x[0-9a-f]+\))$"
+		return
+	}
 	expect_line local "^last pointer to 0x[0-9a-f]+ \($ALLOC\) lost: the frame of keep_local lastref_prog\.c:$(marker frame) that held it returned \(to main lastref_prog\.c:$(marker returns-to)\)$"
 }
 

@@ -476,6 +476,16 @@ require_root() {
 }
 
 # require_built: leaktop and the test programs must exist (make test builds them).
+# watchpoints_fire: do hardware watchpoints fire on this machine (many virtual machines
+# open them and never count)?  build/tests/progs/hwbp_fires runs leaktop's self-test; the
+# answer is kept for the script.
+watchpoints_fire() {
+	if [ -z "${WATCHPOINTS_FIRE:-}" ]; then
+		WATCHPOINTS_FIRE=$("$PROGS/hwbp_fires") || WATCHPOINTS_FIRE=error
+	fi
+	[ "$WATCHPOINTS_FIRE" = yes ]
+}
+
 require_built() {
 	local p
 	[ -x "$LEAKTOP" ] || { echo "FAIL $(basename "$0"): $LEAKTOP is not built"; exit 1; }

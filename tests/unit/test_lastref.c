@@ -248,6 +248,64 @@ static void test_confirmation_after_a_return_ignores_the_returned_frames_stale_w
 	CHECK_EQ_INT(b2.n_dead, 0);
 }
 
+/*
+ * Without watchpoints a rescan checks a tracked block's references: one found again is good
+ * as of that scan; a word gone is overwritten, seen by the scan (no thread, no stack: nobody
+ * saw the write), between its last good scan and this one.
+ */
+static void test_rescan_without_watchpoints_drops_a_word_gone_as_seen_by_the_scan(void)
+{
+	struct lr_block b = block(BLOCK, 64);
+	struct lr_ref g = mem(0x500), h = mem(0x508);
+
+	lastref__add_ref(&b, &g);
+	lastref__add_ref(&b, &h);
+	b.refs[0].unwatched_ns = b.refs[1].unwatched_ns = 10;
+	CHECK_EQ_INT(lastref__verify(&b, (struct lr_ref[]){ g, h }, 2, 20), 0);
+	CHECK_EQ_INT(b.refs[0].unwatched_ns, 20);
+	CHECK_EQ_INT(lastref__verify(&b, &h, 1, 30), 0);
+	CHECK_EQ_INT(b.n_refs, 1);
+	CHECK_EQ_INT(b.refs[0].loc, 0x508);
+	CHECK_EQ_INT(lastref__verify(&b, NULL, 0, 40), 1);
+	CHECK_EQ_INT(b.state, LR_CONFIRM);
+	CHECK(!lastref__confirm(&b, NULL, 0, NULL, 0, 41));
+	CHECK_EQ_INT(b.cause.verdict, LR_OVERWRITTEN);
+	CHECK(b.cause.unwatched);
+	CHECK_EQ_INT(b.cause.since_ns, 30);
+	CHECK_EQ_INT(b.cause.at_ns, 40);
+	CHECK_EQ_INT(b.cause.nr, 0);
+	CHECK_EQ_INT(b.cause.tid, 0);
+	CHECK_EQ_INT(b.cause.ref.loc, 0x508);
+}
+
+/*
+ * Without watchpoints a frame's return is seen by a scan: its stack word, still holding the
+ * pointer, now lies in another frame of the thread.  It is not taken for a reference of
+ * that frame: the block ends frame returned, seen by the scan.
+ */
+static void test_rescan_without_watchpoints_sees_a_returned_frame_by_its_word_moving_frame(void)
+{
+	struct lr_block b = block(BLOCK, 64);
+	struct lr_ref slot = { .kind = LR_REF_STACK, .tid = 9, .loc = 0x7f00, .frame_pc = 0x3000,
+			       .frame_ret = 0x4000, .frame_cfa = 0x7f40 };
+	struct lr_ref stale = slot;
+
+	stale.frame_pc = 0x3800;
+	stale.frame_ret = 0x4100;
+	stale.frame_cfa = 0x7f80;
+	lastref__add_ref(&b, &slot);
+	b.refs[0].unwatched_ns = 10;
+	CHECK_EQ_INT(lastref__verify(&b, &slot, 1, 20), 0);
+	CHECK_EQ_INT(lastref__verify(&b, &stale, 1, 30), 1);
+	CHECK(!lastref__confirm(&b, &stale, 1, NULL, 0, 30));
+	CHECK_EQ_INT(b.state, LR_DONE);
+	CHECK_EQ_INT(b.cause.verdict, LR_FRAME_RETURNED);
+	CHECK(b.cause.unwatched);
+	CHECK_EQ_INT(b.cause.since_ns, 20);
+	CHECK_EQ_INT(b.cause.ref.frame_pc, 0x3000);
+	CHECK_EQ_INT(b.cause.nr, 0);
+}
+
 static void test_unwatched_change_says_between_when_it_was_last_watched_and_now(void)
 {
 	struct lr_block b = block(BLOCK, 64);
@@ -341,6 +399,8 @@ int main(void)
 	RUN(test_confirmation_after_a_return_ignores_the_returned_frames_stale_word);
 	RUN(test_unwatched_change_says_between_when_it_was_last_watched_and_now);
 	RUN(test_a_new_block_without_any_reference_is_unresolved);
+	RUN(test_rescan_without_watchpoints_drops_a_word_gone_as_seen_by_the_scan);
+	RUN(test_rescan_without_watchpoints_sees_a_returned_frame_by_its_word_moving_frame);
 	RUN(test_end_leaves_a_given_verdict_and_marks_the_rest_unresolved);
 	RUN(test_points_into_skips_the_allocators_chunk_header_inside_the_block);
 	RUN(test_a_block_that_may_have_missed_events_ends_unresolved_not_with_a_cause);

@@ -36,6 +36,7 @@ struct lastref {
 	size_t n_results;
 	struct run_live lv;		/* the run's, while a hook runs */
 	bool ended;			/* the process is gone */
+	int watchpoints;		/* the watch engine's self-test: 1, 0, -1 not run */
 	unsigned int max_stop_ms;	/* --scan-max-stop (0: SCAN_MAX_STOP_MS) */
 	char site_text[24];		/* a site id as text (lastref__new) */
 	/* Where its lines go: each verdict (out), and progress (say). */
@@ -50,7 +51,8 @@ const char *lastref_cmd__usage(void)
 	       "find every word that points into each one, watch those words with hardware\n"
 	       "watchpoints, and say where the last pointer to each was lost: overwritten (with\n"
 	       "the stack of the write), its holder freed, its stack frame returned, or only in\n"
-	       "a register.  Never writes to the process.\n"
+	       "a register.  Where hardware watchpoints do not fire (it checks at the start),\n"
+	       "references are checked by scans only.  Never writes to the process.\n"
 	       "  -p PID             process to follow\n"
 	       "  --site SITE        a function name in the site's stack, or its stack_id (JSON)\n"
 	       "  --blocks K         blocks to follow (1-" OPT_STR(WATCH_MAX_BLOCKS) ", default "
@@ -276,6 +278,7 @@ static int hook_step(void *ctx, const struct run_live *lv)
 			l->say(l->line_ctx, msg);
 			return ret;
 		}
+		l->watchpoints = watcher__hw_fires(l->w);
 	}
 	for (size_t i = 0; i < p->n_sites && n < sizeof(hashes) / sizeof(hashes[0]); i++)
 		if (site_matches(l, &p->sites[i]))
@@ -311,6 +314,7 @@ struct lastref *lastref__new(int pid, uint64_t site_id, unsigned int blocks, las
 	if (!l)
 		return NULL;
 	l->a.pid = pid;
+	l->watchpoints = -1;
 	l->a.blocks = blocks ? blocks : LASTREF_DEFAULT_BLOCKS;
 	snprintf(l->site_text, sizeof(l->site_text), "%016" PRIx64, site_id);
 	l->a.site = l->site_text;
@@ -355,7 +359,7 @@ void lastref__free(struct lastref *l, const struct run_live *lv)
 int lastref_cmd__main(int argc, char **argv)
 {
 	char *run_argv[32], err[512];
-	struct lastref l = { .out = print_line, .say = print_err_line };
+	struct lastref l = { .out = print_line, .say = print_err_line, .watchpoints = -1 };
 	struct run_hooks hooks = { hook_start, hook_step, hook_finish, &l };
 	struct options o;
 	int ret, status;
@@ -392,7 +396,8 @@ int lastref_cmd__main(int argc, char **argv)
 	l.max_stop_ms = o.scan_max_stop_ms;
 	status = run__main_hooked(&o, &hooks);
 	if (l.a.json_path) {
-		int e = lastref_out__write(l.a.json_path, l.a.pid, l.a.site, l.results, l.n_results);
+		int e = lastref_out__write(l.a.json_path, l.a.pid, l.a.site, l.watchpoints,
+					   l.results, l.n_results);
 
 		if (e) {
 			err_line("%s", msg__write_failed(err, sizeof(err), l.a.json_path, e));

@@ -171,6 +171,53 @@ size_t lastref__on_free(struct lr_block *b, size_t n, uint64_t addr, const struc
 	return moved;
 }
 
+/* Is f the same place as r, in the same frame when r is a stack word in a known frame? */
+static bool still_there(const struct lr_ref *r, const struct lr_ref *f)
+{
+	if (r->loc != f->loc || r->kind != f->kind)
+		return false;
+	if (r->kind != LR_REF_STACK)
+		return r->kind != LR_REF_HEAP || r->holder == f->holder;
+	return r->tid == f->tid && (!r->frame_ret ||
+		(r->frame_ret == f->frame_ret && r->frame_cfa == f->frame_cfa));
+}
+
+size_t lastref__verify(struct lr_block *b, const struct lr_ref *found, size_t n_found,
+		       uint64_t now_ns)
+{
+	size_t moved = 0;
+
+	for (uint32_t i = 0; b->state == LR_TRACKING && i < b->n_refs;) {
+		struct lr_ref *r = &b->refs[i];
+		struct lr_cause c = { .at_ns = now_ns, .unwatched = true,
+				      .since_ns = r->unwatched_ns };
+		enum lr_verdict v = LR_OVERWRITTEN;
+		bool same = false, moved_frame = false;
+
+		for (size_t j = 0; j < n_found && !same; j++) {
+			same = still_there(r, &found[j]);
+			moved_frame |= r->kind == LR_REF_STACK && r->frame_ret &&
+				       found[j].loc == r->loc && found[j].tid == r->tid;
+		}
+		if (same) {
+			r->unwatched_ns = now_ns;	/* last known good */
+			i++;
+			continue;
+		}
+		if (moved_frame) {
+			/* Its word lies in another frame now: its own returned. */
+			v = LR_FRAME_RETURNED;
+			if (b->n_dead && b->dead_tid != r->tid)
+				b->n_dead = 0;
+			if (b->n_dead < LR_MAX_REFS)
+				b->dead[b->n_dead++] = r->loc;
+			b->dead_tid = r->tid;
+		}
+		moved += drop_ref(b, i, &c, v);
+	}
+	return moved;
+}
+
 /* Is r a word of a frame of b's that returned since the last scan? */
 static bool dead_word(const struct lr_block *b, const struct lr_ref *r)
 {

@@ -156,6 +156,17 @@ bool lastref__confirm(struct lr_block *b, const struct lr_ref *found, size_t n_f
 		      const struct lr_ref *regs, size_t n_regs, uint64_t now_ns);
 
 /*
+ * Where hardware watchpoints do not fire: a scan of tracked block b found found[] (as
+ * lastref__confirm takes them).  Each reference of b not found again went between the two
+ * scans, seen by this one (cause.unwatched, since its last known good time, unwatched_ns):
+ * a stack word now in another frame of its thread is LR_FRAME_RETURNED (its word dead for
+ * the confirmation), any other LR_OVERWRITTEN.  Those found again are good now.  Call
+ * before lastref__confirm; returns 1 when b moved to LR_CONFIRM.
+ */
+size_t lastref__verify(struct lr_block *b, const struct lr_ref *found, size_t n_found,
+		       uint64_t now_ns);
+
+/*
  * Give up on b now, with the reason said after it (why: "could not confirm: ..."):
  * LR_UNRESOLVED unless it has a verdict.
  */

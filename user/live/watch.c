@@ -54,6 +54,8 @@
 #define MAX_FAILED_SCANS	3	/* scans of a block that failed before it is given up */
 #define BACKOFF_NS		(1000ULL * 1000000ULL)	/* after a failed scan; doubles */
 #define MAX_STOPPED_PCT		10	/* of the time a process may spend stopped by scans */
+#define SELFTEST_WRITES		16	/* writes the watchpoint self-test makes */
+#define VERIFY_NS		(1000ULL * 1000000ULL)	/* no watchpoints: tracked blocks rescanned */
 
 /* General purpose registers of struct user_regs_struct that may hold a pointer. */
 static const struct {
@@ -121,6 +123,13 @@ struct watcher {
 	uint64_t stopped_ns;		/* the process was stopped this long by scans, in all */
 	unsigned int scans_failed;	/* in all */
 	uint64_t events_lost;		/* loader__watch_lost when last looked at */
+	/*
+	 * Hardware watchpoints fire here (the self-test at the start).  When not, no breakpoint
+	 * is armed: every word is read again at each rotation and tracked blocks are rescanned
+	 * every VERIFY_NS (a word or frame that went is seen by the scan, not by the hardware).
+	 */
+	bool hw_fires;
+	uint64_t last_verify_ns;
 };
 
 static void say(struct watcher *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -153,6 +162,40 @@ static void on_watch_event(void *ctx, const struct lt_watch_event *ev)
 }
 
 /* ---------------------------------------------------------------- perf events */
+
+static volatile uint64_t selftest_word;
+
+int watcher__selftest(char *why, size_t why_len)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_BREAKPOINT,
+		.size = sizeof(a),
+		.bp_type = HW_BREAKPOINT_W,
+		.bp_addr = (uint64_t)(uintptr_t)&selftest_word,
+		.bp_len = HW_BREAKPOINT_LEN_8,
+		.sample_period = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	uint64_t count = 0;
+	int fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	int ret = 0;
+
+	if (fd < 0) {
+		snprintf(why, why_len, "a write breakpoint cannot be opened: %s", strerror(errno));
+		return 0;
+	}
+	for (unsigned int i = 0; i < SELFTEST_WRITES; i++)
+		selftest_word = i + 1;
+	if (read(fd, &count, sizeof(count)) != sizeof(count))
+		snprintf(why, why_len, "its count cannot be read: %s", strerror(errno));
+	else if (!count)
+		snprintf(why, why_len, "a virtual machine without debug-register support");
+	else
+		ret = 1;
+	close(fd);
+	return ret;
+}
 
 static int bp_open(struct watcher *w, int tid, uint64_t addr, bool exec)
 {
@@ -293,8 +336,8 @@ static void rearm(struct watcher *w, uint64_t now, bool rotate)
 	unsigned int max_ret = 0, slots;
 	size_t n_picks;
 
-	/* Returns: one per (thread, return address). */
-	for (size_t k = 0; k < w->n_blocks; k++) {
+	/* Returns: one per (thread, return address); none where watchpoints do not fire. */
+	for (size_t k = 0; w->hw_fires && k < w->n_blocks; k++) {
 		struct lr_block *b = &w->blocks[k];
 
 		for (uint32_t i = 0; b->state == LR_TRACKING && i < b->n_refs; i++) {
@@ -376,9 +419,13 @@ static void rearm(struct watcher *w, uint64_t now, bool rotate)
 	for (size_t k = 0; k < w->n_blocks; k++) {
 		struct lr_block *b = &w->blocks[k];
 
-		for (uint32_t i = 0; b->state == LR_TRACKING && i < b->n_refs; i++)
+		for (uint32_t i = 0; b->state == LR_TRACKING && i < b->n_refs; i++) {
 			lastref__mark(&b->refs[i],
 				      find_armed(w, b->refs[i].loc, LT_WATCH_WRITE, 0) >= 0, now);
+			/* Never watched: last known good when the scan found it. */
+			if (!w->hw_fires && !b->refs[i].unwatched_ns)
+				b->refs[i].unwatched_ns = now;
+		}
 	}
 	if (rotate)
 		w->last_rotate_ns = now;
@@ -638,6 +685,9 @@ static int scan(struct watcher *w, const size_t *idx, size_t n, struct found *f,
 			continue;
 		}
 		x->next_scan_ns = 0;
+		/* No watchpoints: what a tracked block's references were is checked against it. */
+		if (!w->hw_fires && b->state == LR_TRACKING && b->n_refs)
+			lastref__verify(b, f[i].mem, f[i].n_mem, now);
 		lastref__confirm(b, f[i].mem, f[i].n_mem, f[i].regs, f[i].n_regs, now);
 		for (uint32_t r = 0; b->state == LR_TRACKING && r < b->n_refs; r++)
 			if (b->refs[r].kind == LR_REF_HEAP)
@@ -724,9 +774,11 @@ static int scan_blocks(struct watcher *w, const size_t *idx, size_t n, uint64_t 
 			len += snprintf(where + len, sizeof(where) - len, "%s%s 0x%" PRIx64,
 					r ? ", " : "", lr_ref_kind_names[b->refs[r].kind],
 					b->refs[r].loc);
-		say(w, "lastref: watching 0x%" PRIx64 " (%" PRIu64 " bytes): %u reference%s (%s%s)",
+		/* The TUI's message line shows the latest line: this one says it too. */
+		say(w, "lastref: watching 0x%" PRIx64 " (%" PRIu64 " bytes): %u reference%s (%s%s)%s",
 		    b->addr, b->size, b->n_refs, b->n_refs == 1 ? "" : "s", where,
-		    b->n_refs > 4 ? ", ..." : "");
+		    b->n_refs > 4 ? ", ..." : "",
+		    w->hw_fires ? "" : "; by scans only: hardware watchpoints do not fire here");
 	}
 	for (size_t i = 0; i < n; i++) {
 		free(f[i].mem);
@@ -894,6 +946,19 @@ int watcher__step(struct watcher *w, uint64_t now, char *msg, size_t msg_len)
 		     (w->extra[k].next_scan_ns && now >= w->extra[k].next_scan_ns &&
 		      w->blocks[k].state == LR_TRACKING)) && now >= w->extra[k].retry_ns)
 			idx[n++] = k;
+	/* No watchpoints: every tracked block is rescanned every VERIFY_NS. */
+	if (!w->hw_fires && now >= w->scan_ok_ns && now - w->last_verify_ns >= VERIFY_NS) {
+		for (size_t k = 0; k < w->n_blocks; k++) {
+			bool in = false;
+
+			for (size_t i = 0; i < n; i++)
+				in |= idx[i] == k;
+			if (!in && w->blocks[k].state == LR_TRACKING && w->blocks[k].n_refs &&
+			    now >= w->extra[k].retry_ns)
+				idx[n++] = k;
+		}
+		w->last_verify_ns = now;
+	}
 	if (n)
 		err = scan_blocks(w, idx, n, now, msg, msg_len);
 	if (!err && now - w->last_new_ns >= NEW_BLOCKS_NS && now >= w->scan_ok_ns) {
@@ -925,6 +990,7 @@ int watcher__new(struct watcher **out, struct loader *ld, struct collector *col,
 		 char *msg, size_t msg_len)
 {
 	struct watcher *w = calloc(1, sizeof(*w));
+	char why[160] = "";
 	int err;
 
 	if (!w)
@@ -940,6 +1006,12 @@ int watcher__new(struct watcher **out, struct loader *ld, struct collector *col,
 	w->done = done;
 	w->ctx = ctx;
 	w->write_slots = WATCH_DEBUG_REGS;
+	w->hw_fires = watcher__selftest(why, sizeof(why));
+	if (!w->hw_fires) {
+		w->write_slots = 0;
+		say(w, "lastref: hardware watchpoints do not fire on this machine (%s): writes "
+		    "cannot be caught; references are checked by scans only", why);
+	}
 	w->prog_fd = loader__watch_prog_fd(ld);
 	w->events_lost = loader__watch_lost(ld);
 	err = ustack__new(&w->unwinder, cfg->pid);
@@ -970,6 +1042,11 @@ int watcher__set_sites(struct watcher *w, const uint64_t *hashes, size_t n)
 	w->sites = v;
 	w->n_sites = n;
 	return 0;
+}
+
+bool watcher__hw_fires(const struct watcher *w)
+{
+	return w->hw_fires;
 }
 
 size_t watcher__blocks(const struct watcher *w, const struct lr_block **out)

@@ -54,6 +54,14 @@ int watcher__step(struct watcher *w, uint64_t now_ns, char *msg, size_t msg_len)
 /* End: every block left gets LR_UNRESOLVED (reported), every watchpoint is removed. */
 void watcher__finish(struct watcher *w);
 void watcher__free(struct watcher *w);
+/*
+ * Do hardware watchpoints fire here?  A write breakpoint on a variable of leaktop's own
+ * thread, written, must count: 1 yes, 0 no (why: the cause, in one phrase).  watcher__new
+ * runs it once; without them the watcher arms nothing and checks references by scans.
+ */
+int watcher__selftest(char *why, size_t why_len);
+/* The self-test's answer for this watcher. */
+bool watcher__hw_fires(const struct watcher *w);
 /* Blocks followed so far (resolved or not). */
 size_t watcher__blocks(const struct watcher *w, const struct lr_block **out);
 /* Name of register index reg of struct user_regs_struct ("rax"...). */

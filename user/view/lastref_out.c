@@ -63,8 +63,13 @@ const char *lastref_out__line(char *buf, size_t len, const struct lastref_result
 			 c->ref.holder, at);
 		break;
 	case LR_FRAME_RETURNED:
-		snprintf(buf, len, "%s lost: the frame of %s that held it returned (to %s)", head,
-			 where(fr, sizeof(fr), &r->frame), at);
+		if (c->unwatched)
+			snprintf(buf, len, "%s lost: the frame of %s that held it returned, seen by "
+				 "a scan between %.3f s and %.3f s (it was at 0x%" PRIx64 ")", head,
+				 where(fr, sizeof(fr), &r->frame), r->since_s, r->at_s, c->ref.loc);
+		else
+			snprintf(buf, len, "%s lost: the frame of %s that held it returned (to %s)",
+				 head, where(fr, sizeof(fr), &r->frame), at);
 		break;
 	case LR_REGISTER_ONLY:
 		snprintf(buf, len, "%s lived only in register %s of thread %u at %s: a register "
@@ -133,8 +138,8 @@ static json_t *result_json(const struct lastref_result *r)
 	return o;
 }
 
-int lastref_out__write(const char *path, int pid, const char *site, const struct lastref_result *v,
-		       size_t n)
+int lastref_out__write(const char *path, int pid, const char *site, int watchpoints,
+		       const struct lastref_result *v, size_t n)
 {
 	json_t *arr = json_array(), *doc;
 	struct atomic_file af;
@@ -147,6 +152,8 @@ int lastref_out__write(const char *path, int pid, const char *site, const struct
 			"lastref", arr);
 	if (!doc)
 		return -ENOMEM;
+	json_object_set_new(doc, "watchpoints", watchpoints < 0 ? json_null() :
+			    json_boolean(watchpoints));
 	err = atomic_file__open(&af, path);
 	if (err) {
 		json_decref(doc);

@@ -26,9 +26,12 @@ struct lastref_result {
 
 /* The line for r (no newline), control characters escaped. */
 const char *lastref_out__line(char *buf, size_t len, const struct lastref_result *r);
-/* The -j document, replaced atomically.  0 or -errno. */
-int lastref_out__write(const char *path, int pid, const char *site, const struct lastref_result *v,
-		       size_t n);
+/*
+ * The -j document, replaced atomically.  watchpoints: whether hardware watchpoints fired in
+ * the self-test (1, 0; -1 not known: the watch never started).  0 or -errno.
+ */
+int lastref_out__write(const char *path, int pid, const char *site, int watchpoints,
+		       const struct lastref_result *v, size_t n);
 void lastref_result__free(struct lastref_result *r);
 
 #endif
