@@ -415,17 +415,24 @@ expect_site_location() {
 	[ "$got" == "$want" ] || fail_because "location of the $sym site: got $got, expected $want"
 }
 
-# expect_no_drops FILE [jsonl]: stats.dropped is 0 in the snapshot (or every snapshot).
+# expect_no_drops FILE [jsonl]: nothing was lost for everyone in the snapshot (or every
+# snapshot): stats.dropped is 0 but for records refused to a process over its share of a map
+# (stats.drops.*_share).  Those land on the process that holds too much, and in a
+# whole-system run that can be any process of the host, the test's own jq parsing a big
+# snapshot among them (half a million live blocks); a test asserts its own processes' exact
+# counts (or their processes[].drops) for that.
+JQ_SHARED_DROPS='.stats.dropped - ([.stats.drops | to_entries[] |
+	select(.key | endswith("_share")) | .value] | add // 0)'
 expect_no_drops() {
 	local file=$1 got
 	if [ "${2:-}" = jsonl ]; then
-		got=$(jqs "$file" '[.[] | .stats.dropped] | unique')
-		[ "$got" == "[0]" ] || fail_because "stats.dropped over all snapshots: $got," \
-			"expected only 0; drops: $(jqs "$file" '.[-1].stats.drops')"
+		got=$(jqs "$file" "[.[] | $JQ_SHARED_DROPS] | unique")
+		[ "$got" == "[0]" ] || fail_because "stats.dropped (less share drops) over all" \
+			"snapshots: $got, expected only 0; drops: $(jqs "$file" '.[-1].stats.drops')"
 	else
-		got=$(jqc "$file" '.stats.dropped')
-		[ "$got" == 0 ] || fail_because "stats.dropped is $got, expected 0; drops:" \
-			"$(jqc "$file" '.stats.drops')"
+		got=$(jqc "$file" "$JQ_SHARED_DROPS")
+		[ "$got" == 0 ] || fail_because "stats.dropped (less share drops) is $got," \
+			"expected 0; drops: $(jqc "$file" '.stats.drops')"
 	fi
 }
 
@@ -512,7 +519,8 @@ last_entry() {
 expect_no_drops_anywhere() {
 	local f got bad="" n=0
 	while IFS= read -r f; do
-		got=$(complete_lines "$f" | jq -s '[.[] | .stats.dropped? // empty] | max // 0' \
+		got=$(complete_lines "$f" | jq -s "[.[] | select(.stats.dropped? != null) |
+			$JQ_SHARED_DROPS] | max // 0" \
 			2>/dev/null) || continue
 		n=$((n + 1))
 		[ "${got:-0}" = 0 ] || bad="$bad ${f#"$E2E_TMP"/}: $got;"
