@@ -81,8 +81,11 @@ static void test_options_map_share_defaults_to_25_and_takes_1_to_100(void)
 
 	CHECK_EQ_INT(parse(&o, err, NULL), 0);
 	CHECK_EQ_INT(o.map_share_pct, 25);
+	/* Not given: -p and -- let a process hold a whole map. */
+	CHECK(!o.map_share_set);
 	CHECK_EQ_INT(parse(&o, err, "--map-share", "100", NULL), 0);
 	CHECK_EQ_INT(o.map_share_pct, 100);
+	CHECK(o.map_share_set);
 	CHECK_EQ_INT(parse(&o, err, "--map-share", "0", NULL), -EINVAL);
 	CHECK_EQ_STR(err, "invalid --map-share '0': expected 1 to 100 percent");
 	CHECK_EQ_INT(parse(&o, err, "--map-share", "101", NULL), -EINVAL);

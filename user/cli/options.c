@@ -510,6 +510,7 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 				return msg__set(err, len, -EINVAL, "invalid --map-share '%s': "
 						"expected 1 to 100 percent", optarg);
 			o->map_share_pct = n;
+			o->map_share_set = true;
 			break;
 		case OPT_MAX_SUSPECTS:
 			if (options__parse_uint(optarg, 0, HEAPMODE_MAX_SUSPECTS, &n))

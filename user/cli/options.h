@@ -75,6 +75,7 @@ struct options {
 	unsigned int max_suspects;	/* --max-suspects */
 	unsigned int map_share_pct;	/* --map-share: % of each shared BPF map one process
 					 * may hold */
+	bool map_share_set;	/* given: else -p and -- let a process hold it all */
 	bool exact;		/* --exact: never suspects only */
 	bool budget_set;	/* one of those given (refused outside whole-system mode) */
 	/* --listen: where the OpenMetrics endpoint listens (listen_len 0: no endpoint); the

@@ -1131,7 +1131,11 @@ int run__main_hooked(const struct options *o, const struct run_hooks *hooks)
 		/* Forces -- onto its fallback (probes on every process), to test it. */
 		.no_tracefs = env_flag("LEAKTOP_NO_TRACEFS"),
 		.track_mmap = o->resources & RES_MMAP,
-		.map_share_pct = o->map_share_pct,
+		/*
+		 * Shares keep one process from blinding the others on the whole system; with -p
+		 * and -- the user chose every traced process, and a big one keeps all its records.
+		 */
+		.map_share_pct = o->mode == MODE_SYSTEM || o->map_share_set ? o->map_share_pct : 100,
 		.probes = o->probe_floor == 1 ? PROBES_FLOOR_ENTRY :
 			  o->probe_floor == 2 ? PROBES_FLOOR_PLANNED : PROBES_ACCOUNTING,
 	};
