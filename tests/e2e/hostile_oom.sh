@@ -25,17 +25,9 @@ LIMIT_BYTES=$((32 << 20))
 KILLS=${KILLS:-12}
 T=$E2E_TMP/ho
 mkdir -p "$T"
-CGROUPS=()
 
 ho_cleanup() {
-	local cg
-	for cg in "${CGROUPS[@]}"; do
-		[ -r "$cg/cgroup.procs" ] && xargs -r kill -KILL <"$cg/cgroup.procs" 2>/dev/null
-		for _ in $(seq 50); do
-			rmdir "$cg" 2>/dev/null && break
-			nap 0.1
-		done
-	done
+	remove_cgroups
 	e2e_cleanup
 }
 trap ho_cleanup EXIT
@@ -43,29 +35,10 @@ trap ho_cleanup EXIT
 # The program, where nobody may run it.
 cp "$PROGS/oom_leak" "$T/oom_leak" && chmod 755 "$T/oom_leak" || exit 1
 
-# make_cgroup NAME: a memory cgroup of LIMIT_BYTES (no swap) nobody may move processes into;
-# its path in CG.
-CG=""
-make_cgroup() {
-	local name=leaktop-e2e-hostile-$1-$$ f
-	if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
-		grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
-			echo +memory >/sys/fs/cgroup/cgroup.subtree_control || return 1
-		CG=/sys/fs/cgroup/$name
-		mkdir "$CG" || return 1
-		CGROUPS+=("$CG")
-		echo "$LIMIT_BYTES" >"$CG/memory.max" || return 1
-		[ ! -e "$CG/memory.swap.max" ] || echo 0 >"$CG/memory.swap.max" || return 1
-	else
-		[ -d /sys/fs/cgroup/memory ] ||
-			fail_because "no memory cgroup controller (v2 or v1) is mounted" || return 1
-		CG=/sys/fs/cgroup/memory/$name
-		mkdir "$CG" || return 1
-		CGROUPS+=("$CG")
-		echo "$LIMIT_BYTES" >"$CG/memory.limit_in_bytes" || return 1
-		[ ! -e "$CG/memory.memsw.limit_in_bytes" ] ||
-			echo "$LIMIT_BYTES" >"$CG/memory.memsw.limit_in_bytes" || return 1
-	fi
+# attacker_cgroup NAME: make_cgroup NAME, and nobody may move processes into it.
+attacker_cgroup() {
+	local f
+	make_cgroup "hostile-$1" || return 1
 	for f in cgroup.procs tasks; do
 		[ ! -e "$CG/$f" ] || chown "$HOSTILE_USER" "$CG/$f" || return 1
 	done
@@ -92,7 +65,7 @@ T_CAP=""
 cap_run() {
 	local d=$T/cap
 	mkdir -p "$d/oom"
-	make_cgroup cap || return 1
+	attacker_cgroup cap || return 1
 	# Already there: three old snapshots of leaktop's, and what is not leaktop's.
 	for i in 1 2 3; do
 		printf '{"old":%d}\n' "$i" >"$d/oom/leaktop-oom-$i-20200101T00000${i}Z.json"
@@ -119,7 +92,7 @@ T_GAP=""
 gap_run() {
 	local d=$T/gap
 	mkdir -p "$d/oom"
-	make_cgroup gap || return 1
+	attacker_cgroup gap || return 1
 	hostile_start "$d" --oom-dir "$d/oom" || return 1
 	T_GAP=$(now_s)
 	oom_loop

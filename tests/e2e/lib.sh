@@ -436,6 +436,49 @@ expect_no_drops() {
 	fi
 }
 
+# ---------------------------------------------------------------- memory cgroups
+
+# make_cgroup NAME: a memory cgroup limited to LIMIT_BYTES, without swap (v2, else v1); its
+# path in CG, remembered in CGROUPS for remove_cgroups.
+CG=""
+CGROUPS=()
+make_cgroup() {
+	local name=leaktop-e2e-$1-$$
+	if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+		grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
+			echo +memory >/sys/fs/cgroup/cgroup.subtree_control || return 1
+		CG=/sys/fs/cgroup/$name
+		mkdir "$CG" || return 1
+		CGROUPS+=("$CG")
+		echo "$LIMIT_BYTES" >"$CG/memory.max" || return 1
+		[ ! -e "$CG/memory.swap.max" ] || echo 0 >"$CG/memory.swap.max" || return 1
+	else
+		[ -d /sys/fs/cgroup/memory ] ||
+			fail_because "no memory cgroup controller (v2 or v1) is mounted" || return 1
+		CG=/sys/fs/cgroup/memory/$name
+		mkdir "$CG" || return 1
+		CGROUPS+=("$CG")
+		echo "$LIMIT_BYTES" >"$CG/memory.limit_in_bytes" || return 1
+		[ ! -e "$CG/memory.memsw.limit_in_bytes" ] ||
+			echo "$LIMIT_BYTES" >"$CG/memory.memsw.limit_in_bytes" || return 1
+	fi
+}
+
+# remove_cgroups: remove every cgroup make_cgroup made; a process still inside (a failed
+# run) is killed first, since rmdir needs it empty.
+remove_cgroups() {
+	local cg
+	for cg in "${CGROUPS[@]}"; do
+		if [ -r "$cg/cgroup.procs" ]; then
+			xargs -r kill -KILL <"$cg/cgroup.procs" 2>/dev/null
+		fi
+		for _ in $(seq 50); do
+			rmdir "$cg" 2>/dev/null && break
+			nap 0.1
+		done
+	done
+}
+
 # ---------------------------------------------------------------- breakpoints
 #
 # Whether a process traps on a probe does not have to be taken from leaktop's counters: a

@@ -21,52 +21,18 @@ require_built oom_leak waiter
 LIMIT_BYTES=$((64 << 20))
 OM=$E2E_TMP/oom
 mkdir -p "$OM"
-CGROUPS=()
 MOUNTS=()
 
 # Remove what this script made besides the temporary directory, then the usual cleanup.
 oom_cleanup() {
-	local cg m
+	local m
 	for m in "${MOUNTS[@]}"; do
 		umount "$m" 2>/dev/null
 	done
-	for cg in "${CGROUPS[@]}"; do
-		# A process still inside (a failed run) is killed first: rmdir needs it empty.
-		if [ -r "$cg/cgroup.procs" ]; then
-			xargs -r kill -KILL <"$cg/cgroup.procs" 2>/dev/null
-		fi
-		for _ in $(seq 50); do
-			rmdir "$cg" 2>/dev/null && break
-			nap 0.1
-		done
-	done
+	remove_cgroups
 	e2e_cleanup
 }
 trap oom_cleanup EXIT
-
-# make_cgroup NAME: a memory cgroup limited to LIMIT_BYTES, without swap; its path in CG.
-CG=""
-make_cgroup() {
-	local name=leaktop-e2e-$1-$$
-	if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
-		grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
-			echo +memory >/sys/fs/cgroup/cgroup.subtree_control || return 1
-		CG=/sys/fs/cgroup/$name
-		mkdir "$CG" || return 1
-		CGROUPS+=("$CG")
-		echo "$LIMIT_BYTES" >"$CG/memory.max" || return 1
-		[ ! -e "$CG/memory.swap.max" ] || echo 0 >"$CG/memory.swap.max" || return 1
-	else
-		[ -d /sys/fs/cgroup/memory ] ||
-			fail_because "no memory cgroup controller (v2 or v1) is mounted" || return 1
-		CG=/sys/fs/cgroup/memory/$name
-		mkdir "$CG" || return 1
-		CGROUPS+=("$CG")
-		echo "$LIMIT_BYTES" >"$CG/memory.limit_in_bytes" || return 1
-		[ ! -e "$CG/memory.memsw.limit_in_bytes" ] ||
-			echo "$LIMIT_BYTES" >"$CG/memory.memsw.limit_in_bytes" || return 1
-	fi
-}
 
 # The single OOM snapshot in DIR (its path in OOM_FILE); fails when there is none or more.
 OOM_FILE=""
