@@ -32,19 +32,7 @@ for tool in prometheus curl ss /usr/bin/python3; do
 	}
 done
 
-# free_port: a TCP port nothing listens on.
-free_port() {
-	local p
-	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 30000))
-		[ -z "$(ss -Htln "sport = :$p")" ] && { echo "$p"; return 0; }
-	done
-	return 1
-}
-
-PROM_PORT=$(free_port) || exit 1
-LT_PORT=$(free_port) || exit 1
-while [ "$LT_PORT" = "$PROM_PORT" ]; do LT_PORT=$(free_port) || exit 1; done
+prom_and_leaktop_ports || exit 1
 PROM=http://127.0.0.1:$PROM_PORT
 LT_URL=http://127.0.0.1:$LT_PORT/metrics
 

@@ -436,6 +436,26 @@ expect_no_drops() {
 	fi
 }
 
+# ---------------------------------------------------------------- ports
+
+# free_port: a TCP port nothing listens on.
+free_port() {
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 30000))
+		[ -z "$(ss -Htln "sport = :$p")" ] && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# prom_and_leaktop_ports: two different free ports, into PROM_PORT and LT_PORT.
+PROM_PORT="" LT_PORT=""
+prom_and_leaktop_ports() {
+	PROM_PORT=$(free_port) || return 1
+	LT_PORT=$(free_port) || return 1
+	while [ "$LT_PORT" = "$PROM_PORT" ]; do LT_PORT=$(free_port) || return 1; done
+}
+
 # ---------------------------------------------------------------- memory cgroups
 
 # make_cgroup NAME: a memory cgroup limited to LIMIT_BYTES, without swap (v2, else v1); its
