@@ -798,7 +798,7 @@ static void draw(struct tui *t, const struct model *m)
 	addnstr(line, COLS - getcurx(stdscr) > 0 ? COLS - getcurx(stdscr) : 0);
 	attroff(A_BOLD | A_REVERSE);
 	if (m->heap_budgeted && COLS - getcurx(stdscr) > 0) {
-		char heap[160];
+		char heap[256];
 
 		snprintf(line, sizeof(line), "  %s", fmt__heap_mode(heap, sizeof(heap), m));
 		addnstr(line, COLS - getcurx(stdscr));

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * test_heapmode.c - the overhead budget's decisions: when exact tracing gives way to suspects
- * only and comes back (no flapping), and which processes are suspects.
+ * only (a token bucket: bursts pass, a sustained overspend does not) and comes back (no
+ * flapping), which processes stay traced then and which are released (records kept), which
+ * are suspects and for how long an expensive one is traced.
  */
 #include <math.h>
 #include <stdio.h>
@@ -39,28 +41,45 @@ static enum heapmode_change steps(struct heapmode *h, uint64_t *t, double cost, 
 	return first;
 }
 
-static void test_over_budget_for_a_few_seconds_switches_to_suspects(void)
+/* 47% of the CPUs for a second (a start-up burst of 100,000 malloc/free pairs): it passes. */
+static void test_startup_burst_within_the_bucket_stays_exact(void)
 {
 	struct heapmode h = hm(2, 8, false);
 	uint64_t t = 0;
 
-	/* One interval over: a burst, not a reason. */
-	CHECK(steps(&h, &t, 9, 1) == HEAPMODE_SAME);
-	CHECK(steps(&h, &t, 1, 1) == HEAPMODE_SAME);
-	CHECK(steps(&h, &t, 9, 2) == HEAPMODE_SAME);
+	CHECK(steps(&h, &t, 47, 1) == HEAPMODE_SAME);
+	CHECK(steps(&h, &t, 0.5, 60) == HEAPMODE_SAME);
+	CHECK(h.mode == HEAP_MODE_EXACT && h.switches == 0);
+	/* The bucket refilled at the budget: the same burst passes again. */
+	CHECK(heapmode__bucket_fill(&h) == 1);
+	CHECK(steps(&h, &t, 47, 1) == HEAPMODE_SAME);
+	heapmode__free(&h);
+}
+
+/* 9% on a budget of 2%: 7 budget-seconds a second over, the bucket (60) is dry in 9 s. */
+static void test_sustained_overspend_empties_the_bucket_and_switches(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	uint64_t t = 0;
+
+	CHECK(steps(&h, &t, 9, 8) == HEAPMODE_SAME);
 	CHECK(h.mode == HEAP_MODE_EXACT);
-	CHECK(steps(&h, &t, 9, 2) == HEAPMODE_TO_SUSPECTS);
+	CHECK(heapmode__bucket_fill(&h) > 0 && heapmode__bucket_fill(&h) < 0.1);
+	CHECK(steps(&h, &t, 9, 1) == HEAPMODE_TO_SUSPECTS);
 	CHECK(h.mode == HEAP_MODE_SUSPECTS);
 	CHECK(h.switches == 1);
 	heapmode__free(&h);
 }
 
-static void test_cost_ten_times_the_budget_switches_after_one_interval(void)
+/* Two bursts back to back do not fit where one does. */
+static void test_bursts_without_time_to_refill_switch(void)
 {
 	struct heapmode h = hm(2, 8, false);
 	uint64_t t = 0;
 
-	CHECK(steps(&h, &t, 50, 1) == HEAPMODE_TO_SUSPECTS);
+	CHECK(steps(&h, &t, 47, 1) == HEAPMODE_SAME);
+	CHECK(steps(&h, &t, 0.5, 2) == HEAPMODE_SAME);
+	CHECK(steps(&h, &t, 47, 1) == HEAPMODE_TO_SUSPECTS);
 	heapmode__free(&h);
 }
 
@@ -89,7 +108,7 @@ static void test_exact_returns_only_after_staying_well_under_budget(void)
 	struct heapmode h = hm(2, 8, false);
 	uint64_t t = 0;
 
-	CHECK(steps(&h, &t, 9, 5) == HEAPMODE_TO_SUSPECTS);
+	CHECK(steps(&h, &t, 100, 5) == HEAPMODE_TO_SUSPECTS);
 	/* Under the budget but not well under it: stays. */
 	CHECK(steps(&h, &t, 1.5, 100) == HEAPMODE_SAME);
 	/* Well under, but interrupted before the hold (30 s) ends. */
@@ -131,7 +150,7 @@ static void test_growing_processes_become_suspects_strongest_first(void)
 	struct heapmode_changes ch;
 	uint64_t t = 0;
 
-	steps(&h, &t, 9, 5);
+	steps(&h, &t, 100, 5);
 	CHECK(!heapmode__choose(&h, t, c, 4, &ch));
 	CHECK(ch.n_added == 2 && ch.n_removed == 0);
 	CHECK(heapmode__traced(&h, 12) && heapmode__traced(&h, 13));
@@ -147,7 +166,7 @@ static void test_quiet_process_stays_watched(void)
 	struct heapmode_changes ch;
 	uint64_t t = 0;
 
-	steps(&h, &t, 9, 5);
+	steps(&h, &t, 100, 5);
 	for (int i = 0; i < 50; i++) {
 		t += S;
 		CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
@@ -166,7 +185,7 @@ static void test_suspect_released_after_it_stops_growing(void)
 	uint64_t t = 0;
 	int released_at = -1;
 
-	steps(&h, &t, 9, 5);
+	steps(&h, &t, 100, 5);
 	CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
 	CHECK(ch.n_added == 1 && ch.added[0] == 7);
 	heapmode_changes__free(&ch);
@@ -180,6 +199,8 @@ static void test_suspect_released_after_it_stops_growing(void)
 	}
 	CHECK(released_at == HEAPMODE_RELEASE_INTERVALS);
 	CHECK(!heapmode__traced(&h, 7));
+	/* Its records stay, frozen, since the release. */
+	CHECK(heapmode__released(&h, 7) && heapmode__released(&h, 7)->released_ns == t);
 	heapmode__free(&h);
 }
 
@@ -190,7 +211,7 @@ static void test_picked_process_stays_traced_without_growth_and_beyond_the_limit
 	struct heapmode_changes ch;
 	uint64_t t = 0;
 
-	steps(&h, &t, 9, 5);
+	steps(&h, &t, 100, 5);
 	for (int i = 0; i < 100; i++) {
 		t += S;
 		CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
@@ -208,52 +229,6 @@ static void test_picked_process_stays_traced_without_growth_and_beyond_the_limit
 	heapmode__free(&h);
 }
 
-static void test_suspect_costing_ten_budgets_alone_is_released_and_kept_out(void)
-{
-	struct heapmode h = hm(2, 8, false);
-	struct heapmode_candidate c = { .pid = 7, .growing = true, .growth_per_s = 4096,
-					.cost_pct = NAN };
-	struct heapmode_changes ch;
-	uint64_t t = 0;
-	int back_at = -1;
-
-	steps(&h, &t, 9, 5);
-	CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
-	CHECK(ch.n_added == 1);
-	heapmode_changes__free(&ch);
-	/* Traced, it costs 5% of the CPUs alone: 2.5 budgets, it stays (a leaker's allocator
-	 * traffic); 30% (it lives in malloc): it goes. */
-	c.cost_pct = 5;
-	t += S;
-	CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
-	CHECK(ch.n_removed == 0 && heapmode__traced(&h, 7));
-	heapmode_changes__free(&ch);
-	c.cost_pct = 30;
-	t += S;
-	CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
-	CHECK(ch.n_removed == 1 && ch.n_expensive == 1 && ch.removed[0] == 7);
-	CHECK(!heapmode__traced(&h, 7));
-	heapmode_changes__free(&ch);
-	/* Still growing, but kept out for the release time; then taken again. */
-	c.cost_pct = NAN;
-	for (int i = 1; i <= 40 && back_at < 0; i++) {
-		t += S;
-		CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
-		if (ch.n_added)
-			back_at = i;
-		heapmode_changes__free(&ch);
-	}
-	CHECK(back_at == HEAPMODE_RELEASE_INTERVALS);
-	/* A picked one stays whatever it costs. */
-	c.picked = true;
-	c.cost_pct = 50;
-	t += S;
-	CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
-	CHECK(ch.n_removed == 0 && heapmode__traced(&h, 7));
-	heapmode_changes__free(&ch);
-	heapmode__free(&h);
-}
-
 static void test_gone_process_is_released_at_once(void)
 {
 	struct heapmode h = hm(2, 8, false);
@@ -261,11 +236,12 @@ static void test_gone_process_is_released_at_once(void)
 	struct heapmode_changes ch;
 	uint64_t t = 0;
 
-	steps(&h, &t, 9, 5);
+	steps(&h, &t, 100, 5);
 	CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
 	heapmode_changes__free(&ch);
 	CHECK(!heapmode__choose(&h, t + S, NULL, 0, &ch));
-	CHECK(ch.n_removed == 1 && ch.removed[0] == 7);
+	CHECK(ch.n_removed == 1 && ch.removed[0] == 7 && ch.why[0] == HEAPMODE_WHY_GONE);
+	CHECK(!heapmode__released(&h, 7));
 	heapmode_changes__free(&ch);
 	heapmode__free(&h);
 }
@@ -280,7 +256,7 @@ static void test_much_stronger_grower_takes_the_weakest_suspects_place(void)
 	struct heapmode_changes ch;
 	uint64_t t = 0;
 
-	steps(&h, &t, 9, 5);
+	steps(&h, &t, 100, 5);
 	CHECK(!heapmode__choose(&h, t, c, 1, &ch));
 	heapmode_changes__free(&ch);
 	/* Not twice as strong: no change. */
@@ -309,7 +285,7 @@ static void test_one_users_growers_leave_a_slot_for_another_user(void)
 	struct heapmode_changes ch;
 	uint64_t t = 0;
 
-	steps(&h, &t, 9, 5);
+	steps(&h, &t, 100, 5);
 	CHECK(!heapmode__choose(&h, t, c, 6, &ch));
 	CHECK_EQ_INT(ch.n_added, 4);
 	CHECK(heapmode__traced(&h, 9));
@@ -332,7 +308,7 @@ static void test_new_users_grower_takes_a_slot_from_the_user_with_most(void)
 	struct heapmode_changes ch;
 	uint64_t t = 0;
 
-	steps(&h, &t, 9, 5);
+	steps(&h, &t, 100, 5);
 	CHECK(!heapmode__choose(&h, t, c, 3, &ch));
 	CHECK_EQ_INT(ch.n_added, 3);
 	heapmode_changes__free(&ch);
@@ -359,7 +335,7 @@ static void test_stronger_grower_does_not_take_another_users_only_slot(void)
 	struct heapmode_changes ch;
 	uint64_t t = 0;
 
-	steps(&h, &t, 9, 5);
+	steps(&h, &t, 100, 5);
 	CHECK(!heapmode__choose(&h, t, c, 2, &ch));
 	heapmode_changes__free(&ch);
 	CHECK(!heapmode__choose(&h, t + S, c, 3, &ch));
@@ -376,11 +352,15 @@ static void test_switch_to_exact_forgets_the_suspects(void)
 	struct heapmode_changes ch;
 	uint64_t t = 0;
 
-	steps(&h, &t, 9, 5);
+	steps(&h, &t, 100, 5);
 	CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
 	heapmode_changes__free(&ch);
+	c.growing = false;
+	CHECK(!heapmode__choose(&h, t + 21 * S, &c, 1, &ch));
+	heapmode_changes__free(&ch);
+	CHECK(h.n_released == 1);
 	CHECK(steps(&h, &t, 0.1, 31) == HEAPMODE_TO_EXACT);
-	CHECK(h.n_traced == 0);
+	CHECK(h.n_traced == 0 && h.n_released == 0);
 	CHECK(!strcmp(heapmode__name(h.mode), "exact"));
 	CHECK(!strcmp(heapmode__proc_name(PROC_HEAP_WATCH), "watch"));
 	heapmode__free(&h);
@@ -406,7 +386,7 @@ static void test_estimate_follows_the_machines_work_at_the_learned_share(void)
 	heapmode__learn(&h, 0, 0);
 	CHECK(h.cost_per_work == before);
 	/* Suspects only: nothing is learned, the busy time now is scaled. */
-	steps(&h, &t, 9, 5);
+	steps(&h, &t, 100, 5);
 	heapmode__learn(&h, 0, 1e9);
 	CHECK(h.cost_per_work == before);
 	CHECK(fabs(heapmode__estimate_exact_ns(&h, 1e8) - before * 1e8) < 1e-3);
@@ -415,18 +395,35 @@ static void test_estimate_follows_the_machines_work_at_the_learned_share(void)
 
 #define W (S / 4)		/* a window */
 
-static void test_far_over_budget_in_windows_switches_within_half_a_second(void)
+/* The fast valve: windows pay at once; the whole machine trapping empties it in 0.75 s. */
+static void test_whole_machine_cost_in_windows_switches_within_a_second(void)
 {
 	struct heapmode h = hm(2, 8, false);
 
-	/* 25 budgets over: the first window is a burst, the second makes half a second. */
-	CHECK(heapmode__window(&h, 10 * S + W, W, 50) == HEAPMODE_SAME);
+	CHECK(heapmode__window(&h, 10 * S + W, W, 100) == HEAPMODE_SAME);
+	CHECK(heapmode__window(&h, 10 * S + 2 * W, W, 100) == HEAPMODE_SAME);
 	CHECK(h.mode == HEAP_MODE_EXACT);
-	CHECK(heapmode__window(&h, 10 * S + 2 * W, W, 50) == HEAPMODE_TO_SUSPECTS);
+	CHECK(heapmode__window(&h, 10 * S + 3 * W, W, 100) == HEAPMODE_TO_SUSPECTS);
 	CHECK(h.mode == HEAP_MODE_SUSPECTS);
 	CHECK(h.switches == 1);
 	/* Already suspects: windows change nothing. */
-	CHECK(heapmode__window(&h, 10 * S + 3 * W, W, 50) == HEAPMODE_SAME);
+	CHECK(heapmode__window(&h, 10 * S + 4 * W, W, 100) == HEAPMODE_SAME);
+	heapmode__free(&h);
+}
+
+/* What the windows paid is not paid again by the interval's step. */
+static void test_interval_pays_only_what_the_windows_did_not(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	uint64_t t = 10 * S;
+
+	for (int i = 0; i < 4; i++) {
+		t += W;
+		CHECK(heapmode__window(&h, t, W, 50) == HEAPMODE_SAME);
+	}
+	/* 48 x 1 s paid: 12 left; the step at the same time pays nothing more. */
+	CHECK(heapmode__step(&h, t, 50) == HEAPMODE_SAME);
+	CHECK(fabs(heapmode__bucket_fill(&h) - 12.0 / 60) < 1e-9);
 	heapmode__free(&h);
 }
 
@@ -435,7 +432,7 @@ static void test_window_merely_over_budget_waits_for_the_interval(void)
 	struct heapmode h = hm(2, 8, false);
 	uint64_t t = 10 * S;
 
-	/* 5 budgets over, ten windows in a row: the interval rule (a few seconds) decides. */
+	/* 5 budgets over, ten windows in a row: 20 of the bucket's 60 budget-seconds. */
 	for (int i = 0; i < 10; i++) {
 		t += W;
 		CHECK(heapmode__window(&h, t, W, 10) == HEAPMODE_SAME);
@@ -468,15 +465,261 @@ static void test_exact_flag_ignores_windows(void)
 	heapmode__free(&h);
 }
 
+static bool removed_as(const struct heapmode_changes *ch, uint32_t pid, enum heapmode_why why)
+{
+	for (size_t i = 0; i < ch->n_removed; i++)
+		if (ch->removed[i] == pid)
+			return ch->why[i] == why;
+	return false;
+}
+
+/*
+ * Leaving exact mode: the process that costs 40% goes (its records kept, released); the
+ * others, cheap, stay traced exactly (by pid); one without heap records is merely watched.
+ */
+static void test_leaving_exact_releases_the_costliest_and_keeps_the_others_exact(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	struct heapmode_candidate c[] = {
+		{ .pid = 1, .cost_pct = 40, .has_heap = true, .heap_count = 1010 },
+		{ .pid = 2, .cost_pct = 0.5, .has_heap = true, .heap_count = 10 },
+		{ .pid = 3, .cost_pct = 0.1, .has_heap = true, .heap_count = 1000 },
+		{ .pid = 4, .cost_pct = 0, .has_heap = false },
+		{ .pid = 5, .cost_pct = NAN, .picked = true },
+		{ .pid = 6, .cost_pct = NAN, .has_heap = true, .heap_count = 1 },
+	};
+	struct heapmode_changes ch;
+	uint64_t t = 0;
+
+	CHECK(steps(&h, &t, 100, 1) == HEAPMODE_TO_SUSPECTS);
+	CHECK(!heapmode__leave_exact(&h, t, c, 6, &ch));
+	CHECK(ch.n_removed == 1 && removed_as(&ch, 1, HEAPMODE_WHY_COSTLIEST));
+	CHECK(ch.n_expensive == 1);
+	CHECK(heapmode__released(&h, 1) && heapmode__released(&h, 1)->released_ns == t);
+	CHECK(!heapmode__traced(&h, 1));
+	CHECK(heapmode__traced(&h, 2) && heapmode__traced(&h, 2)->role == HEAPMODE_ROLE_KEPT);
+	CHECK(heapmode__traced(&h, 3) && heapmode__traced(&h, 3)->role == HEAPMODE_ROLE_KEPT);
+	CHECK(heapmode__traced(&h, 6) && heapmode__traced(&h, 6)->role == HEAPMODE_ROLE_KEPT);
+	CHECK(heapmode__traced(&h, 5) && heapmode__traced(&h, 5)->picked);
+	CHECK(!heapmode__traced(&h, 4) && !heapmode__released(&h, 4));
+	CHECK_EQ_INT(ch.n_added, 4);
+	heapmode_changes__free(&ch);
+	/* Kept ones are not suspects: quiet for long, they stay traced. */
+	for (int i = 0; i < 3 * HEAPMODE_RELEASE_INTERVALS; i++) {
+		t += S;
+		CHECK(!heapmode__choose(&h, t, c + 1, 5, &ch));
+		CHECK(ch.n_removed == 0);
+		heapmode_changes__free(&ch);
+	}
+	CHECK(heapmode__traced(&h, 2) && heapmode__traced(&h, 3));
+	heapmode__free(&h);
+}
+
+/* Costs spread evenly: as many of the costliest go as it takes, no more. */
+static void test_leaving_exact_releases_only_as_many_as_the_budget_needs(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	struct heapmode_candidate c[10];
+	struct heapmode_changes ch;
+	uint64_t t = 0;
+
+	for (int i = 0; i < 10; i++)
+		c[i] = (struct heapmode_candidate){ .pid = 100 + i, .cost_pct = 0.3 * (i + 1),
+						    .has_heap = true, .heap_count = 5 };
+	/* 16.5 in all; under 1 left: 0.3 + 0.6 (the two cheapest) stay. */
+	steps(&h, &t, 100, 1);
+	CHECK(!heapmode__leave_exact(&h, t, c, 10, &ch));
+	CHECK_EQ_INT(ch.n_removed, 8);
+	CHECK(heapmode__traced(&h, 100) && heapmode__traced(&h, 101));
+	for (int i = 2; i < 10; i++)
+		CHECK(removed_as(&ch, 100 + i, HEAPMODE_WHY_COSTLIEST) &&
+		      heapmode__released(&h, 100 + i));
+	heapmode_changes__free(&ch);
+	heapmode__free(&h);
+}
+
+/* More cheap processes with records than the limit: the most blocks kept, the rest released. */
+static void test_leaving_exact_keeps_at_most_the_limit_most_blocks_first(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	struct heapmode_candidate c[HEAPMODE_MAX_KEPT + 8];
+	size_t n = HEAPMODE_MAX_KEPT + 8;
+	struct heapmode_changes ch;
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < n; i++)
+		c[i] = (struct heapmode_candidate){ .pid = 100 + i, .cost_pct = 0,
+						    .has_heap = true, .heap_count = i + 1 };
+	steps(&h, &t, 100, 1);
+	CHECK(!heapmode__leave_exact(&h, t, c, n, &ch));
+	CHECK_EQ_INT(ch.n_added, HEAPMODE_MAX_KEPT);
+	CHECK_EQ_INT(ch.n_removed, 8);
+	for (size_t i = 0; i < 8; i++)
+		CHECK(removed_as(&ch, 100 + i, HEAPMODE_WHY_LIMIT) && heapmode__released(&h, 100 + i));
+	CHECK(heapmode__traced(&h, 100 + n - 1));
+	CHECK_EQ_INT(h.n_released, 8);
+	heapmode_changes__free(&ch);
+	heapmode__free(&h);
+}
+
+/* Released for its cost (40% on 2%): kept out until its cost averages out, 380 s. */
+static void test_process_released_for_cost_is_kept_out_until_its_cost_averages_out(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	struct heapmode_candidate c = { .pid = 1, .cost_pct = 40, .has_heap = true,
+					.heap_count = 5, .growing = true, .growth_per_s = 4096 };
+	struct heapmode_changes ch;
+	uint64_t t = 0, left = 0;
+	int back_at = -1;
+
+	steps(&h, &t, 100, 1);
+	left = t;
+	CHECK(!heapmode__leave_exact(&h, t, &c, 1, &ch));
+	heapmode_changes__free(&ch);
+	for (int i = 1; i <= 400 && back_at < 0; i++) {
+		t += S;
+		CHECK(!heapmode__choose(&h, t, &c, 1, &ch));
+		if (ch.n_added)
+			back_at = i;
+		heapmode_changes__free(&ch);
+	}
+	CHECK_EQ_INT(back_at, 380);
+	CHECK(t - left == 380 * S);
+	/* Traced again: no longer released. */
+	CHECK(heapmode__traced(&h, 1) && !heapmode__released(&h, 1));
+	heapmode__free(&h);
+}
+
+/* Suspect pid 7, attached at *t (after leaving exact mode). */
+static struct heapmode suspect_7(uint64_t *t, struct heapmode_candidate *c)
+{
+	struct heapmode h = hm(2, 8, false);
+	struct heapmode_changes ch;
+
+	*c = (struct heapmode_candidate){ .pid = 7, .growing = true, .growth_per_s = 4096,
+					  .cost_pct = NAN, .has_heap = true };
+	steps(&h, t, 100, 1);
+	if (heapmode__choose(&h, *t, c, 1, &ch) || ch.n_added != 1)
+		h.mode = HEAP_MODE_EXACT;	/* the callers' checks fail */
+	heapmode_changes__free(&ch);
+	return h;
+}
+
+/* Step once a second with c until 7 is released; the seconds it took (-1: not in n). */
+static int seconds_to_release(struct heapmode *h, uint64_t *t, struct heapmode_candidate *c,
+			      int n, enum heapmode_why *why)
+{
+	struct heapmode_changes ch;
+
+	for (int i = 1; i <= n; i++) {
+		bool gone;
+
+		*t += S;
+		if (heapmode__choose(h, *t, c, 1, &ch))
+			return -2;
+		gone = ch.n_removed == 1 && ch.removed[0] == 7;
+		if (gone)
+			*why = ch.why[0];
+		heapmode_changes__free(&ch);
+		if (gone)
+			return i;
+	}
+	return -1;
+}
+
+/* 3% on 2%: traced for the diagnosis window (20 s over budget), then released, kept. */
+static void test_costly_suspect_is_traced_for_its_diagnosis_window_then_released(void)
+{
+	struct heapmode_candidate c;
+	uint64_t t = 0;
+	struct heapmode h = suspect_7(&t, &c);
+	enum heapmode_why why = HEAPMODE_WHY_GONE;
+
+	c.cost_pct = 3;
+	CHECK_EQ_INT(seconds_to_release(&h, &t, &c, 100, &why), (int)HEAPMODE_DIAGNOSIS_S);
+	CHECK(why == HEAPMODE_WHY_COST);
+	CHECK(heapmode__released(&h, 7) && heapmode__released(&h, 7)->released_ns == t);
+	heapmode__free(&h);
+}
+
+/* 50% on 2%: its allowance (20 s of budget above the budget) is spent within a second. */
+static void test_allocation_heavy_suspect_released_within_a_second(void)
+{
+	struct heapmode_candidate c;
+	uint64_t t = 0;
+	struct heapmode h = suspect_7(&t, &c);
+	enum heapmode_why why = HEAPMODE_WHY_GONE;
+
+	c.cost_pct = 50;
+	CHECK_EQ_INT(seconds_to_release(&h, &t, &c, 100, &why), 1);
+	CHECK(why == HEAPMODE_WHY_COST && heapmode__released(&h, 7));
+	heapmode__free(&h);
+}
+
+/* Over the budget with a flagged site: the verdict is in, it goes at once (verdict kept). */
+static void test_flagged_costly_suspect_is_released_at_once(void)
+{
+	struct heapmode_candidate c;
+	uint64_t t = 0;
+	struct heapmode h = suspect_7(&t, &c);
+	enum heapmode_why why = HEAPMODE_WHY_GONE;
+
+	c.cost_pct = 3;
+	c.flagged = true;
+	CHECK_EQ_INT(seconds_to_release(&h, &t, &c, 100, &why), 1);
+	CHECK(why == HEAPMODE_WHY_DIAGNOSED && heapmode__released(&h, 7));
+	heapmode__free(&h);
+}
+
+/* Within the budget, a suspect stays while it grows, flagged or not; a pick whatever it costs. */
+static void test_cheap_suspect_and_costly_pick_stay(void)
+{
+	struct heapmode_candidate c;
+	uint64_t t = 0;
+	struct heapmode h = suspect_7(&t, &c);
+	enum heapmode_why why = HEAPMODE_WHY_GONE;
+
+	c.cost_pct = 1.5;
+	c.flagged = true;
+	CHECK_EQ_INT(seconds_to_release(&h, &t, &c, 100, &why), -1);
+	c.cost_pct = 50;
+	c.picked = true;
+	CHECK_EQ_INT(seconds_to_release(&h, &t, &c, 100, &why), -1);
+	CHECK(heapmode__traced(&h, 7));
+	heapmode__free(&h);
+}
+
+/* The traced ones' costs add up for the header and stats. */
+static void test_traced_cost_adds_up_what_each_costs(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	struct heapmode_candidate c[] = {
+		{ .pid = 1, .cost_pct = 0.25, .has_heap = true, .heap_count = 2 },
+		{ .pid = 2, .cost_pct = 0.5, .has_heap = true, .heap_count = 1 },
+		{ .pid = 3, .cost_pct = NAN, .has_heap = true, .heap_count = 1 },
+	};
+	struct heapmode_changes ch;
+	uint64_t t = 0;
+
+	steps(&h, &t, 100, 1);
+	CHECK(isnan(heapmode__traced_cost_pct(&h)));
+	CHECK(!heapmode__leave_exact(&h, t, c, 3, &ch));
+	heapmode_changes__free(&ch);
+	CHECK(fabs(heapmode__traced_cost_pct(&h) - 0.75) < 1e-9);
+	heapmode__free(&h);
+}
+
 int main(void)
 {
-	RUN(test_far_over_budget_in_windows_switches_within_half_a_second);
+	RUN(test_whole_machine_cost_in_windows_switches_within_a_second);
+	RUN(test_interval_pays_only_what_the_windows_did_not);
 	RUN(test_window_merely_over_budget_waits_for_the_interval);
 	RUN(test_far_over_windows_must_be_in_a_row);
 	RUN(test_exact_flag_ignores_windows);
 	RUN(test_estimate_follows_the_machines_work_at_the_learned_share);
-	RUN(test_over_budget_for_a_few_seconds_switches_to_suspects);
-	RUN(test_cost_ten_times_the_budget_switches_after_one_interval);
+	RUN(test_startup_burst_within_the_bucket_stays_exact);
+	RUN(test_sustained_overspend_empties_the_bucket_and_switches);
+	RUN(test_bursts_without_time_to_refill_switch);
 	RUN(test_exact_flag_never_switches);
 	RUN(test_unknown_cost_changes_nothing);
 	RUN(test_exact_returns_only_after_staying_well_under_budget);
@@ -485,7 +728,15 @@ int main(void)
 	RUN(test_quiet_process_stays_watched);
 	RUN(test_suspect_released_after_it_stops_growing);
 	RUN(test_picked_process_stays_traced_without_growth_and_beyond_the_limit);
-	RUN(test_suspect_costing_ten_budgets_alone_is_released_and_kept_out);
+	RUN(test_leaving_exact_releases_the_costliest_and_keeps_the_others_exact);
+	RUN(test_leaving_exact_releases_only_as_many_as_the_budget_needs);
+	RUN(test_leaving_exact_keeps_at_most_the_limit_most_blocks_first);
+	RUN(test_process_released_for_cost_is_kept_out_until_its_cost_averages_out);
+	RUN(test_costly_suspect_is_traced_for_its_diagnosis_window_then_released);
+	RUN(test_allocation_heavy_suspect_released_within_a_second);
+	RUN(test_flagged_costly_suspect_is_released_at_once);
+	RUN(test_cheap_suspect_and_costly_pick_stay);
+	RUN(test_traced_cost_adds_up_what_each_costs);
 	RUN(test_gone_process_is_released_at_once);
 	RUN(test_much_stronger_grower_takes_the_weakest_suspects_place);
 	RUN(test_switch_to_exact_forgets_the_suspects);

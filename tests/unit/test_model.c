@@ -105,6 +105,61 @@ static void test_heap_mode_marks_suspects_and_drops_the_heap_records_of_watched_
 	model__free(&m);
 }
 
+/*
+ * Suspects mode: 600 was released at second 4, 601 is kept exact (by pid): 600's sites stay
+ * as counted, frozen and stale, its verdict too; exact mode again keeps them (and when).
+ */
+static void test_heap_mode_released_process_keeps_its_sites_frozen_and_marked(void)
+{
+	struct sample_site sites[] = {
+		heap_site(600, 1, 0xa, 64000, 1000, 1000, 0),
+		heap_site(601, 2, 0xb, 32, 1, 1, 0),
+	};
+	struct heapmode_traced kept = { .pid = 601, .role = HEAPMODE_ROLE_KEPT, .since_ns = 4 * NS,
+					.cost_pct = 0.25 };
+	struct heapmode_released rel = { .pid = 600, .released_ns = 4 * NS };
+	struct sample_heap h = { .budgeted = true, .mode = HEAP_MODE_SUSPECTS, .budget_pct = 2,
+				 .traced = &kept, .n_traced = 1, .released = &rel,
+				 .n_released = 1, .traced_cost_pct = 0.25 };
+	const struct process *a, *b;
+	struct model m;
+	struct sample s;
+
+	model_new(&m);
+	sample_at(&s, 3, sites, 2);
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	model__apply_heap(&m, &(struct sample_heap){ .budgeted = true, .budget_pct = 2 });
+	a = model__find(&m, 600, 1);
+	CHECK(a && a->heap_mode == PROC_HEAP_EXACT && a->heap_since_ns == 3 * NS);
+	m.procs[0].sites[0].flagged = true;
+	sample_at(&s, 5, sites, 2);
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	model__apply_heap(&m, &h);
+	a = model__find(&m, 600, 1);
+	b = model__find(&m, 601, 2);
+	CHECK(a && b);
+	CHECK(a->heap_mode == PROC_HEAP_RELEASED && a->heap_released_ns == 4 * NS);
+	CHECK_EQ_INT(a->n_sites, 1);
+	CHECK_EQ_INT(a->heap_outstanding_count, 1000);
+	CHECK(a->sites[0].stale && a->sites[0].flagged);
+	CHECK_EQ_INT(model__heap_released(&m), 1);
+	/* Kept: exact, since it was first seen, with what it costs. */
+	CHECK(b->heap_mode == PROC_HEAP_EXACT && b->heap_since_ns == 3 * NS);
+	CHECK(b->heap_cost_pct == 0.25 && !b->sites[0].stale);
+	CHECK(m.heap_traced_cost_pct == 0.25);
+	/* Exact again: traced from the return, its release and stale sites remembered. */
+	h = (struct sample_heap){ .budgeted = true, .mode = HEAP_MODE_EXACT, .mode_since_ns = 6 * NS,
+				  .budget_pct = 2 };
+	model__apply_heap(&m, &h);
+	a = model__find(&m, 600, 1);
+	CHECK(a->heap_mode == PROC_HEAP_EXACT && a->heap_since_ns == 6 * NS);
+	CHECK(a->heap_released_ns == 4 * NS && a->sites[0].stale);
+	CHECK(model__find(&m, 601, 2)->heap_since_ns == 3 * NS);
+	model__free(&m);
+}
+
 static void test_fold_exited_process_stays_for_one_report_then_is_reaped(void)
 {
 	struct sample_site sites[] = { heap_site(100, 1, 0xa, 64, 1, 1, 0) };
@@ -633,6 +688,7 @@ static void test_census_keeps_reopened_fd(void)
 int main(void)
 {
 	RUN(test_heap_mode_marks_suspects_and_drops_the_heap_records_of_watched_ones);
+	RUN(test_heap_mode_released_process_keeps_its_sites_frozen_and_marked);
 	RUN(test_fold_exited_process_stays_for_one_report_then_is_reaped);
 	RUN(test_fold_mmap_sites_sum_into_the_process_mmap_totals_not_its_heap);
 	RUN(test_fold_exec_starts_a_new_image_generation);

@@ -433,6 +433,52 @@ static void test_share_drops_per_process_read_back(void)
 	model__free(&b);
 }
 
+/* A released process: its mode, when, what it cost and its stale sites read back (diff, report). */
+static void test_released_heap_mode_and_stale_sites_read_back(void)
+{
+	struct snapshot_info info;
+	struct model a, b;
+	struct site *s;
+	char *ta;
+
+	CHECK_EQ_INT(snapshot__read_file("tests/data/new.json", NULL, &a, &info, err,
+					 sizeof(err)), 0);
+	CHECK(a.n_procs > 1 && a.procs[0].n_sites > 0);
+	/* a file written before the fields: exact, never released, nothing stale */
+	CHECK(a.procs[0].heap_mode == PROC_HEAP_EXACT && !a.procs[0].heap_released_ns);
+	s = &a.procs[0].sites[0];
+	s->kind = LT_KIND_HEAP;
+	s->stale = true;
+	a.procs[0].heap_mode = PROC_HEAP_RELEASED;
+	a.procs[0].heap_released_ns = a.start_ns + 2500000000ull;
+	a.procs[1].heap_mode = PROC_HEAP_SUSPECT;
+	a.procs[1].heap_cost_pct = 1.5;
+	ta = rewrite(&a);
+	CHECK(strstr(ta, "\"released_at_s\": 2.5") || strstr(ta, "\"released_at_s\":2.5"));
+	CHECK_EQ_INT(read_text(ta, &b, &info), 0);
+	CHECK(b.procs[0].heap_mode == PROC_HEAP_RELEASED);
+	CHECK_EQ_INT(b.procs[0].heap_released_ns - b.start_ns, 2500000000ull);
+	CHECK(b.procs[1].heap_mode == PROC_HEAP_SUSPECT && b.procs[1].heap_cost_pct == 1.5);
+	CHECK(isnan(b.procs[0].heap_cost_pct));
+	for (size_t i = 0; i < b.procs[0].n_sites; i++)
+		if (b.procs[0].sites[i].stack_hash == s->stack_hash &&
+		    b.procs[0].sites[i].kind == LT_KIND_HEAP)
+			CHECK(b.procs[0].sites[i].stale);
+	model__free(&b);
+	/* a mode this version does not know is refused, named */
+	s = NULL;
+	{
+		char *at = strstr(ta, "\"released\"");
+
+		CHECK(at != NULL);
+		if (at)
+			memcpy(at + 1, "nonsense", 8);
+		CHECK(refuses(ta, "heap.mode"));
+	}
+	free(ta);
+	model__free(&a);
+}
+
 /* ---------------------------------------------------------------- bad files */
 
 static void test_missing_file_is_refused_naming_the_path(void)
@@ -640,6 +686,7 @@ int main(void)
 	RUN(test_many_tiny_values_stop_at_the_memory_limit);
 	RUN(test_messages_stay_on_one_line);
 	RUN(test_share_drops_per_process_read_back);
+	RUN(test_released_heap_mode_and_stale_sites_read_back);
 	unlink(write_tmp("empty.json", "", 0));
 	unlink(write_tmp("cut.json", "", 0));
 	unlink(write_tmp("huge.json", "", 0));

@@ -168,7 +168,7 @@ static void start_lastref(struct run *r, char *msg, size_t len)
 		snprintf(msg, len, "process %u is not traced any more", pid);
 		return;
 	}
-	if (p->heap_mode == PROC_HEAP_WATCH) {
+	if (p->heap_mode == PROC_HEAP_WATCH || p->heap_mode == PROC_HEAP_RELEASED) {
 		snprintf(msg, len, "process %u's heap is not traced: t traces it first", pid);
 		return;
 	}

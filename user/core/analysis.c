@@ -469,6 +469,12 @@ void analysis__run(struct model *m)
 			struct site *s = &p->sites[j];
 			struct trend t;
 
+			/* Released: its heap sites are frozen, their last verdicts stand. */
+			if (s->kind == LT_KIND_HEAP && p->heap_mode == PROC_HEAP_RELEASED) {
+				heap_site_flagged |= s->flagged;
+				heap_sites_growth_per_s += s->flagged ? s->growth_per_s : 0;
+				continue;
+			}
 			if (series_constant(&s->hist)) {
 				s->growth_per_s = 0;
 				s->flagged = false;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * heapmode.c - the overhead budget's decisions: exact or suspects only, and who is a suspect.
+ * heapmode.c - the overhead budget's decisions: exact or not, who stays traced, who is a
+ * suspect, who is released.
  *
- * Exact tracing is left when its cost stays over the budget for a few intervals, and comes
+ * Exact tracing is left when its token bucket runs dry (a sustained overspend), and comes
  * back when the estimate has stayed under half the budget for a hold time; each return that
  * proves too early (over budget again before twice the hold has passed) doubles the hold, up
  * to HEAPMODE_RETURN_MAX_S, so a workload that hovers around the budget does not make
@@ -22,12 +23,19 @@ static uint64_t hold_ns(double intervals, double min_s, double interval_s)
 	return (uint64_t)((s > min_s ? s : min_s) * 1e9);
 }
 
+static double capacity(const struct heapmode *h)
+{
+	return h->cfg.budget_pct * HEAPMODE_BUCKET_S;
+}
+
 void heapmode__init(struct heapmode *h, const struct heapmode_config *cfg, uint64_t now_ns)
 {
 	memset(h, 0, sizeof(*h));
 	h->cfg = *cfg;
 	h->mode = HEAP_MODE_EXACT;
 	h->mode_since_ns = now_ns;
+	h->bucket_pct_s = capacity(h);
+	h->bucket_ns = now_ns;
 	h->cost_per_work = NAN;
 	h->return_hold_s = (double)hold_ns(HEAPMODE_RETURN_INTERVALS, HEAPMODE_RETURN_MIN_S,
 					   cfg->interval_s) / 1e9;
@@ -37,9 +45,11 @@ void heapmode__free(struct heapmode *h)
 {
 	free(h->traced);
 	free(h->banned);
+	free(h->released);
 	h->traced = NULL;
 	h->banned = NULL;
-	h->n_traced = h->cap_traced = h->n_banned = 0;
+	h->released = NULL;
+	h->n_traced = h->cap_traced = h->n_banned = h->n_released = 0;
 }
 
 /* Is pid kept out for its cost (bans that ended are dropped on the way)? */
@@ -56,6 +66,19 @@ static bool banned(struct heapmode *h, uint32_t pid, uint64_t now_ns)
 	}
 	h->n_banned = keep;
 	return found;
+}
+
+/* How long a process released for costing cost_pct is kept out: its cost averages out. */
+static uint64_t ban_ns(const struct heapmode *h, double cost_pct)
+{
+	double s = HEAPMODE_DIAGNOSIS_S * (cost_pct / h->cfg.budget_pct - 1);
+	double min_s = HEAPMODE_RELEASE_INTERVALS * h->cfg.interval_s;
+
+	if (!(s > min_s))
+		s = min_s;
+	if (s > HEAPMODE_BAN_MAX_S)
+		s = HEAPMODE_BAN_MAX_S;
+	return (uint64_t)(s * 1e9);
 }
 
 static int ban(struct heapmode *h, uint32_t pid, uint64_t until_ns)
@@ -79,26 +102,42 @@ static enum heapmode_change to_suspects(struct heapmode *h, uint64_t now_ns)
 	}
 	h->mode = HEAP_MODE_SUSPECTS;
 	h->mode_since_ns = now_ns;
-	h->over_since_ns = h->under_since_ns = h->far_since_ns = 0;
+	h->under_since_ns = 0;
 	h->n_traced = 0;
+	h->n_released = 0;
 	h->switches++;
 	return HEAPMODE_TO_SUSPECTS;
+}
+
+/* Pay for the time since the bucket was last spent from at cost_pct; true when it is dry. */
+static bool spend(struct heapmode *h, uint64_t now_ns, double cost_pct)
+{
+	if (now_ns > h->bucket_ns) {
+		h->bucket_pct_s += (h->cfg.budget_pct - cost_pct) * ((now_ns - h->bucket_ns) / 1e9);
+		if (h->bucket_pct_s > capacity(h))
+			h->bucket_pct_s = capacity(h);
+		h->bucket_ns = now_ns;
+	}
+	return h->bucket_pct_s <= 0;
+}
+
+double heapmode__bucket_fill(const struct heapmode *h)
+{
+	double f = h->bucket_pct_s / capacity(h);
+
+	return f < 0 ? 0 : f > 1 ? 1 : f;
 }
 
 enum heapmode_change heapmode__window(struct heapmode *h, uint64_t now_ns, uint64_t window_ns,
 				      double cost_pct)
 {
-	if (h->cfg.exact || h->mode != HEAP_MODE_EXACT || isnan(cost_pct) || !window_ns)
+	if (h->cfg.exact || h->mode != HEAP_MODE_EXACT || isnan(cost_pct) || !window_ns ||
+	    window_ns > now_ns)
 		return HEAPMODE_SAME;
-	if (cost_pct <= HEAPMODE_FAR_OVER_FACTOR * h->cfg.budget_pct) {
-		h->far_since_ns = 0;
-		return HEAPMODE_SAME;
-	}
-	if (!h->far_since_ns)
-		h->far_since_ns = now_ns > window_ns ? now_ns - window_ns : 1;
-	if (now_ns - h->far_since_ns < HEAPMODE_FAR_OVER_MIN_S * 1e9)
-		return HEAPMODE_SAME;
-	return to_suspects(h, now_ns);
+	/* A gap before the window (nothing measured) costs nothing. */
+	if (h->bucket_ns < now_ns - window_ns)
+		h->bucket_ns = now_ns - window_ns;
+	return spend(h, now_ns, cost_pct) ? to_suspects(h, now_ns) : HEAPMODE_SAME;
 }
 
 enum heapmode_change heapmode__step(struct heapmode *h, uint64_t now_ns, double exact_cost_pct)
@@ -107,25 +146,8 @@ enum heapmode_change heapmode__step(struct heapmode *h, uint64_t now_ns, double 
 
 	if (h->cfg.exact || isnan(exact_cost_pct))
 		return HEAPMODE_SAME;
-	if (h->mode == HEAP_MODE_EXACT) {
-		if (exact_cost_pct <= budget) {
-			h->over_since_ns = 0;
-			return HEAPMODE_SAME;
-		}
-		/*
-		 * The interval that measured it was over already: a cost many times the budget
-		 * (every allocator call of a build trapping) is not waited out for seconds.
-		 */
-		if (!h->over_since_ns)
-			h->over_since_ns = now_ns - (uint64_t)(h->cfg.interval_s * 1e9);
-		if (exact_cost_pct > HEAPMODE_FAR_OVER_FACTOR * budget ?
-		    now_ns - h->over_since_ns < hold_ns(1, HEAPMODE_FAR_OVER_MIN_S,
-							h->cfg.interval_s) :
-		    now_ns - h->over_since_ns < hold_ns(HEAPMODE_OVER_INTERVALS,
-							HEAPMODE_OVER_MIN_S, h->cfg.interval_s))
-			return HEAPMODE_SAME;
-		return to_suspects(h, now_ns);
-	}
+	if (h->mode == HEAP_MODE_EXACT)
+		return spend(h, now_ns, exact_cost_pct) ? to_suspects(h, now_ns) : HEAPMODE_SAME;
 	if (exact_cost_pct >= budget * HEAPMODE_UNDER_FRACTION) {
 		h->under_since_ns = 0;
 		return HEAPMODE_SAME;
@@ -136,8 +158,11 @@ enum heapmode_change heapmode__step(struct heapmode *h, uint64_t now_ns, double 
 		return HEAPMODE_SAME;
 	h->mode = HEAP_MODE_EXACT;
 	h->mode_since_ns = now_ns;
-	h->over_since_ns = h->under_since_ns = 0;
+	h->under_since_ns = 0;
+	h->bucket_pct_s = capacity(h);
+	h->bucket_ns = now_ns;
 	h->n_traced = 0;
+	h->n_released = 0;
 	h->switches++;
 	return HEAPMODE_TO_EXACT;
 }
@@ -170,8 +195,47 @@ const struct heapmode_traced *heapmode__traced(const struct heapmode *h, uint32_
 	return NULL;
 }
 
-static int add_traced(struct heapmode *h, const struct heapmode_candidate *c, uint64_t now_ns,
-		      struct heapmode_changes *out)
+const struct heapmode_released *heapmode__released(const struct heapmode *h, uint32_t pid)
+{
+	for (size_t i = 0; i < h->n_released; i++)
+		if (h->released[i].pid == pid)
+			return &h->released[i];
+	return NULL;
+}
+
+double heapmode__traced_cost_pct(const struct heapmode *h)
+{
+	double sum = NAN;
+
+	for (size_t i = 0; i < h->n_traced; i++)
+		if (!isnan(h->traced[i].cost_pct))
+			sum = (isnan(sum) ? 0 : sum) + h->traced[i].cost_pct;
+	return sum;
+}
+
+static void unrelease(struct heapmode *h, uint32_t pid)
+{
+	for (size_t i = 0; i < h->n_released; i++)
+		if (h->released[i].pid == pid)
+			h->released[i--] = h->released[--h->n_released];
+}
+
+static int add_released(struct heapmode *h, uint32_t pid, uint64_t now_ns)
+{
+	struct heapmode_released *v;
+
+	if (heapmode__released(h, pid))
+		return 0;
+	v = realloc(h->released, (h->n_released + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v[h->n_released++] = (struct heapmode_released){ .pid = pid, .released_ns = now_ns };
+	h->released = v;
+	return 0;
+}
+
+static int add_traced(struct heapmode *h, const struct heapmode_candidate *c,
+		      enum heapmode_role role, uint64_t now_ns, struct heapmode_changes *out)
 {
 	if (h->n_traced == h->cap_traced) {
 		size_t cap = h->cap_traced ? h->cap_traced * 2 : 16;
@@ -184,18 +248,111 @@ static int add_traced(struct heapmode *h, const struct heapmode_candidate *c, ui
 	}
 	if (push_pid(&out->added, &out->n_added, c->pid))
 		return -ENOMEM;
+	unrelease(h, c->pid);
 	h->traced[h->n_traced++] = (struct heapmode_traced){
-		.pid = c->pid, .since_ns = now_ns, .last_growth_ns = now_ns,
-		.growth_per_s = c->growth_per_s, .picked = c->picked, .uid = c->uid };
+		.pid = c->pid, .role = role, .since_ns = now_ns, .last_growth_ns = now_ns,
+		.growth_per_s = c->growth_per_s, .picked = c->picked, .uid = c->uid,
+		.cost_pct = c->cost_pct, .seen_ns = now_ns,
+		.allowance_pct_s = h->cfg.budget_pct * HEAPMODE_DIAGNOSIS_S };
 	return 0;
 }
 
-static int remove_traced(struct heapmode *h, size_t i, struct heapmode_changes *out)
+/* Say pid stopped being traced, and why; one still alive keeps its records, released. */
+static int note_removed(struct heapmode *h, uint32_t pid, enum heapmode_why why,
+			uint64_t now_ns, struct heapmode_changes *out)
 {
-	if (push_pid(&out->removed, &out->n_removed, h->traced[i].pid))
+	uint8_t *w = realloc(out->why, out->n_removed + 1);
+
+	if (!w)
 		return -ENOMEM;
+	out->why = w;
+	w[out->n_removed] = why;
+	if (push_pid(&out->removed, &out->n_removed, pid))
+		return -ENOMEM;
+	return why == HEAPMODE_WHY_GONE ? 0 : add_released(h, pid, now_ns);
+}
+
+static int remove_traced(struct heapmode *h, size_t i, enum heapmode_why why, uint64_t now_ns,
+			 struct heapmode_changes *out)
+{
+	uint32_t pid = h->traced[i].pid;
+
 	h->traced[i] = h->traced[--h->n_traced];
-	return 0;
+	return note_removed(h, pid, why, now_ns, out);
+}
+
+static double known(double cost_pct)
+{
+	return cost_pct > 0 ? cost_pct : 0;
+}
+
+/* Costliest first (unknown costs nothing), then by pid. */
+static int cmp_cost(const void *a, const void *b)
+{
+	const struct heapmode_candidate *x = *(const struct heapmode_candidate *const *)a;
+	const struct heapmode_candidate *y = *(const struct heapmode_candidate *const *)b;
+
+	if (known(x->cost_pct) != known(y->cost_pct))
+		return known(x->cost_pct) > known(y->cost_pct) ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* Most outstanding blocks first, then by pid. */
+static int cmp_count(const void *a, const void *b)
+{
+	const struct heapmode_candidate *x = *(const struct heapmode_candidate *const *)a;
+	const struct heapmode_candidate *y = *(const struct heapmode_candidate *const *)b;
+
+	if (x->heap_count != y->heap_count)
+		return x->heap_count > y->heap_count ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+int heapmode__leave_exact(struct heapmode *h, uint64_t now_ns, const struct heapmode_candidate *c,
+			  size_t n, struct heapmode_changes *out)
+{
+	const struct heapmode_candidate **v;
+	double rest = 0, limit = h->cfg.budget_pct * HEAPMODE_UNDER_FRACTION;
+	size_t m = 0, i, kept = 0;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (h->mode != HEAP_MODE_SUSPECTS)
+		return 0;
+	v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < n && !err; i++) {
+		if (c[i].picked) {
+			err = add_traced(h, &c[i], HEAPMODE_ROLE_SUSPECT, now_ns, out);
+			continue;
+		}
+		v[m++] = &c[i];
+		rest += known(c[i].cost_pct);
+	}
+	qsort(v, m, sizeof(*v), cmp_cost);
+	/* The costliest go, until the others cost well under the budget. */
+	for (i = 0; i < m && !err && rest > limit && known(v[i]->cost_pct) > 0; i++) {
+		rest -= known(v[i]->cost_pct);
+		err = ban(h, v[i]->pid, now_ns + ban_ns(h, v[i]->cost_pct));
+		if (!err && v[i]->has_heap)
+			err = note_removed(h, v[i]->pid, HEAPMODE_WHY_COSTLIEST, now_ns, out);
+		out->n_expensive += v[i]->has_heap;
+	}
+	/* The others' counts stay exact: traced by pid, most blocks first, up to the limit. */
+	qsort(v + i, m - i, sizeof(*v), cmp_count);
+	for (; i < m && !err; i++) {
+		if (!v[i]->has_heap)
+			continue;
+		if (kept < HEAPMODE_MAX_KEPT) {
+			err = add_traced(h, v[i], HEAPMODE_ROLE_KEPT, now_ns, out);
+			kept++;
+		} else {
+			err = note_removed(h, v[i]->pid, HEAPMODE_WHY_LIMIT, now_ns, out);
+		}
+	}
+	free(v);
+	return err;
 }
 
 /* Growing, unpicked and untraced candidates, strongest first. */
@@ -209,13 +366,19 @@ static int cmp_growth(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* Suspect slots (unpicked traced processes) of user uid. */
+/* Does t hold a suspect slot (traced for its growth, not picked nor kept)? */
+static bool holds_slot(const struct heapmode_traced *t)
+{
+	return !t->picked && t->role == HEAPMODE_ROLE_SUSPECT;
+}
+
+/* Suspect slots of user uid. */
 static size_t slots_of(const struct heapmode *h, uint32_t uid)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < h->n_traced; i++)
-		n += !h->traced[i].picked && h->traced[i].uid == uid;
+		n += holds_slot(&h->traced[i]) && h->traced[i].uid == uid;
 	return n;
 }
 
@@ -231,7 +394,7 @@ static long weakest(const struct heapmode *h, uint32_t uid)
 	for (size_t i = 0; i < h->n_traced; i++) {
 		const struct heapmode_traced *t = &h->traced[i];
 
-		if (t->picked || (t->uid != uid && slots_of(h, t->uid) < own + 2))
+		if (!holds_slot(t) || (t->uid != uid && slots_of(h, t->uid) < own + 2))
 			continue;
 		if (at < 0 || t->growth_per_s < h->traced[at].growth_per_s)
 			at = i;
@@ -247,7 +410,7 @@ static long weakest_of_most(const struct heapmode *h)
 	long at = -1;
 
 	for (size_t i = 0; i < h->n_traced; i++) {
-		if (h->traced[i].picked)
+		if (!holds_slot(&h->traced[i]))
 			continue;
 		n = slots_of(h, h->traced[i].uid);
 		if (n > most) {
@@ -260,7 +423,7 @@ static long weakest_of_most(const struct heapmode *h)
 	for (size_t i = 0; i < h->n_traced; i++) {
 		const struct heapmode_traced *t = &h->traced[i];
 
-		if (!t->picked && t->uid == uid &&
+		if (holds_slot(t) && t->uid == uid &&
 		    (at < 0 || t->growth_per_s < h->traced[at].growth_per_s))
 			at = i;
 	}
@@ -288,16 +451,42 @@ static int let_in(struct heapmode *h, const struct heapmode_candidate *k, uint64
 		}
 		if (w < 0)
 			return 0;
-		err = remove_traced(h, w, out);
+		err = remove_traced(h, w, HEAPMODE_WHY_PREEMPTED, now_ns, out);
 		if (err)
 			return err;
 		(*n_suspects)--;
 	}
-	err = add_traced(h, k, now_ns, out);
+	err = add_traced(h, k, HEAPMODE_ROLE_SUSPECT, now_ns, out);
 	if (err)
 		return err;
 	(*n_suspects)++;
 	return 1;
+}
+
+/*
+ * Traced t (candidate k) costs over the budget: is its diagnosis window over?  Its why, or -1
+ * while it goes on.
+ */
+static int window_over(struct heapmode *h, struct heapmode_traced *t,
+		       const struct heapmode_candidate *k, uint64_t now_ns)
+{
+	uint64_t dt_ns = now_ns > t->seen_ns ? now_ns - t->seen_ns : 0;
+
+	t->seen_ns = now_ns;
+	t->cost_pct = k->cost_pct;
+	t->picked = k->picked;
+	if (t->picked || !(k->cost_pct > h->cfg.budget_pct)) {
+		t->over_since_ns = 0;
+		return -1;
+	}
+	if (!t->over_since_ns)
+		t->over_since_ns = now_ns - dt_ns;
+	t->allowance_pct_s -= (k->cost_pct - h->cfg.budget_pct) * (dt_ns / 1e9);
+	if (k->flagged)
+		return HEAPMODE_WHY_DIAGNOSED;
+	if (t->allowance_pct_s <= 0 || now_ns - t->over_since_ns >= HEAPMODE_DIAGNOSIS_S * 1e9)
+		return HEAPMODE_WHY_COST;
+	return -1;
 }
 
 int heapmode__choose(struct heapmode *h, uint64_t now_ns, const struct heapmode_candidate *c,
@@ -306,31 +495,37 @@ int heapmode__choose(struct heapmode *h, uint64_t now_ns, const struct heapmode_
 	uint64_t release = hold_ns(HEAPMODE_RELEASE_INTERVALS, 0, h->cfg.interval_s);
 	const struct heapmode_candidate **fresh = NULL;
 	size_t n_fresh = 0, n_suspects = 0;
-	int err = 0;
+	int err = 0, why;
 
 	memset(out, 0, sizeof(*out));
 	if (h->mode == HEAP_MODE_EXACT) {
 		h->n_traced = 0;
 		h->n_banned = 0;
+		h->n_released = 0;
 		return 0;
 	}
-	/* Too expensive on its own: released first (so listed first), and kept out a while. */
+	/* The released that are gone are forgotten. */
+	for (size_t i = 0; i < h->n_released; i++)
+		if (!candidate_of(c, n, h->released[i].pid))
+			h->released[i--] = h->released[--h->n_released];
+	/* Over the budget past its diagnosis window: released first (so listed first), kept out. */
 	for (size_t i = 0; i < h->n_traced;) {
 		const struct heapmode_candidate *k = candidate_of(c, n, h->traced[i].pid);
+		double cost = k ? k->cost_pct : NAN;
 
-		if (!k || k->picked ||
-		    !(k->cost_pct > HEAPMODE_SUSPECT_COST_FACTOR * h->cfg.budget_pct)) {
+		why = k ? window_over(h, &h->traced[i], k, now_ns) : -1;
+		if (why < 0) {
 			i++;
 			continue;
 		}
-		err = ban(h, k->pid, now_ns + release);
+		err = ban(h, k->pid, now_ns + ban_ns(h, cost));
 		if (!err)
-			err = remove_traced(h, i, out);
+			err = remove_traced(h, i, why, now_ns, out);
 		if (err)
 			return err;
 		out->n_expensive++;
 	}
-	/* Those traced already: still there, still growing or picked? */
+	/* Those traced already: still there, still growing or picked (or kept)? */
 	for (size_t i = 0; i < h->n_traced;) {
 		struct heapmode_traced *t = &h->traced[i];
 		const struct heapmode_candidate *k = candidate_of(c, n, t->pid);
@@ -342,13 +537,15 @@ int heapmode__choose(struct heapmode *h, uint64_t now_ns, const struct heapmode_
 				t->growth_per_s = k->growth_per_s;
 			}
 		}
-		if (!k || (!t->picked && now_ns - t->last_growth_ns >= release)) {
-			err = remove_traced(h, i, out);
+		if (!k || (!t->picked && t->role == HEAPMODE_ROLE_SUSPECT &&
+			   now_ns - t->last_growth_ns >= release)) {
+			err = remove_traced(h, i, k ? HEAPMODE_WHY_QUIET : HEAPMODE_WHY_GONE, now_ns,
+					    out);
 			if (err)
 				return err;
 			continue;
 		}
-		n_suspects += !t->picked;
+		n_suspects += holds_slot(t);
 		i++;
 	}
 	fresh = malloc((n ? n : 1) * sizeof(*fresh));
@@ -360,7 +557,7 @@ int heapmode__choose(struct heapmode *h, uint64_t now_ns, const struct heapmode_
 		if (!c[i].picked && banned(h, c[i].pid, now_ns))
 			continue;
 		if (c[i].picked) {
-			err = add_traced(h, &c[i], now_ns, out);
+			err = add_traced(h, &c[i], HEAPMODE_ROLE_SUSPECT, now_ns, out);
 			if (err)
 				goto out;
 		} else if (c[i].growing && c[i].growth_per_s > 0) {
@@ -415,7 +612,7 @@ int heapmode__pick(struct heapmode *h, uint32_t pid, uint64_t now_ns)
 
 	if (h->mode != HEAP_MODE_SUSPECTS || heapmode__traced(h, pid))
 		return 0;
-	err = add_traced(h, &c, now_ns, &out);
+	err = add_traced(h, &c, HEAPMODE_ROLE_SUSPECT, now_ns, &out);
 	heapmode_changes__free(&out);
 	return err;
 }
@@ -431,10 +628,19 @@ bool heapmode__drop(struct heapmode *h, uint32_t pid)
 	return false;
 }
 
+bool heapmode__release(struct heapmode *h, uint32_t pid, uint64_t now_ns)
+{
+	if (!heapmode__drop(h, pid))
+		return false;
+	add_released(h, pid, now_ns);
+	return true;
+}
+
 void heapmode_changes__free(struct heapmode_changes *c)
 {
 	free(c->added);
 	free(c->removed);
+	free(c->why);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -449,6 +655,7 @@ const char *heapmode__proc_name(enum proc_heap_mode mode)
 		[PROC_HEAP_EXACT] = "exact",
 		[PROC_HEAP_SUSPECT] = "suspect",
 		[PROC_HEAP_WATCH] = "watch",
+		[PROC_HEAP_RELEASED] = "released",
 	};
 
 	return names[mode];

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * heapmode.h - the whole-system overhead budget: when heap tracing is exact (every process's
- * allocator probed) and when only suspects are, and which processes are suspects.
+ * allocator probed) and when not, which processes keep being traced then (those counted
+ * exactly so far that cost little, the suspects, the user's picks), and which are released.
  *
  * Pure decisions over what the run loop measured (the estimated cost of exact tracing) and
  * what analysis found (which processes grow): no clock, no /proc, no BPF here.  The run loop
@@ -25,6 +26,7 @@ enum proc_heap_mode {
 	PROC_HEAP_EXACT,		/* traced since it was first seen (or exact mode began) */
 	PROC_HEAP_SUSPECT,		/* traced on its own, since it became a suspect or was picked */
 	PROC_HEAP_WATCH,		/* not traced: counters and mmap only */
+	PROC_HEAP_RELEASED,		/* no longer traced: its heap sites kept as counted, frozen */
 };
 
 /* Defaults of the options (cli/options.c quotes them). */
@@ -33,19 +35,36 @@ enum proc_heap_mode {
 #define HEAPMODE_DEFAULT_MAX_SUSPECTS	8
 #define HEAPMODE_MAX_SUSPECTS		64
 
-/* The hysteresis, in intervals (and at least the seconds beside them). */
-#define HEAPMODE_OVER_INTERVALS		3	/* over budget this long: suspects only */
-#define HEAPMODE_OVER_MIN_S		2.0
-#define HEAPMODE_FAR_OVER_FACTOR	10.0	/* this far over: one interval is enough ... */
-#define HEAPMODE_FAR_OVER_MIN_S		0.5	/* ... of at least this long */
+/*
+ * Exact mode spends from a token bucket that holds HEAPMODE_BUCKET_S seconds of the budget
+ * and refills at the budget: a start-up burst passes, a sustained overspend empties it.  Its
+ * windows (HEAPMODE_WINDOW_S) are the fast valve: a cost of the whole machine empties it in
+ * about a second, not at an interval's end.
+ */
+#define HEAPMODE_BUCKET_S		30.0
 #define HEAPMODE_WINDOW_S		0.25	/* exact mode looks this often inside an interval */
+/*
+ * Leaving exact mode: the costliest processes are released until what the others cost is
+ * under HEAPMODE_UNDER_FRACTION of the budget; of the others, those with heap records keep
+ * being traced exactly (pid-filtered probes), most blocks first, up to HEAPMODE_MAX_KEPT.
+ */
+#define HEAPMODE_MAX_KEPT		32
+/*
+ * A traced process (suspect or kept) that costs more than the budget is traced for a
+ * diagnosis window: until one of its heap sites is flagged, or it has been over the budget
+ * for HEAPMODE_DIAGNOSIS_S, or it has spent HEAPMODE_DIAGNOSIS_S seconds' worth of budget
+ * above the budget; then it is released, its sites and verdicts kept, and kept out for as long
+ * as its cost takes to average out to the budget (HEAPMODE_DIAGNOSIS_S x (cost / budget - 1),
+ * at least HEAPMODE_RELEASE_INTERVALS, at most HEAPMODE_BAN_MAX_S): a duty cycle.
+ */
+#define HEAPMODE_DIAGNOSIS_S		20.0
+#define HEAPMODE_BAN_MAX_S		600.0
 #define HEAPMODE_RETURN_INTERVALS	30	/* well under budget this long: exact again */
 #define HEAPMODE_RETURN_MIN_S		5.0
 #define HEAPMODE_RETURN_MAX_S		600.0	/* the longest that hold grows to */
 #define HEAPMODE_UNDER_FRACTION		0.5	/* "well under": below half the budget */
 #define HEAPMODE_RELEASE_INTERVALS	20	/* a suspect not growing this long is released */
 #define HEAPMODE_PREEMPT_FACTOR		2.0	/* a stronger grower takes the weakest one's place */
-#define HEAPMODE_SUSPECT_COST_FACTOR	10.0	/* a suspect costing this many budgets alone goes */
 
 struct heapmode_config {
 	double budget_pct;		/* of the machine's CPU (all cores) */
@@ -62,27 +81,46 @@ struct heapmode_candidate {
 	bool picked;			/* named by the user (TUI): traced whatever it does */
 	double cost_pct;		/* what tracing it costs now (% of all CPUs); NaN: unknown */
 	uint32_t uid;			/* its owner (real uid); HEAPMODE_UID_UNKNOWN: unknown */
+	bool has_heap;			/* it has heap records (sites) to keep */
+	uint64_t heap_count;		/* its outstanding heap blocks */
+	bool flagged;			/* one of its heap sites is flagged */
 };
 
 #define HEAPMODE_UID_UNKNOWN	UINT32_MAX	/* the unknown ones share one owner */
 
+enum heapmode_role {
+	HEAPMODE_ROLE_SUSPECT,		/* traced because it grows (or picked) */
+	HEAPMODE_ROLE_KEPT,		/* counted exactly since exact mode, and cheap: kept */
+};
+
 /* A process whose heap is traced on its own in suspects mode. */
 struct heapmode_traced {
 	uint32_t pid;
-	uint64_t since_ns;		/* attached at */
+	enum heapmode_role role;
+	uint64_t since_ns;		/* attached at (kept: when exact mode ended) */
 	uint64_t last_growth_ns;	/* last interval it was seen growing */
 	double growth_per_s;
 	bool picked;
 	uint32_t uid;
+	double cost_pct;		/* what tracing it costs now, % of all CPUs; NaN: unknown */
+	uint64_t seen_ns;		/* its cost was last looked at */
+	uint64_t over_since_ns;		/* over the budget since (0: not) */
+	double allowance_pct_s;		/* what it may still spend above the budget */
+};
+
+/* A process no longer traced whose heap records stay, frozen (unbounded frees unseen). */
+struct heapmode_released {
+	uint32_t pid;
+	uint64_t released_ns;
 };
 
 struct heapmode {
 	struct heapmode_config cfg;
 	enum heap_mode mode;
 	uint64_t mode_since_ns;
-	uint64_t over_since_ns;		/* over budget since (0: not over) */
+	double bucket_pct_s;		/* exact mode's budget left: % of all CPUs x seconds */
+	uint64_t bucket_ns;		/* spent up to this time */
 	uint64_t under_since_ns;	/* well under budget since (0: not under) */
-	uint64_t far_since_ns;		/* windows far over budget since (0: not) */
 	double return_hold_s;		/* under budget this long before exact returns */
 	uint32_t switches;		/* mode changes so far */
 	double cost_per_work;		/* exact tracing's share of the machine's other busy CPU
@@ -94,6 +132,8 @@ struct heapmode {
 		uint64_t until_ns;
 	} *banned;
 	size_t n_banned;
+	struct heapmode_released *released;	/* by pid; live processes only */
+	size_t n_released;
 };
 
 enum heapmode_change {
@@ -107,18 +147,22 @@ void heapmode__free(struct heapmode *h);
 
 /*
  * One interval's cost: exact_cost_pct is what exact tracing costs (measured while exact,
- * estimated while suspects only; NaN: unknown, nothing changes).  Returns the change of mode
- * decided now; a switch to suspects empties the traced set (heapmode__choose fills it).
+ * estimated while suspects only; NaN: unknown, nothing changes).  While exact, the time since
+ * the bucket was last spent from is paid at that cost; an empty bucket switches to suspects.
+ * Returns the change of mode decided now; a switch to suspects empties the traced set
+ * (heapmode__leave_exact fills it with the processes kept, heapmode__choose with suspects).
  */
 enum heapmode_change heapmode__step(struct heapmode *h, uint64_t now_ns, double exact_cost_pct);
 
 /*
- * Exact mode, inside an interval: one window (HEAPMODE_WINDOW_S or so) cost cost_pct.  A cost
- * HEAPMODE_FAR_OVER_FACTOR budgets over for HEAPMODE_FAR_OVER_MIN_S of windows in a row (a
- * build starting) switches to suspects now: each second of it costs the machine several.
+ * Exact mode, inside an interval: one window (HEAPMODE_WINDOW_S or so, ending at now_ns) cost
+ * cost_pct.  It is paid from the bucket at once: an empty one switches to suspects now.
  */
 enum heapmode_change heapmode__window(struct heapmode *h, uint64_t now_ns, uint64_t window_ns,
 				      double cost_pct);
+
+/* The bucket's level as a share of its capacity (0 to 1). */
+double heapmode__bucket_fill(const struct heapmode *h);
 
 /*
  * While exact: learn what share of the machine's busy time exact tracing takes, from one
@@ -133,22 +177,52 @@ double heapmode__estimate_exact_ns(const struct heapmode *h, double busy_ns);
 
 /* The user picked pid (suspects mode: traced from now on, whatever it does); 0 or -ENOMEM. */
 int heapmode__pick(struct heapmode *h, uint32_t pid, uint64_t now_ns);
-/* Stop tracing pid at once (the user's choice); true when it was traced. */
+/* Stop tracing pid at once (its attach failed); true when it was traced. */
 bool heapmode__drop(struct heapmode *h, uint32_t pid);
+/* Stop tracing pid at once, its records kept (the user's choice); true when it was traced. */
+bool heapmode__release(struct heapmode *h, uint32_t pid, uint64_t now_ns);
 
-/* What heapmode__choose changed: pids to attach and to detach (the first n_expensive of
- * removed were released because tracing them alone cost more than the budget). */
+/* Why a process stopped being traced (heapmode_changes.why). */
+enum heapmode_why {
+	HEAPMODE_WHY_COST,		/* it cost over the budget for its diagnosis window */
+	HEAPMODE_WHY_DIAGNOSED,		/* over the budget, and one of its sites is flagged */
+	HEAPMODE_WHY_COSTLIEST,		/* leaving exact mode: among the costliest */
+	HEAPMODE_WHY_LIMIT,		/* leaving exact mode: beyond HEAPMODE_MAX_KEPT */
+	HEAPMODE_WHY_QUIET,		/* a suspect that stopped growing */
+	HEAPMODE_WHY_PREEMPTED,		/* a suspect whose slot a stronger grower took */
+	HEAPMODE_WHY_GONE,		/* exited */
+};
+
+/*
+ * What heapmode__choose or heapmode__leave_exact changed: pids to attach and to detach, and
+ * why each was detached (why[i] for removed[i]; heapmode__released() says whether its heap
+ * records stay, frozen).  n_expensive: how many were removed for their cost.
+ */
 struct heapmode_changes {
 	uint32_t *added, *removed;
+	uint8_t *why;			/* enum heapmode_why */
 	size_t n_added, n_removed, n_expensive;
 };
 
 /*
+ * Exact mode has just ended (heapmode__step or heapmode__window said HEAPMODE_TO_SUSPECTS):
+ * decide, process by process, from c[] (every live process, cost_pct as measured while
+ * exact): picked ones stay traced; the costliest are released until the others cost under
+ * HEAPMODE_UNDER_FRACTION of the budget (and are kept out for a while); of the others, those
+ * with heap records are kept, traced exactly by pid, most blocks first, up to
+ * HEAPMODE_MAX_KEPT; every released one with records keeps them (heapmode.released).  A
+ * process with no records is merely watched.  0 or -ENOMEM; out is freed with
+ * heapmode_changes__free().
+ */
+int heapmode__leave_exact(struct heapmode *h, uint64_t now_ns, const struct heapmode_candidate *c,
+			  size_t n, struct heapmode_changes *out);
+
+/*
  * Suspects mode: update the traced set from this interval's candidates (every live process):
- * picked ones are always in it; a suspect whose tracing alone costs more than
- * HEAPMODE_SUSPECT_COST_FACTOR budgets (a process that lives in malloc) is released and not
- * taken again for HEAPMODE_RELEASE_INTERVALS (the user can still pick it); a leaker with
- * ordinary allocator traffic costs a few budgets and stays; growing ones join, strongest first,
+ * picked ones are always in it; a traced one costing over the budget gets its diagnosis
+ * window (HEAPMODE_DIAGNOSIS_S), then is released, its records kept, and kept out as long as
+ * its cost takes to average out to the budget (the user can still pick it); one within the
+ * budget stays; growing ones join, strongest first,
  * up to max_suspects (one growing more than HEAPMODE_PREEMPT_FACTOR times the weakest
  * suspect takes its place); a suspect not growing for HEAPMODE_RELEASE_INTERVALS is
  * released, and one that is no candidate (gone) too.  Slots are kept fair between users
@@ -164,8 +238,12 @@ void heapmode_changes__free(struct heapmode_changes *c);
 
 /* The traced entry of pid, or NULL. */
 const struct heapmode_traced *heapmode__traced(const struct heapmode *h, uint32_t pid);
+/* The released entry of pid, or NULL. */
+const struct heapmode_released *heapmode__released(const struct heapmode *h, uint32_t pid);
+/* What the traced processes cost together now, % of all CPUs (NaN: none known). */
+double heapmode__traced_cost_pct(const struct heapmode *h);
 
-/* "exact" / "suspects", and "exact" / "suspect" / "watch". */
+/* "exact" / "suspects", and "exact" / "suspect" / "watch" / "released". */
 const char *heapmode__name(enum heap_mode mode);
 const char *heapmode__proc_name(enum proc_heap_mode mode);
 

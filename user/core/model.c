@@ -74,6 +74,7 @@ void model__init(struct model *m, double interval_s, unsigned int resources, uin
 	m->window = window;
 	m->resources = resources;
 	m->heap_cost_pct = m->heap_exact_cost_pct = m->heap_budget_pct = m->heap_trap_ns = NAN;
+	m->heap_traced_cost_pct = m->heap_bucket_fill = NAN;
 }
 
 static void site_free(struct site *s)
@@ -198,6 +199,7 @@ struct process *model__process(struct model *m, uint32_t pid, uint64_t gen)
 	p->pid = pid;
 	p->gen = gen;
 	p->first_seen_ns = m->now_ns;
+	p->heap_cost_pct = NAN;
 	if (series__init(&p->hist_heap, m->window) || series__init(&p->hist_fds, m->window) ||
 	    series__init(&p->hist_rss, m->window) || series__init(&p->hist_vm, m->window) ||
 	    series__init(&p->hist_fd_count, m->window) ||
@@ -802,6 +804,8 @@ static void apply_heap_mode_summary(struct model *m, const struct sample_heap *h
 	m->heap_exact_cost_pct = h->budgeted ? h->exact_cost_pct : NAN;
 	m->heap_budget_pct = h->budgeted ? h->budget_pct : NAN;
 	m->heap_trap_ns = h->budgeted ? h->trap_ns : NAN;
+	m->heap_traced_cost_pct = h->budgeted ? h->traced_cost_pct : NAN;
+	m->heap_bucket_fill = h->budgeted ? h->bucket_fill : NAN;
 	m->heap_switches = h->switches;
 }
 
@@ -823,35 +827,69 @@ static void drop_heap_sites(struct process *q)
 	sum_sites(q);
 }
 
+/* Released: its heap sites stay as counted; with frees unseen from now on, they are stale. */
+static void freeze_heap_sites(struct process *q)
+{
+	for (size_t j = 0; j < q->n_sites; j++)
+		if (q->sites[j].kind == LT_KIND_HEAP)
+			q->sites[j].stale = true;
+}
+
 /*
- * How q's heap is traced: exact since it was first seen or exact mode began, as a suspect
- * since it was attached, or watched (not traced).
+ * How q's heap is traced: exact since it was first seen or exact mode began (or kept exact
+ * by pid since), as a suspect since it was attached, released (its sites kept, frozen), or
+ * watched (not traced).
  */
 static void apply_heap_mode(struct model *m, struct process *q, const struct sample_heap *h)
 {
+	q->heap_cost_pct = NAN;
 	if (!h->budgeted || h->mode == HEAP_MODE_EXACT) {
 		uint64_t since = h->budgeted && h->mode_since_ns > q->first_seen_ns ?
 				 h->mode_since_ns : q->first_seen_ns;
 
+		/* Exact all along, or again: a released one is traced again from the return. */
+		if (q->heap_mode != PROC_HEAP_EXACT || !q->heap_since_ns)
+			q->heap_since_ns = since > m->start_ns ? since : m->start_ns;
 		q->heap_mode = PROC_HEAP_EXACT;
-		q->heap_since_ns = since > m->start_ns ? since : m->start_ns;
 		q->heap_picked = false;
 		for (size_t i = 0; i < h->n_traced; i++)
 			q->heap_picked |= h->traced[i].pid == q->pid && h->traced[i].picked;
 		return;
 	}
+	/* Gone while released: it keeps its last sites for its exit report. */
+	if (q->exited && q->heap_mode == PROC_HEAP_RELEASED)
+		return;
+	for (size_t i = 0; i < h->n_traced; i++) {
+		const struct heapmode_traced *t = &h->traced[i];
+
+		if (t->pid != q->pid)
+			continue;
+		q->heap_picked = t->picked;
+		q->heap_cost_pct = t->cost_pct;
+		if (t->role == HEAPMODE_ROLE_KEPT) {
+			/* Exact since before: its since stays. */
+			if (q->heap_mode != PROC_HEAP_EXACT || !q->heap_since_ns)
+				q->heap_since_ns = t->since_ns;
+			q->heap_mode = PROC_HEAP_EXACT;
+		} else {
+			if (q->heap_mode != PROC_HEAP_SUSPECT)
+				q->heap_since_ns = t->since_ns;
+			q->heap_mode = PROC_HEAP_SUSPECT;
+		}
+		return;
+	}
+	q->heap_picked = false;
+	for (size_t i = 0; i < h->n_released; i++) {
+		if (h->released[i].pid != q->pid)
+			continue;
+		q->heap_mode = PROC_HEAP_RELEASED;
+		q->heap_released_ns = h->released[i].released_ns;
+		freeze_heap_sites(q);
+		return;
+	}
 	q->heap_mode = PROC_HEAP_WATCH;
 	q->heap_since_ns = 0;
-	q->heap_picked = false;
-	for (size_t i = 0; i < h->n_traced; i++) {
-		if (h->traced[i].pid != q->pid)
-			continue;
-		q->heap_mode = PROC_HEAP_SUSPECT;
-		q->heap_since_ns = h->traced[i].since_ns;
-		q->heap_picked = h->traced[i].picked;
-	}
-	if (q->heap_mode == PROC_HEAP_WATCH)
-		drop_heap_sites(q);
+	drop_heap_sites(q);
 }
 
 /* Each image's allocator call rate: its probe entries since the last sample. */
@@ -873,6 +911,15 @@ static void apply_calls(struct model *m, const struct sample *s)
 		p->heap_calls = calls;
 		p->heap_calls_ns = s->ts_ns;
 	}
+}
+
+size_t model__heap_released(const struct model *m)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->n_procs; i++)
+		n += !m->procs[i].exited && m->procs[i].heap_mode == PROC_HEAP_RELEASED;
+	return n;
 }
 
 void model__apply_heap(struct model *m, const struct sample_heap *h)

@@ -60,6 +60,9 @@ struct site {
 	double growth_per_s;
 	double trend_z;
 	bool flagged;
+	/* Heap: its process was released without a free probe, so its outstanding counts may
+	 * hold blocks freed while frees went unseen (a count of what was, not of what is). */
+	bool stale;
 };
 
 /* Process flags (the contract's "flags"; their names and letters: view/format.h). */
@@ -143,6 +146,8 @@ struct process {
 	enum proc_heap_mode heap_mode;
 	uint64_t heap_since_ns;
 	bool heap_picked;
+	uint64_t heap_released_ns;	/* its heap tracing was last released then (0: never) */
+	double heap_cost_pct;		/* tracing it alone costs, % of all CPUs (NaN: unknown) */
 	uint64_t first_seen_ns;
 	struct proc_scan *scan;		/* NULL: never scanned */
 	bool target;			/* named by -p or started by --: shown without sites */
@@ -188,6 +193,8 @@ struct model {
 	bool heap_budgeted;
 	enum heap_mode heap_mode;
 	double heap_cost_pct, heap_exact_cost_pct, heap_budget_pct, heap_trap_ns;
+	double heap_traced_cost_pct;	/* suspects mode: what the traced ones cost (NaN) */
+	double heap_bucket_fill;	/* exact mode's budget left, 0 to 1 (NaN: unknown) */
 	uint32_t heap_switches;
 	/* Modules without symbols that frames were resolved in: one entry per file (path and
 	 * build id), in the order they were found; never dropped. */
@@ -204,6 +211,8 @@ struct sample_heap;
  * model__apply and analysis): the run's mode and cost, each image's heap mode.
  */
 void model__apply_heap(struct model *m, const struct sample_heap *h);
+/* Live processes whose heap tracing was released (their sites kept, frozen). */
+size_t model__heap_released(const struct model *m);
 
 /* Find or add the process image (pid, gen). */
 struct process *model__process(struct model *m, uint32_t pid, uint64_t gen);

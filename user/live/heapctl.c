@@ -7,9 +7,10 @@
  * time (bpf_stats, counted while leaktop runs).  While exact, that is measured, and so is
  * what it costs per unit of the machine's work (its busy CPU time); while suspects only, the
  * cost exact tracing would have is estimated from the machine's busy time now.  core/heapmode
- * decides; this file attaches (pid-filtered links for suspects) and detaches, and drops the
- * heap records of processes no longer traced, so a watched process never shows blocks whose
- * frees went unseen.
+ * decides; this file attaches (pid-filtered links for the processes kept, the suspects and
+ * the picks) and detaches.  A process released while alive keeps its heap records, frozen (the
+ * model marks them); only the records of processes that had none in the model (watched) and
+ * of processes gone are dropped.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -48,6 +49,7 @@ struct heapctl {
 	uint32_t *picked;		/* the user's picks (TUI), kept in either mode */
 	size_t n_picked;
 	struct heapmode_traced *shown;	/* exact mode: the picks, for the model */
+	const struct model *m;		/* the latest interval's (heapctl__step) */
 };
 
 int heapctl__new(struct heapctl **out, struct loader *ld, struct collector *col,
@@ -202,35 +204,173 @@ static int attach_pid(struct heapctl *hc, uint32_t pid)
 	return err;
 }
 
-/* Stop tracing pids[]: probes off, and their heap records forgotten. */
+/* Stop tracing pids[]: probes off; the records of those gone are forgotten. */
 static void untrace(struct heapctl *hc, const uint32_t *pids, size_t n)
 {
+	uint32_t *gone = calloc(n ? n : 1, sizeof(*gone));
+	size_t n_gone = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		loader__detach_pid(hc->ld, pids[i]);
-		tracker__resend_frames(hc->tr, pids[i]);
+		if (gone && !heapmode__released(&hc->hm, pids[i])) {
+			gone[n_gone++] = pids[i];
+			tracker__resend_frames(hc->tr, pids[i]);
+		}
 	}
-	if (n)
-		collector__purge_heap(hc->col, pids, n, false);
+	if (n_gone)
+		collector__purge_heap(hc->col, gone, n_gone, false);
+	free(gone);
+}
+
+/* Has p heap sites (records counted), and is one of them flagged? */
+static bool heap_sites(const struct process *p, bool *flagged)
+{
+	bool any = false;
+
+	*flagged = false;
+	for (size_t i = 0; i < p->n_sites; i++) {
+		if (p->sites[i].kind != LT_KIND_HEAP)
+			continue;
+		any = true;
+		*flagged |= p->sites[i].flagged;
+	}
+	return any;
+}
+
+/* Every live process as heapmode sees it; *out freed by the caller.  0 or -ENOMEM. */
+static int candidates(struct heapctl *hc, const struct model *m, struct heapmode_candidate **out,
+		      size_t *n_out)
+{
+	struct heapmode_candidate *c = calloc(m->n_procs ? m->n_procs : 1, sizeof(*c));
+	size_t n = 0;
+
+	*out = c;
+	*n_out = 0;
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n_procs; i++) {
+		const struct process *p = &m->procs[i];
+		const struct heapmode_traced *t = heapmode__traced(&hc->hm, p->pid);
+		double g = p->untraced_growth_per_s;
+
+		if (p->exited || p->pid == (uint32_t)hc->cfg.self_tgid)
+			continue;
+		/* A traced one's heap trend counts too (it keeps a leaking suspect in). */
+		if (t && (p->flags & PROC_HEAP_GROWTH) && p->heap_growth_per_s > g)
+			g = p->heap_growth_per_s;
+		c[n] = (struct heapmode_candidate){ .pid = p->pid, .growing = g > 0,
+						    .growth_per_s = g,
+						    .picked = is_picked(hc, p->pid),
+						    .cost_pct = cost_of(hc, p),
+						    .uid = HEAPMODE_UID_UNKNOWN,
+						    .heap_count = p->heap_outstanding_count > 0 ?
+								  p->heap_outstanding_count : 0 };
+		c[n].has_heap = heap_sites(p, &c[n].flagged);
+		/* Whose it is, for fair slots: only what may hold or take one is asked. */
+		if (t && !t->picked)
+			c[n].uid = t->uid;
+		else if (g > 0 && procfs__uid(p->pid, &c[n].uid))
+			c[n].uid = HEAPMODE_UID_UNKNOWN;
+		n++;
+	}
+	*n_out = n;
+	return 0;
+}
+
+static const char *why_text(enum heapmode_why why)
+{
+	static const char *const text[] = {
+		[HEAPMODE_WHY_COST] = "it cost over the budget for its diagnosis window; its sites "
+				      "are kept; t in the TUI traces it anyway",
+		[HEAPMODE_WHY_DIAGNOSED] = "a site of it is flagged and it costs over the budget; "
+					   "its sites are kept",
+		[HEAPMODE_WHY_COSTLIEST] = "among the costliest when exact tracing ended; its sites "
+					   "are kept",
+		[HEAPMODE_WHY_LIMIT] = "more processes to keep traced than the limit; its sites are "
+				       "kept",
+		[HEAPMODE_WHY_QUIET] = "stopped growing; its sites are kept",
+		[HEAPMODE_WHY_PREEMPTED] = "a stronger grower took its place; its sites are kept",
+		[HEAPMODE_WHY_GONE] = "it exited",
+	};
+
+	return text[why];
+}
+
+/* Say what changed, detach the removed, attach the added (dropped again when that fails). */
+static void carry_out(struct heapctl *hc, const struct model *m, struct heapmode_changes *ch,
+		      uint64_t now_ns, void (*say)(void *, const char *), void *say_ctx)
+{
+	char line[320], name[96];
+
+	untrace(hc, ch->removed, ch->n_removed);
+	for (size_t i = 0; i < ch->n_removed; i++) {
+		snprintf(line, sizeof(line), "heap tracing: released %s (%s)",
+			 who(m, ch->removed[i], name, sizeof(name)), why_text(ch->why[i]));
+		say(say_ctx, line);
+	}
+	for (size_t i = 0; i < ch->n_added; i++) {
+		const struct heapmode_traced *t = heapmode__traced(&hc->hm, ch->added[i]);
+		bool kept = t && t->role == HEAPMODE_ROLE_KEPT;
+
+		if (attach_pid(hc, ch->added[i])) {
+			/* Its records stay, frozen: what was counted is not lost. */
+			heapmode__release(&hc->hm, ch->added[i], now_ns);
+			continue;
+		}
+		if (kept || (t && t->picked))
+			continue;
+		snprintf(line, sizeof(line), "heap tracing: suspect %s (memory grows)",
+			 who(m, ch->added[i], name, sizeof(name)));
+		say(say_ctx, line);
+	}
+}
+
+/* The heap records of every process neither traced nor released go (none in the model). */
+static void purge_watched(struct heapctl *hc)
+{
+	size_t n = hc->hm.n_traced + hc->hm.n_released;
+	uint32_t *keep = calloc(n ? n : 1, sizeof(*keep));
+
+	if (!keep)
+		return;
+	n = 0;
+	for (size_t i = 0; i < hc->hm.n_traced; i++)
+		keep[n++] = hc->hm.traced[i].pid;
+	for (size_t i = 0; i < hc->hm.n_released; i++)
+		keep[n++] = hc->hm.released[i].pid;
+	collector__purge_heap(hc->col, keep, n, true);
+	free(keep);
 }
 
 static void to_suspects(struct heapctl *hc, uint64_t now_ns, void (*say)(void *, const char *),
 			void *say_ctx)
 {
+	struct heapmode_candidate *c = NULL;
+	struct heapmode_changes ch = { 0 };
 	char line[256];
-	int err = 0;
+	size_t n = 0, kept = 0;
 
 	loader__detach_pid(hc->ld, -1);
-	/* The user's picks stay traced (their records too); everyone else's records go. */
-	for (size_t i = 0; i < hc->n_picked; i++) {
-		err = heapmode__pick(&hc->hm, hc->picked[i], now_ns);
-		if (!err)
-			attach_pid(hc, hc->picked[i]);
-	}
-	collector__purge_heap(hc->col, hc->picked, hc->n_picked, true);
-	tracker__resend_frames(hc->tr, -1);
 	snprintf(line, sizeof(line), "heap tracing: suspects only (exact tracing cost %.2f%% of "
-		 "the CPUs, over the budget of %.2f%%)", hc->exact_cost_pct, hc->cfg.budget_pct);
+		 "the CPUs, over the budget of %.2f%% for longer than the bucket holds)",
+		 hc->exact_cost_pct, hc->cfg.budget_pct);
 	say(say_ctx, line);
+	/* Process by process: the costliest released, the others' counts kept exact. */
+	if (hc->m && !candidates(hc, hc->m, &c, &n) &&
+	    !heapmode__leave_exact(&hc->hm, now_ns, c, n, &ch))
+		carry_out(hc, hc->m, &ch, now_ns, say, say_ctx);
+	heapmode_changes__free(&ch);
+	free(c);
+	for (size_t i = 0; i < hc->hm.n_traced; i++)
+		kept += hc->hm.traced[i].role == HEAPMODE_ROLE_KEPT;
+	if (kept) {
+		snprintf(line, sizeof(line), "heap tracing: %zu processes with heap records stay "
+			 "traced exactly (by pid), %zu released with their sites kept", kept,
+			 hc->hm.n_released);
+		say(say_ctx, line);
+	}
+	purge_watched(hc);
+	tracker__resend_frames(hc->tr, -1);
 }
 
 void heapctl__window(struct heapctl *hc, uint64_t now_ns, void (*say)(void *ctx, const char *line),
@@ -274,16 +414,18 @@ enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, ui
 	struct heapmode_changes ch;
 	enum heapmode_change change;
 	size_t n = 0;
-	char line[256], name[96];
+	char line[256];
 
+	hc->m = m;
 	measure(hc, m, now_ns);
 	change = heapmode__step(&hc->hm, now_ns, hc->exact_cost_pct);
 	if (change == HEAPMODE_TO_SUSPECTS) {
 		to_suspects(hc, now_ns, say, say_ctx);
+		return change;
 	} else if (change == HEAPMODE_TO_EXACT) {
 		/*
-		 * The suspects' probes off first (both at once would run the programs twice per
-		 * call); the caller attaches the system-wide ones.  The suspects' records stay.
+		 * The pid-filtered probes off first (both at once would run the programs twice
+		 * per call); the caller attaches the system-wide ones.  Every record stays.
 		 */
 		loader__detach_pid_filtered(hc->ld);
 		snprintf(line, sizeof(line), "heap tracing: exact again (exact tracing would cost "
@@ -293,51 +435,12 @@ enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, ui
 	}
 	if (hc->hm.mode != HEAP_MODE_SUSPECTS)
 		return change;
-
-	c = calloc(m->n_procs ? m->n_procs : 1, sizeof(*c));
-	if (!c)
+	if (candidates(hc, m, &c, &n)) {
+		free(c);
 		return change;
-	for (size_t i = 0; i < m->n_procs; i++) {
-		const struct process *p = &m->procs[i];
-		const struct heapmode_traced *t = heapmode__traced(&hc->hm, p->pid);
-		double g = p->untraced_growth_per_s;
-
-		if (p->exited || p->pid == (uint32_t)hc->cfg.self_tgid)
-			continue;
-		/* A traced one's heap trend counts too (it keeps a leaking suspect in). */
-		if (t && (p->flags & PROC_HEAP_GROWTH) && p->heap_growth_per_s > g)
-			g = p->heap_growth_per_s;
-		c[n] = (struct heapmode_candidate){ .pid = p->pid, .growing = g > 0,
-						    .growth_per_s = g,
-						    .picked = is_picked(hc, p->pid),
-						    .cost_pct = t ? cost_of(hc, p) : NAN,
-						    .uid = HEAPMODE_UID_UNKNOWN };
-		/* Whose it is, for fair slots: only what may hold or take one is asked. */
-		if (t && !t->picked)
-			c[n].uid = t->uid;
-		else if (g > 0 && procfs__uid(p->pid, &c[n].uid))
-			c[n].uid = HEAPMODE_UID_UNKNOWN;
-		n++;
 	}
 	if (!heapmode__choose(&hc->hm, now_ns, c, n, &ch)) {
-		untrace(hc, ch.removed, ch.n_removed);
-		for (size_t i = 0; i < ch.n_removed; i++) {
-			snprintf(line, sizeof(line), "heap tracing: released %s (%s)",
-				 who(m, ch.removed[i], name, sizeof(name)),
-				 i < ch.n_expensive ? "tracing it alone cost over ten times the "
-						      "budget; t in the TUI traces it anyway" :
-				 model__find_pid(m, ch.removed[i]) ? "stopped growing" : "it exited");
-			say(say_ctx, line);
-		}
-		for (size_t i = 0; i < ch.n_added; i++) {
-			if (attach_pid(hc, ch.added[i])) {
-				heapmode__drop(&hc->hm, ch.added[i]);
-				continue;
-			}
-			snprintf(line, sizeof(line), "heap tracing: suspect %s (memory grows)",
-				 who(m, ch.added[i], name, sizeof(name)));
-			say(say_ctx, line);
-		}
+		carry_out(hc, m, &ch, now_ns, say, say_ctx);
 		heapmode_changes__free(&ch);
 	}
 	free(c);
@@ -382,9 +485,9 @@ void heapctl__toggle(struct heapctl *hc, const struct model *m, uint32_t pid, ui
 		return;
 	}
 	if (!on) {
-		if (heapmode__drop(&hc->hm, pid))
+		if (heapmode__release(&hc->hm, pid, now_ns))
 			untrace(hc, &pid, 1);
-		msg__set(msg, msg_len, 0, "heap tracing of %s stopped", name);
+		msg__set(msg, msg_len, 0, "heap tracing of %s stopped; its sites are kept", name);
 		return;
 	}
 	if (heapmode__pick(&hc->hm, pid, now_ns) || attach_pid(hc, pid)) {
@@ -401,6 +504,7 @@ void heapctl__toggle(struct heapctl *hc, const struct model *m, uint32_t pid, ui
 void heapctl__describe(struct heapctl *hc, struct sample_heap *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->traced_cost_pct = NAN;
 	out->budgeted = true;
 	out->mode = hc->hm.mode;
 	out->mode_since_ns = hc->hm.mode_since_ns;
@@ -409,9 +513,13 @@ void heapctl__describe(struct heapctl *hc, struct sample_heap *out)
 	out->budget_pct = hc->cfg.budget_pct;
 	out->trap_ns = hc->trap_ns;
 	out->switches = hc->hm.switches;
+	out->bucket_fill = heapmode__bucket_fill(&hc->hm);
 	if (hc->hm.mode == HEAP_MODE_SUSPECTS) {
 		out->traced = hc->hm.traced;
 		out->n_traced = hc->hm.n_traced;
+		out->released = hc->hm.released;
+		out->n_released = hc->hm.n_released;
+		out->traced_cost_pct = heapmode__traced_cost_pct(&hc->hm);
 		return;
 	}
 	/* Exact: every process is traced; the picks are shown as such. */

@@ -280,9 +280,61 @@ void fmt__line_close(FILE *f, char *buf, size_t len)
 	buf[len - 1] = '\0';
 }
 
+const char *fmt__cost(char *buf, size_t len, double cost_pct)
+{
+	if (isnan(cost_pct))
+		snprintf(buf, len, "%s", "");
+	else
+		snprintf(buf, len, " (costs %.2f%% of the CPUs)", cost_pct);
+	return buf;
+}
+
+/* Heap suspects shown by name in the header, costliest first; the others are counted. */
+#define HEAP_SUSPECTS_SHOWN 3
+
+/* ", 1234 name 0.52%": the traced suspects (and picks), costliest first. */
+static void suspects_costs(char *buf, size_t len, const struct model *m)
+{
+	const struct process *top[HEAP_SUSPECTS_SHOWN];
+	size_t n = 0, more = 0, at = strlen(buf);
+	char comm[64];
+
+	for (size_t i = 0; i < m->n_procs; i++) {
+		const struct process *p = &m->procs[i];
+		size_t j;
+
+		if (p->exited || p->heap_mode != PROC_HEAP_SUSPECT)
+			continue;
+		if (n == HEAP_SUSPECTS_SHOWN)
+			more++;
+		/* Insert by cost (unknown last), pushing the cheapest out when full. */
+		for (j = 0; j < n; j++)
+			if (!isnan(p->heap_cost_pct) &&
+			    (isnan(top[j]->heap_cost_pct) || p->heap_cost_pct > top[j]->heap_cost_pct))
+				break;
+		if (j == HEAP_SUSPECTS_SHOWN)
+			continue;
+		if (n < HEAP_SUSPECTS_SHOWN)
+			n++;
+		memmove(&top[j + 1], &top[j], (n - 1 - j) * sizeof(*top));
+		top[j] = p;
+	}
+	for (size_t j = 0; j < n && at < len; j++) {
+		escape__str(comm, sizeof(comm), top[j]->comm[0] ? top[j]->comm : "?");
+		if (isnan(top[j]->heap_cost_pct))
+			snprintf(buf + at, len - at, "%s%u %s ?", j ? ", " : ": ", top[j]->pid, comm);
+		else
+			snprintf(buf + at, len - at, "%s%u %s %.2f%%", j ? ", " : ": ", top[j]->pid,
+				 comm, top[j]->heap_cost_pct);
+		at = strlen(buf);
+	}
+	if (more && at < len)
+		snprintf(buf + at, len - at, ", %zu more", more);
+}
+
 const char *fmt__heap_mode(char *buf, size_t len, const struct model *m)
 {
-	size_t traced = 0;
+	size_t traced = 0, released = model__heap_released(m), at;
 
 	if (!m->heap_budgeted) {
 		snprintf(buf, len, "heap exact");
@@ -290,14 +342,20 @@ const char *fmt__heap_mode(char *buf, size_t len, const struct model *m)
 	}
 	for (size_t i = 0; i < m->n_procs; i++)
 		traced += !m->procs[i].exited && m->procs[i].heap_mode == PROC_HEAP_SUSPECT;
-	if (m->heap_mode == HEAP_MODE_SUSPECTS)
+	if (m->heap_mode == HEAP_MODE_SUSPECTS) {
 		snprintf(buf, len, "heap suspects %zu  cost %.2f%%/%.2g%% (exact ~%.2f%%)", traced,
 			 m->heap_cost_pct, m->heap_budget_pct, m->heap_exact_cost_pct);
-	else if (isnan(m->heap_cost_pct))
+		at = strlen(buf);
+		if (released && at < len)
+			snprintf(buf + at, len - at, "  released %zu", released);
+		suspects_costs(buf, len, m);
+	} else if (isnan(m->heap_cost_pct)) {
 		snprintf(buf, len, "heap exact  cost ?/%.2g%%", m->heap_budget_pct);
-	else
-		snprintf(buf, len, "heap exact  cost %.2f%%/%.2g%%", m->heap_cost_pct,
-			 m->heap_budget_pct);
+	} else {
+		snprintf(buf, len, "heap exact  cost %.2f%%/%.2g%%  bucket %.0f%%", m->heap_cost_pct,
+			 m->heap_budget_pct, isnan(m->heap_bucket_fill) ? 100 :
+			 100 * m->heap_bucket_fill);
+	}
 	return buf;
 }
 

@@ -66,10 +66,14 @@ struct proc_flag_desc {
 extern const struct proc_flag_desc proc_flags[PROC_FLAG__COUNT];
 
 /*
- * How the heap is traced, for headers: "heap exact  cost 0.40%/2%", "heap suspects 3  cost
- * 0.05%/2% (exact ~7.10%)" (a cost not yet known is "?"); returns buf.
+ * How the heap is traced, for headers: "heap exact  cost 0.40%/2%  bucket 90%" (the budget
+ * left in exact mode's bucket), "heap suspects 3  cost 0.05%/2% (exact ~7.10%)  released 2:
+ * 4242 redis-server 1.50%, 77 steady_grow 0.01%" (the suspects by what each costs, costliest
+ * first; a cost not yet known is "?"); returns buf.
  */
 const char *fmt__heap_mode(char *buf, size_t len, const struct model *m);
+/* " (costs 0.52% of the CPUs)", or "" when unknown (NaN). */
+const char *fmt__cost(char *buf, size_t len, double cost_pct);
 /* The letters of flags, "HF"; returns buf (len > PROC_FLAG__COUNT). */
 const char *fmt__flag_letters(char *buf, size_t len, unsigned int flags);
 /* " [heap_growth] [fd_growth]"; 0 or -EIO. */

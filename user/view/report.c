@@ -16,7 +16,7 @@
 static void write_process(FILE *out, const struct model *m, const struct process *p,
 			  const struct report_opts *o)
 {
-	char b1[FMT_NUM_LEN], b2[FMT_NUM_LEN], b3[FMT_NUM_LEN];
+	char b1[FMT_NUM_LEN], b2[FMT_NUM_LEN], b3[FMT_NUM_LEN], cost[48];
 	struct site **sites;
 	unsigned int shown = 0;
 
@@ -43,9 +43,16 @@ static void write_process(FILE *out, const struct model *m, const struct process
 			fmt__bytes(b3, sizeof(b3), p->heap_outstanding_bytes),
 			p->heap_outstanding_count, p->heap_allocs, p->heap_frees);
 	if (m->heap_budgeted && p->heap_mode == PROC_HEAP_SUSPECT)
-		fprintf(out, "  heap traced as a %s since %.1fs: counts blocks allocated since then\n",
-			p->heap_picked ? "pick" : "suspect",
-			p->heap_since_ns > m->start_ns ? (p->heap_since_ns - m->start_ns) / 1e9 : 0);
+		fprintf(out, "  heap traced as a %s since %.1fs: counts blocks allocated since then"
+			"%s\n", p->heap_picked ? "pick" : "suspect",
+			p->heap_since_ns > m->start_ns ? (p->heap_since_ns - m->start_ns) / 1e9 : 0,
+			fmt__cost(cost, sizeof(cost), p->heap_cost_pct));
+	/* Read back from a snapshot too: the mode says it, whatever the budget. */
+	if (p->heap_mode == PROC_HEAP_RELEASED)
+		fprintf(out, "  heap released at %.1fs: its sites as counted then, kept (stale: "
+			"frees since unseen)\n",
+			p->heap_released_ns > m->start_ns ?
+			(p->heap_released_ns - m->start_ns) / 1e9 : 0);
 	if (p->alloc_module) {
 		fputs("  allocator: ", out);
 		fmt__str(out, p->alloc_kind, "?");
@@ -217,7 +224,7 @@ void report__write(FILE *out, const struct model *m, const struct report_opts *o
 		LEAKTOP_VERSION, model__elapsed_s(m), m->interval_s, visible,
 		m->probes_attached, model__events(m), model__dropped(m));
 	if (m->heap_budgeted) {
-		char heap[160];
+		char heap[256];
 
 		fprintf(out, "%s\n", fmt__heap_mode(heap, sizeof(heap), m));
 	}

@@ -139,6 +139,8 @@ static json_t *site_json(const struct model *m, const struct site *s)
 	if (!obj)
 		return NULL;
 	json_object_set_new(obj, "trend_z", json_real(s->trend_z));
+	if (s->kind == LT_KIND_HEAP)
+		json_object_set_new(obj, "stale", json_boolean(s->stale));
 	if (s->kind == LT_KIND_FD) {
 		json_t *samples = json_array();
 
@@ -235,9 +237,16 @@ static json_t *real_or_null(double v)
 	return isnan(v) ? json_null() : json_real(v);
 }
 
+/* A time of the run clock as run time (like elapsed_s); null for 0 (never). */
+static json_t *run_time_or_null(const struct model *m, uint64_t ns)
+{
+	return !ns || ns < m->start_ns ? json_null() : json_real((ns - m->start_ns) / 1e9);
+}
+
 /*
  * How this image's heap is traced: mode, since when (run time, like elapsed_s; null for a
- * watched one), and whether the user picked it.
+ * watched one), when it was last released (null: never), what tracing it alone costs
+ * (suspects mode, null: unknown or not traced), and whether the user picked it.
  */
 static void heap_mode_json(const struct model *m, json_t *heap, const struct process *p)
 {
@@ -247,6 +256,8 @@ static void heap_mode_json(const struct model *m, json_t *heap, const struct pro
 	json_object_set_new(heap, "traced_since_s",
 			    p->heap_mode == PROC_HEAP_WATCH || p->heap_since_ns < m->start_ns ?
 			    json_null() : json_real((p->heap_since_ns - m->start_ns) / 1e9));
+	json_object_set_new(heap, "released_at_s", run_time_or_null(m, p->heap_released_ns));
+	json_object_set_new(heap, "cost_pct", real_or_null(p->heap_cost_pct));
 	json_object_set_new(heap, "picked", json_boolean(p->heap_picked));
 	/* Allocator calls per second that trapped: unknown while not traced. */
 	json_object_set_new(heap, "calls_per_s", p->heap_mode == PROC_HEAP_WATCH || !p->heap_calls_ns ?
@@ -262,6 +273,10 @@ static void heap_stats_json(const struct model *m, json_t *stats)
 	json_object_set_new(stats, "budget_pct", real_or_null(m->heap_budget_pct));
 	json_object_set_new(stats, "trap_ns", real_or_null(m->heap_trap_ns));
 	json_object_set_new(stats, "heap_switches", json_integer(m->heap_switches));
+	json_object_set_new(stats, "traced_cost_pct", real_or_null(m->heap_traced_cost_pct));
+	json_object_set_new(stats, "bucket_fill", real_or_null(m->heap_bucket_fill));
+	json_object_set_new(stats, "heap_released", m->heap_budgeted ?
+			    json_integer((json_int_t)model__heap_released(m)) : json_null());
 }
 
 static json_t *process_json(const struct model *m, const struct process *p)

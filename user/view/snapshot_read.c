@@ -640,6 +640,39 @@ static void process_clear(struct process *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/*
+ * heap.mode, released_at_s and cost_pct: how the image's heap was traced (absent in older
+ * files: exact; an unknown mode is refused).
+ */
+static int read_heap_mode(struct rd *r, json_t *jh, struct process *p)
+{
+	static const struct real_field reals[] = {
+		{ "released_at_s", 0, 0, SECONDS_MAX, F_NULL },
+		{ "cost_pct", 1 * sizeof(double), 0, 1e6, F_NULL },
+	};
+	double v[2] = { NAN, NAN };
+	char mode[16];
+	bool found = false;
+	int ret = read_strbuf(r, jh, "mode", F_NULL, mode, sizeof(mode));
+
+	p->heap_mode = PROC_HEAP_EXACT;
+	for (int i = PROC_HEAP_EXACT; !ret && mode[0] && i <= PROC_HEAP_RELEASED; i++) {
+		if (strcmp(mode, heapmode__proc_name(i)))
+			continue;
+		p->heap_mode = i;
+		found = true;
+	}
+	if (!ret && mode[0] && !found)
+		ret = bad(r, "mode", "is \"%s\", not a heap mode", mode);
+	if (!ret)
+		ret = read_reals(r, jh, v, reals, 2, NULL);
+	if (ret)
+		return ret;
+	p->heap_released_ns = isnan(v[0]) ? 0 : TIME_BASE_NS + (uint64_t)(v[0] * 1e9);
+	p->heap_cost_pct = v[1];
+	return 0;
+}
+
 /* heap.allocator: {"module": PATH, "kind": NAME}, or null / absent (unknown; older files). */
 static int read_allocator(struct rd *r, json_t *jh, struct process *p)
 {
@@ -865,6 +898,8 @@ static int read_site(struct rd *r, json_t *js, uint64_t now_ns, struct site *s, 
 		ret = read_reals(r, js, s, reals, sizeof(reals) / sizeof(reals[0]), NULL);
 	if (!ret)
 		ret = read_bool(r, js, "flagged", F_REQ, &s->flagged);
+	if (!ret)
+		ret = read_bool(r, js, "stale", F_NULL, &s->stale);
 	if (!ret)
 		ret = member(r, js, "oldest_age_s", JSON_REAL, F_NULL, &age);
 	if (!ret && age && (json_number_value(age) < 0 || json_number_value(age) > SECONDS_MAX))
@@ -1255,6 +1290,8 @@ static int read_process(struct rd *r, json_t *jp, uint64_t now_ns, struct proces
 		ret = read_ints(r, jh, p, heap, 4, NULL);
 		if (!ret)
 			ret = read_allocator(r, jh, p);
+		if (!ret)
+			ret = read_heap_mode(r, jh, p);
 		back(r, mark);
 	}
 	if (!ret)
