@@ -369,8 +369,11 @@ static void to_suspects(struct heapctl *hc, uint64_t now_ns, void (*say)(void *,
 			 hc->hm.n_released);
 		say(say_ctx, line);
 	}
-	purge_watched(hc);
-	tracker__resend_frames(hc->tr, -1);
+	/* Without a model yet nothing was decided: every record stays (released or not). */
+	if (hc->m) {
+		purge_watched(hc);
+		tracker__resend_frames(hc->tr, -1);
+	}
 }
 
 void heapctl__window(struct heapctl *hc, uint64_t now_ns, void (*say)(void *ctx, const char *line),
