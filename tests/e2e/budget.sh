@@ -9,7 +9,8 @@
 # steady grower (tests/progs/steady_grow.c, 64 KiB every 50 ms, written so its RSS grows)
 # must become a suspect and its leak site be flagged with its function; a quiet process
 # (the same program opening and closing /dev/null, memory flat) stays watched; the grower is
-# released once it stops growing.  --exact keeps exact tracing whatever it costs.
+# released once it stops growing, its sites kept (stale).  --exact keeps exact tracing
+# whatever it costs.
 
 . "$(dirname "$0")/lib.sh"
 require_root
@@ -43,7 +44,7 @@ run_budget() {
 	wait_until "the grower's leak site to be flagged" grower_site_flagged || return 1
 	cp "$BU/snap.json" "$BU/suspect.json"
 	touch "$BU/grow/stop"
-	wait_until "the grower to be released" grower_mode_is watch || return 1
+	wait_until "the grower to be released" grower_mode_is released || return 1
 	cp "$BU/snap.json" "$BU/released.json"
 	signal INT "$LT_PID"
 	wait_exit "$LT_PID" || return 1
@@ -101,13 +102,15 @@ test_text_report_says_how_each_heap_is_traced() {
 
 test_suspect_released_when_its_growth_stops() {
 	scenario run_budget || return 1
-	expect_eq "grower's heap.mode after it stopped" watch \
+	expect_eq "grower's heap.mode after it stopped" released \
 		"$(proc_of "$BU/released.json" "$GROWER" .heap.mode)" || return 1
-	# Released: its heap records are gone with its probes (no frees would be seen).
-	expect_eq "released grower's heap sites" 0 \
-		"$(proc_of "$BU/released.json" "$GROWER" '[.sites[] | select(.kind == "heap")] | length')" ||
+	# Released: its heap sites stay as counted, frozen and marked stale (frees unseen).
+	expect_eq "released grower's grow_leak site [kept, stale, 64 KiB blocks]" "[true,true,true]" \
+		"$(proc_of "$BU/released.json" "$GROWER" '[.sites[] | select(.kind == "heap" and .stack[0].symbol == "grow_leak")][0] | [.outstanding_count > 0, .stale, .outstanding_bytes == .outstanding_count * 65536]' | tr -d ' \n')" ||
 		return 1
-	grep -q "^leaktop: heap tracing: released $GROWER (steady_grow)" "$BU/err" ||
+	expect_eq "released_at_s" number \
+		"$(proc_of "$BU/released.json" "$GROWER" '.heap.released_at_s | type')" || return 1
+	grep -q "^leaktop: heap tracing: released $GROWER (steady_grow) (stopped growing; its sites are kept)" "$BU/err" ||
 		fail_because "no line said the grower was released: $(cat "$BU/err")"
 }
 

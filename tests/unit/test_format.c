@@ -5,6 +5,7 @@
  * it and in the text report and diff built on it, and the bounded line stream the TUI
  * draws through.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -273,6 +274,32 @@ static void test_report_escapes_what_the_process_controls(void)
 	CHECK(strstr(out, "evil\\x1b]52;c;AAAA\\x07+0x4 x\\x1b[2J.c:3 [/tmp/\\x1b[31mlib]"));
 }
 
+/* Suspects mode: the header says what each suspect costs, costliest first, names escaped. */
+static void test_heap_header_says_what_each_suspect_costs(void)
+{
+	struct process procs[5] = {
+		{ .pid = 10, .comm = "cheap", .heap_mode = PROC_HEAP_SUSPECT, .heap_cost_pct = 0.01 },
+		{ .pid = 11, .comm = "redis\033", .heap_mode = PROC_HEAP_SUSPECT,
+		  .heap_cost_pct = 1.5 },
+		{ .pid = 12, .comm = "kept", .heap_mode = PROC_HEAP_EXACT, .heap_cost_pct = 9 },
+		{ .pid = 13, .comm = "gone", .heap_mode = PROC_HEAP_RELEASED, .heap_cost_pct = NAN },
+		{ .pid = 14, .comm = "new", .heap_mode = PROC_HEAP_SUSPECT, .heap_cost_pct = NAN },
+	};
+	struct model m = { .procs = procs, .n_procs = 5, .heap_budgeted = true,
+			   .heap_mode = HEAP_MODE_SUSPECTS, .heap_cost_pct = 1.6,
+			   .heap_budget_pct = 2, .heap_exact_cost_pct = 7.1 };
+
+	CHECK_EQ_STR(fmt__heap_mode(buf, sizeof(buf), &m),
+		     "heap suspects 3  cost 1.60%/2% (exact ~7.10%)  released 1: 11 redis\\x1b "
+		     "1.50%, 10 cheap 0.01%, 14 new ?");
+	m.heap_mode = HEAP_MODE_EXACT;
+	m.heap_bucket_fill = 0.25;
+	CHECK_EQ_STR(fmt__heap_mode(buf, sizeof(buf), &m), "heap exact  cost 1.60%/2%  bucket 25%");
+	/* Cut short, never overrun. */
+	m.heap_mode = HEAP_MODE_SUSPECTS;
+	CHECK(strlen(fmt__heap_mode(buf, 40, &m)) == 39);
+}
+
 static void test_diff_text_escapes_what_the_process_controls(void)
 {
 	struct snapshot_info info = { .time = "2026-01-01T00:00:00Z", .time_s = 1 };
@@ -318,6 +345,7 @@ int main(void)
 	RUN(test_long_frame_is_cut_to_its_line);
 	RUN(test_report_escapes_what_the_process_controls);
 	RUN(test_diff_text_escapes_what_the_process_controls);
+	RUN(test_heap_header_says_what_each_suspect_costs);
 	free(printed_buf);
 	CHECK_EXIT();
 }
