@@ -856,8 +856,8 @@ static void apply_heap_mode(struct model *m, struct process *q, const struct sam
 			q->heap_picked |= h->traced[i].pid == q->pid && h->traced[i].picked;
 		return;
 	}
-	/* Gone while released: it keeps its last sites for its exit report. */
-	if (q->exited && q->heap_mode == PROC_HEAP_RELEASED)
+	/* Gone: it keeps how it was traced, and its last sites, for its exit report. */
+	if (q->exited)
 		return;
 	for (size_t i = 0; i < h->n_traced; i++) {
 		const struct heapmode_traced *t = &h->traced[i];
