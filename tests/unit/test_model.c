@@ -64,8 +64,8 @@ static struct sample_proc *reading(struct sample *s, uint32_t pid, uint64_t gen,
 	return p;
 }
 
-/* Suspects mode: 500 is traced since second 2 (picked), 501 only watched. */
-static void test_heap_mode_marks_suspects_and_drops_the_heap_records_of_watched_ones(void)
+/* Suspects mode since second 2: 500 is traced since then (picked), 501 is not traced. */
+static void test_heap_mode_marks_suspects_and_keeps_the_heap_records_of_untraced_ones(void)
 {
 	struct sample_site sites[] = {
 		heap_site(500, 1, 0xa, 100, 1, 1, 0),
@@ -75,6 +75,7 @@ static void test_heap_mode_marks_suspects_and_drops_the_heap_records_of_watched_
 	};
 	struct heapmode_traced traced = { .pid = 500, .since_ns = 2 * NS, .picked = true };
 	struct sample_heap h = { .budgeted = true, .mode = HEAP_MODE_SUSPECTS, .cost_pct = 0.5,
+				 .mode_since_ns = 2 * NS,
 				 .exact_cost_pct = 7, .budget_pct = 2, .trap_ns = 6000,
 				 .switches = 1, .traced = &traced, .n_traced = 1 };
 	const struct process *a, *b;
@@ -92,10 +93,14 @@ static void test_heap_mode_marks_suspects_and_drops_the_heap_records_of_watched_
 	CHECK(m.heap_budgeted && m.heap_mode == HEAP_MODE_SUSPECTS && m.heap_switches == 1);
 	CHECK(a->heap_mode == PROC_HEAP_SUSPECT && a->heap_picked && a->heap_since_ns == 2 * NS);
 	CHECK_EQ_INT(a->heap_outstanding_bytes, 100);
-	/* Watched: no heap record is shown whose frees nobody sees; its mappings stay. */
-	CHECK(b->heap_mode == PROC_HEAP_WATCH && !b->heap_picked);
-	CHECK_EQ_INT(b->heap_outstanding_bytes, 0);
-	CHECK_EQ_INT(b->n_sites, 1);
+	/*
+	 * Not traced, with heap records (counted while exact, too new for the decision): they
+	 * are kept, released when exact tracing ended, stale; its mappings stay.
+	 */
+	CHECK(b->heap_mode == PROC_HEAP_RELEASED && !b->heap_picked);
+	CHECK(b->heap_released_ns == h.mode_since_ns);
+	CHECK_EQ_INT(b->heap_outstanding_bytes, 300);
+	CHECK_EQ_INT(b->n_sites, 2);
 	CHECK_EQ_INT(b->mmap_outstanding_bytes, 4096);
 	/* -p and --: every image exact, nothing budgeted, costs unknown. */
 	h = (struct sample_heap){ .budgeted = false };
@@ -687,7 +692,7 @@ static void test_census_keeps_reopened_fd(void)
 
 int main(void)
 {
-	RUN(test_heap_mode_marks_suspects_and_drops_the_heap_records_of_watched_ones);
+	RUN(test_heap_mode_marks_suspects_and_keeps_the_heap_records_of_untraced_ones);
 	RUN(test_heap_mode_released_process_keeps_its_sites_frozen_and_marked);
 	RUN(test_fold_exited_process_stays_for_one_report_then_is_reaped);
 	RUN(test_fold_mmap_sites_sum_into_the_process_mmap_totals_not_its_heap);

@@ -809,22 +809,12 @@ static void apply_heap_mode_summary(struct model *m, const struct sample_heap *h
 	m->heap_switches = h->switches;
 }
 
-/* A watched image has no heap records: the run loop has just purged the kernel's. */
-static void drop_heap_sites(struct process *q)
+static bool has_heap_sites(const struct process *q)
 {
-	size_t keep = 0;
-
-	for (size_t j = 0; j < q->n_sites; j++) {
-		if (q->sites[j].kind == LT_KIND_HEAP) {
-			site_free(&q->sites[j]);
-			continue;
-		}
-		q->sites[keep++] = q->sites[j];
-	}
-	if (keep == q->n_sites)
-		return;
-	q->n_sites = keep;
-	sum_sites(q);
+	for (size_t j = 0; j < q->n_sites; j++)
+		if (q->sites[j].kind == LT_KIND_HEAP)
+			return true;
+	return false;
 }
 
 /* Released: its heap sites stay as counted; with frees unseen from now on, they are stale. */
@@ -887,9 +877,20 @@ static void apply_heap_mode(struct model *m, struct process *q, const struct sam
 		freeze_heap_sites(q);
 		return;
 	}
+	/*
+	 * Not traced now, yet heap records: counted while it was (one the decision did not see:
+	 * it was too new for the model, or its records came late).  Released when exact
+	 * tracing ended, unless it was released before.
+	 */
+	if (q->heap_outstanding_count || has_heap_sites(q)) {
+		if (q->heap_mode != PROC_HEAP_RELEASED)
+			q->heap_released_ns = h->mode_since_ns;
+		q->heap_mode = PROC_HEAP_RELEASED;
+		freeze_heap_sites(q);
+		return;
+	}
 	q->heap_mode = PROC_HEAP_WATCH;
 	q->heap_since_ns = 0;
-	drop_heap_sites(q);
 }
 
 /* Each image's allocator call rate: its probe entries since the last sample. */

@@ -325,23 +325,6 @@ static void carry_out(struct heapctl *hc, const struct model *m, struct heapmode
 	}
 }
 
-/* The heap records of every process neither traced nor released go (none in the model). */
-static void purge_watched(struct heapctl *hc)
-{
-	size_t n = hc->hm.n_traced + hc->hm.n_released;
-	uint32_t *keep = calloc(n ? n : 1, sizeof(*keep));
-
-	if (!keep)
-		return;
-	n = 0;
-	for (size_t i = 0; i < hc->hm.n_traced; i++)
-		keep[n++] = hc->hm.traced[i].pid;
-	for (size_t i = 0; i < hc->hm.n_released; i++)
-		keep[n++] = hc->hm.released[i].pid;
-	collector__purge_heap(hc->col, keep, n, true);
-	free(keep);
-}
-
 static void to_suspects(struct heapctl *hc, uint64_t now_ns, void (*say)(void *, const char *),
 			void *say_ctx)
 {
@@ -369,11 +352,10 @@ static void to_suspects(struct heapctl *hc, uint64_t now_ns, void (*say)(void *,
 			 hc->hm.n_released);
 		say(say_ctx, line);
 	}
-	/* Without a model yet nothing was decided: every record stays (released or not). */
-	if (hc->m) {
-		purge_watched(hc);
-		tracker__resend_frames(hc->tr, -1);
-	}
+	/*
+	 * Every record stays: a process neither kept nor released here (too new for the model)
+	 * shows its records as released too (model.c), never as live counts.
+	 */
 }
 
 void heapctl__window(struct heapctl *hc, uint64_t now_ns, void (*say)(void *ctx, const char *line),
