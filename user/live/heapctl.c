@@ -9,8 +9,7 @@
  * cost exact tracing would have is estimated from the machine's busy time now.  core/heapmode
  * decides; this file attaches (pid-filtered links for the processes kept, the suspects and
  * the picks) and detaches.  A process released while alive keeps its heap records, frozen (the
- * model marks them); only the records of processes that had none in the model (watched) and
- * of processes gone are dropped.
+ * model marks them); only the records of processes gone are dropped.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -313,8 +312,11 @@ static void carry_out(struct heapctl *hc, const struct model *m, struct heapmode
 		bool kept = t && t->role == HEAPMODE_ROLE_KEPT;
 
 		if (attach_pid(hc, ch->added[i])) {
-			/* Its records stay, frozen: what was counted is not lost. */
-			heapmode__release(&hc->hm, ch->added[i], now_ns);
+			/* A kept one's records stay, frozen: what was counted is not lost. */
+			if (kept)
+				heapmode__release(&hc->hm, ch->added[i], now_ns);
+			else
+				heapmode__drop(&hc->hm, ch->added[i]);
 			continue;
 		}
 		if (kept || (t && t->picked))
