@@ -709,6 +709,28 @@ static void test_traced_cost_adds_up_what_each_costs(void)
 	heapmode__free(&h);
 }
 
+/* Born after exact mode ended, alive 5 s, its memory grew once: a grower at once. */
+static void test_young_process_whose_memory_grew_is_a_grower(void)
+{
+	struct heapmode h = hm(2, 8, false);
+	uint64_t t = 0, left;
+
+	/* Exact mode: no such thing. */
+	CHECK(heapmode__young_growth_per_s(&h, 0, 0, 0, 10 * S, 4096) == 0);
+	steps(&h, &t, 100, 1);
+	left = h.mode_since_ns;
+	CHECK(left == S);
+	/* 128 KiB more over 8 s of a process born at 2 s: 16 KiB/s. */
+	CHECK(heapmode__young_growth_per_s(&h, 2 * S, 2 * S, 4096, 10 * S, 4096 + 131072) ==
+	      16384);
+	/* Too young (4 s), flat, shrinking, or there before exact mode ended: not. */
+	CHECK(heapmode__young_growth_per_s(&h, 2 * S, 2 * S, 4096, 6 * S, 8192) == 0);
+	CHECK(heapmode__young_growth_per_s(&h, 2 * S, 2 * S, 4096, 10 * S, 4096) == 0);
+	CHECK(heapmode__young_growth_per_s(&h, 2 * S, 2 * S, 8192, 10 * S, 4096) == 0);
+	CHECK(heapmode__young_growth_per_s(&h, left - 1, left - 1, 0, 10 * S, 4096) == 0);
+	heapmode__free(&h);
+}
+
 int main(void)
 {
 	RUN(test_whole_machine_cost_in_windows_switches_within_a_second);
@@ -737,6 +759,7 @@ int main(void)
 	RUN(test_flagged_costly_suspect_is_released_at_once);
 	RUN(test_cheap_suspect_and_costly_pick_stay);
 	RUN(test_traced_cost_adds_up_what_each_costs);
+	RUN(test_young_process_whose_memory_grew_is_a_grower);
 	RUN(test_gone_process_is_released_at_once);
 	RUN(test_much_stronger_grower_takes_the_weakest_suspects_place);
 	RUN(test_switch_to_exact_forgets_the_suspects);

@@ -583,6 +583,17 @@ out:
 	return err;
 }
 
+double heapmode__young_growth_per_s(const struct heapmode *h, uint64_t first_seen_ns,
+				    uint64_t first_ts_ns, double first, uint64_t last_ts_ns,
+				    double last)
+{
+	if (h->mode != HEAP_MODE_SUSPECTS || first_seen_ns < h->mode_since_ns ||
+	    last_ts_ns < first_seen_ns + (uint64_t)(HEAPMODE_YOUNG_MIN_S * 1e9) ||
+	    last_ts_ns <= first_ts_ns || !(last > first))
+		return 0;
+	return (last - first) / ((last_ts_ns - first_ts_ns) / 1e9);
+}
+
 void heapmode__learn(struct heapmode *h, double cost_ns, double busy_ns)
 {
 	double r;

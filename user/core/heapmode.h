@@ -58,6 +58,13 @@ enum proc_heap_mode {
  * at least HEAPMODE_RELEASE_INTERVALS, at most HEAPMODE_BAN_MAX_S): a duty cycle.
  */
 #define HEAPMODE_DIAGNOSIS_S		20.0
+/*
+ * A process born after exact mode ended was never heap-traced: once it has lived
+ * HEAPMODE_YOUNG_MIN_S, any growth of its anonymous memory since its first reading makes it
+ * a grower (the trend test needs several of the kernel's coarse RSS steps, half a minute for
+ * a slow leak); the build's short-lived processes never qualify.
+ */
+#define HEAPMODE_YOUNG_MIN_S		5.0
 #define HEAPMODE_BAN_MAX_S		600.0
 #define HEAPMODE_RETURN_INTERVALS	30	/* well under budget this long: exact again */
 #define HEAPMODE_RETURN_MIN_S		5.0
@@ -235,6 +242,16 @@ int heapmode__leave_exact(struct heapmode *h, uint64_t now_ns, const struct heap
 int heapmode__choose(struct heapmode *h, uint64_t now_ns, const struct heapmode_candidate *c,
 		     size_t n, struct heapmode_changes *out);
 void heapmode_changes__free(struct heapmode_changes *c);
+
+/*
+ * Suspects mode: the growth (bytes/s) of a process first seen at first_seen_ns whose
+ * anonymous memory read `first` at first_ts_ns and `last` at last_ts_ns, as a young process
+ * (see HEAPMODE_YOUNG_MIN_S); 0 when it did not grow, is too young, or was seen before exact
+ * mode ended (exact mode only: 0).
+ */
+double heapmode__young_growth_per_s(const struct heapmode *h, uint64_t first_seen_ns,
+				    uint64_t first_ts_ns, double first, uint64_t last_ts_ns,
+				    double last);
 
 /* The traced entry of pid, or NULL. */
 const struct heapmode_traced *heapmode__traced(const struct heapmode *h, uint32_t pid);

@@ -21,6 +21,7 @@
 
 #include "core/model.h"
 #include "core/sample.h"
+#include "core/series.h"
 #include "live/calibrate.h"
 #include "live/collector.h"
 #include "live/heapctl.h"
@@ -236,6 +237,20 @@ static bool heap_sites(const struct process *p, bool *flagged)
 	return any;
 }
 
+/* A process born since exact mode ended: how its anonymous memory grew since its first reading. */
+static double young_growth(const struct heapctl *hc, const struct process *p)
+{
+	const struct series *s = &p->hist_anon;
+	uint32_t first = (s->pos + s->cap - s->n) % (s->cap ? s->cap : 1);
+
+	/* Its first reading must still be in the ring: young enough. */
+	if (!s->cap || s->n < 2 || s->n == s->cap)
+		return 0;
+	return heapmode__young_growth_per_s(&hc->hm, p->first_seen_ns, s->ts_ns[first],
+					    s->v[first], s->ts_ns[(s->pos + s->cap - 1) % s->cap],
+					    series__last(s));
+}
+
 /* Every live process as heapmode sees it; *out freed by the caller.  0 or -ENOMEM. */
 static int candidates(struct heapctl *hc, const struct model *m, struct heapmode_candidate **out,
 		      size_t *n_out)
@@ -257,6 +272,8 @@ static int candidates(struct heapctl *hc, const struct model *m, struct heapmode
 		/* A traced one's heap trend counts too (it keeps a leaking suspect in). */
 		if (t && (p->flags & PROC_HEAP_GROWTH) && p->heap_growth_per_s > g)
 			g = p->heap_growth_per_s;
+		if (!t && !g)
+			g = young_growth(hc, p);
 		c[n] = (struct heapmode_candidate){ .pid = p->pid, .growing = g > 0,
 						    .growth_per_s = g,
 						    .picked = is_picked(hc, p->pid),
