@@ -21,6 +21,7 @@ GROWER="" QUIET="" ONCE="" EXACT_G=""
 
 # proc_of FILE PID FILTER: jq FILTER on process PID of snapshot FILE.
 proc_of() { jqc "$1" ".processes[] | select(.pid == $2) | $3" -r; }
+mode_now_is() { [ "$(jqc "$BU/snap.json" .stats.heap_mode -r 2>/dev/null)" = "$1" ]; }
 grower_mode_is() { [ "$(proc_of "$BU/snap.json" "$GROWER" .heap.mode 2>/dev/null)" = "$1" ]; }
 grower_site_flagged() {
 	proc_of "$BU/snap.json" "$GROWER" \
@@ -36,6 +37,9 @@ run_budget() {
 	wait_file "$BU/quiet/ready" || return 1
 	lt_bg "$BU/out" "$BU/err" -b -i 0.25 --budget 0.05 -j "$BU/snap.json"
 	wait_snapshot_file "$BU/snap.json" "$BU/err" || return 1
+	# Started once exact mode ended (the polls' jq runs empty the bucket): a suspect, not a
+	# process kept exact for what it had counted.
+	wait_until "suspects mode" mode_now_is suspects || return 1
 	"$PROGS/steady_grow" "$BU/grow" 65536 50 &
 	GROWER=$!
 	BG_PIDS+=("$GROWER")

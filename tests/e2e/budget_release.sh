@@ -63,11 +63,19 @@ test_startup_burst_between_two_leaks_loses_no_counted_block() {
 	expect_eq "leak_early's [blocks, bytes]" "[1000,64000]" \
 		"$(site_of "$BR/burst.json" "$BURST" leak_early '[.outstanding_count, .outstanding_bytes]' | tr -d ' \n')" ||
 		return 1
-	# Exact all along (the burst fits the bucket), or released with its sites kept.
+	# Exact all along (the burst fits the bucket), or released with its sites kept.  Where
+	# other work on the machine ended exact mode, it is kept exact by pid, but the calls
+	# between the system-wide probes coming off and its own going on are not seen: if it
+	# made leak_late's there, no more than 10 are counted, never a wrong one.
 	case $mode in
 	exact)
-		expect_eq "leak_late's [blocks, bytes]" "[10,1280]" \
-			"$(site_of "$BR/burst.json" "$BURST" leak_late '[.outstanding_count, .outstanding_bytes]' | tr -d ' \n')"
+		if [ "$(jqc "$BR/burst.json" .stats.heap_switches)" = 0 ]; then
+			expect_eq "leak_late's [blocks, bytes]" "[10,1280]" \
+				"$(site_of "$BR/burst.json" "$BURST" leak_late '[.outstanding_count, .outstanding_bytes]' | tr -d ' \n')"
+		else
+			expect_eq "leak_late's blocks: at most 10, 128 B each" true \
+				"$(proc_of "$BR/burst.json" "$BURST" '[.sites[] | select(.kind == "heap" and .stack[0].symbol == "leak_late")] | all(.outstanding_count <= 10 and .outstanding_bytes == 128 * .outstanding_count)')"
+		fi
 		;;
 	released)
 		expect_eq "leak_early's site is stale" true \
@@ -122,8 +130,10 @@ test_process_released_for_cost_keeps_its_sites_marked() {
 		expect_eq "heap.mode in $f" released "$(proc_of "$f" "$HEAVY" .heap.mode)" || return 1
 		expect_eq "released_at_s in $f" true \
 			"$(proc_of "$f" "$HEAVY" '.heap.released_at_s > 0')" || return 1
-		expect_eq "leak_early's [blocks, bytes, stale] in $f" "[1000,64000,true]" \
-			"$(site_of "$f" "$HEAVY" leak_early '[.outstanding_count, .outstanding_bytes, .stale]' | tr -d ' \n')" ||
+		# leak_early's: the only heap site of 1000 blocks (its frames may still be
+		# pending on a loaded machine: the counts say which it is).
+		expect_eq "[stale] of its heap sites of [1000 blocks, 64000 B] in $f" "[true]" \
+			"$(proc_of "$f" "$HEAVY" '[.sites[] | select(.kind == "heap" and .outstanding_count == 1000 and .outstanding_bytes == 64000) | .stale]' | tr -d ' \n')" ||
 			return 1
 	done
 	expect_jq "stats.heap_released counts it" true "$BR/heavy_released.json" \
@@ -139,8 +149,8 @@ test_report_of_the_snapshot_says_released_and_keeps_the_sites() {
 	grep -q "^  heap released at [0-9.]*s: " "$BR/heavy.report" ||
 		fail_because "the report does not say it was released: $(cat "$BR/heavy.report")" ||
 		return 1
-	grep -q "leak_early" "$BR/heavy.report" ||
-		fail_because "the report lost leak_early: $(cat "$BR/heavy.report")"
+	grep -q "^  heap: 62.5 KiB outstanding in 1000 blocks" "$BR/heavy.report" ||
+		fail_because "the report lost the 1000 blocks: $(cat "$BR/heavy.report")"
 }
 
 # steady_grow (256 B every 20 ms: 12,800 B/s) flagged at grow_leak, near its rate.
