@@ -278,11 +278,13 @@ static void test_report_escapes_what_the_process_controls(void)
 static void test_heap_header_says_what_each_suspect_costs(void)
 {
 	struct process procs[5] = {
-		{ .pid = 10, .comm = "cheap", .heap_mode = PROC_HEAP_SUSPECT, .heap_cost_pct = 0.01 },
+		{ .pid = 10, .comm = "cheap", .heap_mode = PROC_HEAP_SUSPECT,
+		  .heap_cost_pct = 0.01 },
 		{ .pid = 11, .comm = "redis\033", .heap_mode = PROC_HEAP_SUSPECT,
 		  .heap_cost_pct = 1.5 },
 		{ .pid = 12, .comm = "kept", .heap_mode = PROC_HEAP_EXACT, .heap_cost_pct = 9 },
-		{ .pid = 13, .comm = "gone", .heap_mode = PROC_HEAP_RELEASED, .heap_cost_pct = NAN },
+		{ .pid = 13, .comm = "gone", .heap_mode = PROC_HEAP_RELEASED,
+		  .heap_cost_pct = NAN },
 		{ .pid = 14, .comm = "new", .heap_mode = PROC_HEAP_SUSPECT, .heap_cost_pct = NAN },
 	};
 	struct model m = { .procs = procs, .n_procs = 5, .heap_budgeted = true,

@@ -555,7 +555,8 @@ static void test_leaving_exact_keeps_at_most_the_limit_most_blocks_first(void)
 	CHECK_EQ_INT(ch.n_added, HEAPMODE_MAX_KEPT);
 	CHECK_EQ_INT(ch.n_removed, 8);
 	for (size_t i = 0; i < 8; i++)
-		CHECK(removed_as(&ch, 100 + i, HEAPMODE_WHY_LIMIT) && heapmode__released(&h, 100 + i));
+		CHECK(removed_as(&ch, 100 + i, HEAPMODE_WHY_LIMIT) &&
+		      heapmode__released(&h, 100 + i));
 	CHECK(heapmode__traced(&h, 100 + n - 1));
 	CHECK_EQ_INT(h.n_released, 8);
 	heapmode_changes__free(&ch);

@@ -155,8 +155,8 @@ static void test_heap_mode_released_process_keeps_its_sites_frozen_and_marked(vo
 	CHECK(b->heap_cost_pct == 0.25 && !b->sites[0].stale);
 	CHECK(m.heap_traced_cost_pct == 0.25);
 	/* Exact again: traced from the return, its release and stale sites remembered. */
-	h = (struct sample_heap){ .budgeted = true, .mode = HEAP_MODE_EXACT, .mode_since_ns = 6 * NS,
-				  .budget_pct = 2 };
+	h = (struct sample_heap){ .budgeted = true, .mode = HEAP_MODE_EXACT,
+				  .mode_since_ns = 6 * NS, .budget_pct = 2 };
 	model__apply_heap(&m, &h);
 	a = model__find(&m, 600, 1);
 	CHECK(a->heap_mode == PROC_HEAP_EXACT && a->heap_since_ns == 6 * NS);

@@ -539,8 +539,8 @@ int heapmode__choose(struct heapmode *h, uint64_t now_ns, const struct heapmode_
 		}
 		if (!k || (!t->picked && t->role == HEAPMODE_ROLE_SUSPECT &&
 			   now_ns - t->last_growth_ns >= release)) {
-			err = remove_traced(h, i, k ? HEAPMODE_WHY_QUIET : HEAPMODE_WHY_GONE, now_ns,
-					    out);
+			why = k ? HEAPMODE_WHY_QUIET : HEAPMODE_WHY_GONE;
+			err = remove_traced(h, i, why, now_ns, out);
 			if (err)
 				return err;
 			continue;

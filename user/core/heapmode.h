@@ -26,7 +26,7 @@ enum proc_heap_mode {
 	PROC_HEAP_EXACT,		/* traced since it was first seen (or exact mode began) */
 	PROC_HEAP_SUSPECT,		/* traced on its own, since it became a suspect or was picked */
 	PROC_HEAP_WATCH,		/* not traced: counters and mmap only */
-	PROC_HEAP_RELEASED,		/* no longer traced: its heap sites kept as counted, frozen */
+	PROC_HEAP_RELEASED,		/* not traced any more: its heap sites kept, frozen */
 };
 
 /* Defaults of the options (cli/options.c quotes them). */
@@ -192,7 +192,7 @@ bool heapmode__release(struct heapmode *h, uint32_t pid, uint64_t now_ns);
 /* Why a process stopped being traced (heapmode_changes.why). */
 enum heapmode_why {
 	HEAPMODE_WHY_COST,		/* it cost over the budget for its diagnosis window */
-	HEAPMODE_WHY_DIAGNOSED,		/* over the budget, and one of its sites is flagged */
+	HEAPMODE_WHY_DIAGNOSED,		/* over the budget, one of its sites flagged */
 	HEAPMODE_WHY_COSTLIEST,		/* leaving exact mode: among the costliest */
 	HEAPMODE_WHY_LIMIT,		/* leaving exact mode: beyond HEAPMODE_MAX_KEPT */
 	HEAPMODE_WHY_QUIET,		/* a suspect that stopped growing */

@@ -147,7 +147,7 @@ struct process {
 	uint64_t heap_since_ns;
 	bool heap_picked;
 	uint64_t heap_released_ns;	/* its heap tracing was last released then (0: never) */
-	double heap_cost_pct;		/* tracing it alone costs, % of all CPUs (NaN: unknown) */
+	double heap_cost_pct;		/* tracing it alone costs, % of all CPUs (NaN) */
 	uint64_t first_seen_ns;
 	struct proc_scan *scan;		/* NULL: never scanned */
 	bool target;			/* named by -p or started by --: shown without sites */

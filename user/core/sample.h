@@ -171,7 +171,7 @@ struct sample_heap {
 	size_t n_traced;
 	const struct heapmode_released *released;	/* suspects mode: who was (borrowed) */
 	size_t n_released;
-	double traced_cost_pct;			/* suspects mode: what the traced cost; NaN */
+	double traced_cost_pct;			/* suspects: what the traced cost; NaN */
 	double bucket_fill;			/* exact mode's budget left, 0 to 1 */
 };
 

@@ -300,10 +300,10 @@ static const char *why_text(enum heapmode_why why)
 				      "are kept; t in the TUI traces it anyway",
 		[HEAPMODE_WHY_DIAGNOSED] = "a site of it is flagged and it costs over the budget; "
 					   "its sites are kept",
-		[HEAPMODE_WHY_COSTLIEST] = "among the costliest when exact tracing ended; its sites "
-					   "are kept",
-		[HEAPMODE_WHY_LIMIT] = "more processes to keep traced than the limit; its sites are "
-				       "kept",
+		[HEAPMODE_WHY_COSTLIEST] = "among the costliest when exact tracing ended; its "
+					   "sites are kept",
+		[HEAPMODE_WHY_LIMIT] = "more processes to keep traced than the limit; its sites "
+				       "are kept",
 		[HEAPMODE_WHY_QUIET] = "stopped growing; its sites are kept",
 		[HEAPMODE_WHY_PREEMPTED] = "a stronger grower took its place; its sites are kept",
 		[HEAPMODE_WHY_GONE] = "it exited",

@@ -308,10 +308,12 @@ static void suspects_costs(char *buf, size_t len, const struct model *m)
 		if (n == HEAP_SUSPECTS_SHOWN)
 			more++;
 		/* Insert by cost (unknown last), pushing the cheapest out when full. */
-		for (j = 0; j < n; j++)
-			if (!isnan(p->heap_cost_pct) &&
-			    (isnan(top[j]->heap_cost_pct) || p->heap_cost_pct > top[j]->heap_cost_pct))
+		for (j = 0; j < n; j++) {
+			double c = top[j]->heap_cost_pct;
+
+			if (!isnan(p->heap_cost_pct) && (isnan(c) || p->heap_cost_pct > c))
 				break;
+		}
 		if (j == HEAP_SUSPECTS_SHOWN)
 			continue;
 		if (n < HEAP_SUSPECTS_SHOWN)
@@ -320,12 +322,14 @@ static void suspects_costs(char *buf, size_t len, const struct model *m)
 		top[j] = p;
 	}
 	for (size_t j = 0; j < n && at < len; j++) {
+		const char *sep = j ? ", " : ": ";
+
 		escape__str(comm, sizeof(comm), top[j]->comm[0] ? top[j]->comm : "?");
 		if (isnan(top[j]->heap_cost_pct))
-			snprintf(buf + at, len - at, "%s%u %s ?", j ? ", " : ": ", top[j]->pid, comm);
+			snprintf(buf + at, len - at, "%s%u %s ?", sep, top[j]->pid, comm);
 		else
-			snprintf(buf + at, len - at, "%s%u %s %.2f%%", j ? ", " : ": ", top[j]->pid,
-				 comm, top[j]->heap_cost_pct);
+			snprintf(buf + at, len - at, "%s%u %s %.2f%%", sep, top[j]->pid, comm,
+				 top[j]->heap_cost_pct);
 		at = strlen(buf);
 	}
 	if (more && at < len)
@@ -352,9 +356,9 @@ const char *fmt__heap_mode(char *buf, size_t len, const struct model *m)
 	} else if (isnan(m->heap_cost_pct)) {
 		snprintf(buf, len, "heap exact  cost ?/%.2g%%", m->heap_budget_pct);
 	} else {
-		snprintf(buf, len, "heap exact  cost %.2f%%/%.2g%%  bucket %.0f%%", m->heap_cost_pct,
-			 m->heap_budget_pct, isnan(m->heap_bucket_fill) ? 100 :
-			 100 * m->heap_bucket_fill);
+		snprintf(buf, len, "heap exact  cost %.2f%%/%.2g%%  bucket %.0f%%",
+			 m->heap_cost_pct, m->heap_budget_pct,
+			 isnan(m->heap_bucket_fill) ? 100 : 100 * m->heap_bucket_fill);
 	}
 	return buf;
 }
