@@ -154,6 +154,20 @@ static void test_heap_mode_released_process_keeps_its_sites_frozen_and_marked(vo
 	CHECK(b->heap_mode == PROC_HEAP_EXACT && b->heap_since_ns == 3 * NS);
 	CHECK(b->heap_cost_pct == 0.25 && !b->sites[0].stale);
 	CHECK(m.heap_traced_cost_pct == 0.25);
+	/* 601 exits while kept: it keeps how it was traced and its sites for its exit report. */
+	sample_at(&s, 6, sites, 2);
+	event(&s, SAMPLE_EV_EXIT, 601, 0, 2, false);
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	model__apply_heap(&m, &(struct sample_heap){ .budgeted = true, .budget_pct = 2,
+						      .mode = HEAP_MODE_SUSPECTS,
+						      .released = &rel, .n_released = 1 });
+	b = model__find(&m, 601, 2);
+	for (size_t i = 0; !b && i < m.n_procs; i++)
+		if (m.procs[i].pid == 601)
+			b = &m.procs[i];
+	CHECK(b && b->exited && b->heap_mode == PROC_HEAP_EXACT);
+	CHECK(b && b->n_sites == 1 && b->heap_outstanding_count == 1);
 	/* Exact again: traced from the return, its release and stale sites remembered. */
 	h = (struct sample_heap){ .budgeted = true, .mode = HEAP_MODE_EXACT,
 				  .mode_since_ns = 6 * NS, .budget_pct = 2 };
