@@ -366,8 +366,8 @@ static void to_suspects(struct heapctl *hc, uint64_t now_ns, void (*say)(void *,
 	for (size_t i = 0; i < hc->hm.n_traced; i++)
 		kept += hc->hm.traced[i].role == HEAPMODE_ROLE_KEPT;
 	if (kept) {
-		snprintf(line, sizeof(line), "heap tracing: %zu processes with heap records stay "
-			 "traced exactly (by pid), %zu released with their sites kept", kept,
+		snprintf(line, sizeof(line), "heap tracing: processes with heap records traced "
+			 "exactly by pid: %zu; released, their sites kept: %zu", kept,
 			 hc->hm.n_released);
 		say(say_ctx, line);
 	}
