@@ -1494,7 +1494,7 @@ lr_once() {
 	cat "$d/result" 2>/dev/null || echo nan
 }
 if [ ! -x "$LR_PROG" ]; then
-	fail "$LR_PROG is missing; run 'make e2e'"
+	fail "$LR_PROG is missing; run 'make build/tests/progs/lastref_prog'"
 else
 	declare -A LR=()
 	for r in $(seq "$ROUNDS"); do
