@@ -128,6 +128,7 @@ TMP=$(mktemp -d /tmp/leaktop-bench.XXXXXX)
 FAILED=0
 BPID=""
 LPID=""
+RPID=""
 DISCARDED=0
 UNQUIET=0
 WAITED=0
@@ -145,6 +146,8 @@ fail() {
 cleanup() {
 	[ -n "$LPID" ] && kill -INT "$LPID" 2>/dev/null && wait "$LPID" 2>/dev/null
 	[ -n "$BPID" ] && kill -KILL "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
+	# Section 12's redis-server (its churn ends with $TMP, see busy_churn).
+	[ -n "${RPID:-}" ] && kill -TERM "$RPID" 2>/dev/null && wait "$RPID" 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -865,12 +868,12 @@ fi
 # A build (make -B -j2 leaktop in a scratch copy of this tree) with a process churn beside
 # it, untraced and then under whole-system leaktop -i 1 -j -; measured, never asserted.
 
-# busy_churn STOP [COUNT]: the churn until the file STOP appears; the loops it made go into
-# the file COUNT.
+# busy_churn STOP [COUNT]: the churn until the file STOP appears (or its directory goes: the
+# bench was interrupted); the loops it made go into the file COUNT.
 busy_churn() {
 	local loops=0
 
-	while [ ! -e "$1" ]; do
+	while [ ! -e "$1" ] && [ -d "${1%/*}" ]; do
 		ls / >/dev/null
 		python3 -c 'import json; json.dumps([1])'
 		sh -c true
@@ -1535,7 +1538,6 @@ if [ -n "${BENCH_REALWORK_EXTRA:-}" ]; then
 		RW_CONFIGS+=("${e%%=*}|${e#*=}")
 	done
 fi
-RPID=""
 RW_DISCARDED=0
 RW_UNQUIET=0
 declare -A RW_VAL RW_CPU RW_OTH RW_RND RW_LTCPU RW_HWM RW_COLLECT RW_MODE RW_SWITCH RW_DROP
@@ -1665,7 +1667,7 @@ rw_redis_start() {
 }
 
 rw_redis_stop() {
-	[ -n "$RPID" ] || return 0
+	[ -n "${RPID:-}" ] || return 0
 	redis-cli -h 127.0.0.1 -p "$RPORT" SHUTDOWN NOSAVE >/dev/null 2>&1
 	wait_gone "$RPID" 10 || { kill -KILL "$RPID" 2>/dev/null; wait "$RPID" 2>/dev/null; }
 	RPID=""
@@ -1800,7 +1802,14 @@ echo "   against Debian's redis-server started for each run (127.0.0.1, free por
 echo "   --appendonly no), requests/s over its tests; (c) leaktop's own CPU (share of one core"
 echo "   over the build, /proc/PID/stat) and VmHWM during (a).  'others': cores the rest of"
 echo "   the machine used meanwhile (busy time in /proc/stat less the workload's and leaktop's)."
-[ "${#RW_CONFIGS[@]}" -le 2 ] || echo "   configurations: $(printf '%s; ' "${RW_CONFIGS[@]}")"
+if [ "${#RW_CONFIGS[@]}" -gt 2 ]; then
+	line="   configurations:"
+	for c in "${RW_CONFIGS[@]}"; do
+		opts=${c#*|}
+		line+=" ${c%%|*}${opts:+ (leaktop $opts)};"
+	done
+	echo "${line%;}"
+fi
 if [[ $RW_PARTS == *" redis "* ]] && ! command -v redis-server >/dev/null; then
 	fail "redis-server is missing; run 'make deps' (Debian's redis-server and redis-tools)"
 	RW_PARTS=${RW_PARTS/ redis / }
