@@ -399,9 +399,12 @@ $(OUT)/bench/bench_nofp: tests/bench/bench.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -fomit-frame-pointer -Wall -o $@ $<
 
+# BENCH_ONLY (or BENCH_SECTIONS) picks sections: BENCH_ONLY=realwork make bench runs only
+# issue 25's real work (the build with churn and redis-benchmark, whole system).
 bench: deps
 	$(Q)$(SUBMAKE) leaktop $(OUT)/bench/bench $(OUT)/bench/bench_nofp \
-		$(OUT)/tests/progs/growth_mix $(OUT)/tests/progs/steady_grow
+		$(OUT)/tests/progs/growth_mix $(OUT)/tests/progs/steady_grow \
+		$(OUT)/tests/progs/lastref_prog
 	$(Q)tests/bench/run.sh
 
 # Installed files (dist/): the man page, bash completion and the systemd unit, whose

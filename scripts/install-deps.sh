@@ -32,3 +32,16 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing >/dev/null
+# redis-server's package starts its service; the tests and `make bench` start redis-server
+# themselves (a temporary directory, a free port, nothing saved), so a service this script
+# brought in is stopped and not started at boot.
+case " $missing " in
+*" redis-server "*)
+	if [ -d /run/systemd/system ]; then
+		systemctl disable --now redis-server >/dev/null 2>&1 || true
+	else
+		invoke-rc.d redis-server stop >/dev/null 2>&1 || true
+		update-rc.d redis-server disable >/dev/null 2>&1 || true
+	fi
+	;;
+esac

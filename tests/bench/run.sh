@@ -49,6 +49,21 @@
 #    tcmalloc and mimalloc (LD_PRELOAD), untraced and under leaktop -p, interleaved: ns per
 #    pair and the ratio for each; leaktop's count at the workload's site and the allocator
 #    it names (processes[].heap.allocator.kind) are checked.
+# 12. Real work (issue 25; BENCH_ONLY=realwork runs only this): whole-system default leaktop
+#    (no --exact; leaktop -q -i 1 -j -, a fresh one per run) against nothing, interleaved, on
+#    (a) section 6's build with its churn of short processes (ls, python3 -c, sh -c): seconds
+#    per build, goal <= 1.10x untraced; (b) redis-benchmark (BENCH_REDIS_ARGS) against a
+#    Debian redis-server started for the run on a free port of 127.0.0.1 (--save ''
+#    --appendonly no, in a temporary directory, shut down after it): requests/s over its
+#    tests, goal <= 1.10x slower; (c) leaktop's own CPU during (a) (fraction of one core over
+#    the build, from /proc/PID/stat) and its VmHWM, goals <= 10% of a core and <= 150 MiB.
+#    BENCH_REALWORK_ROUNDS rounds (default 3), medians; each run also reports the CPU the rest
+#    of the machine used meanwhile (busy time in /proc/stat less the workload's and leaktop's),
+#    and the per-round ratios, to show how noisy the figures are.  Hook for comparing leaktop
+#    variants on the same work (issue 25: per-syscall against raw syscall tracepoints for fd
+#    and mmap tracking): BENCH_REALWORK_EXTRA="name=leaktop options;name=..." adds traced
+#    configurations, interleaved with the others; nothing is assumed about leaktop's options.
+#    BENCH_REALWORK_PARTS ("build redis" by default) picks the parts.
 #
 # Uprobes that another tracer puts on libc for every process (leaktop in whole-system or
 # `--` mode, say) slow every malloc on the machine and would spoil the comparison: before and
@@ -56,6 +71,7 @@
 # on both sides is thrown away and done again.  Likewise for 3, programs that another tracer
 # has on the syscall tracepoints (any leaktop that tracks fds, whatever its -p) slow every
 # syscall: a run with any of them around it (bpftool perf list) is thrown away and done again.
+# 12 does both checks around each run (its own leaktop excepted) and throws such runs away.
 # The growth runs are not timed per operation: one with other tracers around is only marked.
 #
 # Timings are reported, never asserted: the exit status is 0 unless something failed to run
@@ -68,8 +84,11 @@
 # configurations: "name=leaktop options;name=..."), BENCH_OC_PAIRS (open+close pairs per
 # timed loop, default 20000), BENCH_GROWTH_RUNS (default 3), BENCH_SECTIONS (which sections
 # to run, default every one), BENCH_BUDGET_BUILDS (builds in a row in 8, default 2),
-# BENCH_UNWIND_CHAIN (call depth of 9's workload, default 40), LEAKTOP, BENCH, BENCH_NOFP,
-# GROWTH_MIX, STEADY_GROW, PYTHON311.
+# BENCH_UNWIND_CHAIN (call depth of 9's workload, default 40), BENCH_ONLY (the same as
+# BENCH_SECTIONS; a section may be named: "realwork" is 12), BENCH_REALWORK_ROUNDS,
+# BENCH_REALWORK_PARTS, BENCH_REALWORK_EXTRA, BENCH_REDIS_ARGS (default "-P 16 -c 50
+# -n 1000000 -t set,get,incr,lpush,lpop,sadd,hset"), LEAKTOP, BENCH, BENCH_NOFP, GROWTH_MIX,
+# STEADY_GROW, PYTHON311.
 set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -88,10 +107,15 @@ OC_PAIRS=${BENCH_OC_PAIRS:-20000}
 GROWTH_MIX_SRC=${GROWTH_MIX:-$ROOT/build/tests/progs/growth_mix}
 STEADY_SRC=${STEADY_GROW:-$ROOT/build/tests/progs/steady_grow}
 GROWTH_RUNS=${BENCH_GROWTH_RUNS:-3}
-SECTIONS=" ${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11} "
+SECTIONS=" ${BENCH_ONLY:-${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12}} "
 BUDGET_BUILDS=${BENCH_BUDGET_BUILDS:-2}
-# want_section N: is section N among BENCH_SECTIONS?
-want_section() { [[ $SECTIONS == *" $1 "* ]]; }
+# Sections that have a name besides their number.
+declare -A SECTION_NAME=([12]=realwork)
+# want_section N: is section N (by number or name) among BENCH_ONLY / BENCH_SECTIONS?
+want_section() {
+	[[ $SECTIONS == *" $1 "* ]] || { [ -n "${SECTION_NAME[$1]:-}" ] &&
+		[[ $SECTIONS == *" ${SECTION_NAME[$1]} "* ]]; }
+}
 GOAL_NS=2500
 GOAL_RATIO=0.55
 GOAL_COLLECT_MS=10
@@ -104,6 +128,7 @@ TMP=$(mktemp -d /tmp/leaktop-bench.XXXXXX)
 FAILED=0
 BPID=""
 LPID=""
+RPID=""
 DISCARDED=0
 UNQUIET=0
 WAITED=0
@@ -121,6 +146,8 @@ fail() {
 cleanup() {
 	[ -n "$LPID" ] && kill -INT "$LPID" 2>/dev/null && wait "$LPID" 2>/dev/null
 	[ -n "$BPID" ] && kill -KILL "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
+	# Section 12's redis-server (its churn ends with $TMP, see busy_churn).
+	[ -n "${RPID:-}" ] && kill -TERM "$RPID" 2>/dev/null && wait "$RPID" 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -841,13 +868,19 @@ fi
 # A build (make -B -j2 leaktop in a scratch copy of this tree) with a process churn beside
 # it, untraced and then under whole-system leaktop -i 1 -j -; measured, never asserted.
 
+# busy_churn STOP [COUNT]: the churn until the file STOP appears (or its directory goes: the
+# bench was interrupted); the loops it made go into the file COUNT.
 busy_churn() {
-	while [ ! -e "$1" ]; do
+	local loops=0
+
+	while [ ! -e "$1" ] && [ -d "${1%/*}" ]; do
 		ls / >/dev/null
 		python3 -c 'import json; json.dumps([1])'
 		sh -c true
 		sleep 0.05
+		loops=$((loops + 1))
 	done
+	[ -z "${2:-}" ] || echo "$loops" >"$2"
 }
 
 # busy_build DIR: seconds the build took, with the churn running beside it.
@@ -1464,7 +1497,7 @@ lr_once() {
 	cat "$d/result" 2>/dev/null || echo nan
 }
 if [ ! -x "$LR_PROG" ]; then
-	fail "$LR_PROG is missing; run 'make e2e'"
+	fail "$LR_PROG is missing; run 'make build/tests/progs/lastref_prog'"
 else
 	declare -A LR=()
 	for r in $(seq "$ROUNDS"); do
@@ -1483,6 +1516,394 @@ else
 		printf "    ns per pair (+ a store into a watched word): untraced %.1f, -p %.1f (%.1fx), lastref %.1f (%.1fx untraced, %.1fx -p)\n",
 		       u, p, p / u, l, l / u, l / p }'
 fi
+echo "   ($((SECONDS - t_start)) s)"
+fi
+# --- 12. real work: the build with churn and redis-benchmark, whole system (issue 25) --------
+
+RW_ROUNDS=${BENCH_REALWORK_ROUNDS:-3}
+RW_PARTS=" ${BENCH_REALWORK_PARTS:-build redis} "
+REDIS_ARGS=${BENCH_REDIS_ARGS:--P 16 -c 50 -n 1000000 -t set,get,incr,lpush,lpop,sadd,hset}
+RW_GOAL_RATIO=1.10
+RW_GOAL_CPU_PCT=10
+RW_GOAL_HWM_MIB=150
+HZ=$(getconf CLK_TCK)
+# NAME|options of a whole-system leaktop -q -i 1 -j - ("untraced": no leaktop).
+RW_CONFIGS=("untraced|" "default|")
+# The hook for leaktop variants on the same work, such as per-syscall against raw syscall
+# tracepoints for fd and mmap tracking (issue 25): BENCH_REALWORK_EXTRA="name=options;...",
+# with whatever options the leaktop under test has for them.
+if [ -n "${BENCH_REALWORK_EXTRA:-}" ]; then
+	IFS=';' read -ra rw_extra <<<"$BENCH_REALWORK_EXTRA"
+	for e in "${rw_extra[@]}"; do
+		RW_CONFIGS+=("${e%%=*}|${e#*=}")
+	done
+fi
+RW_DISCARDED=0
+RW_UNQUIET=0
+declare -A RW_VAL RW_CPU RW_OTH RW_RND RW_LTCPU RW_HWM RW_COLLECT RW_MODE RW_SWITCH RW_DROP
+
+# rw_foreign: pids of other tracers on every process's libc or on the syscall tracepoints.
+rw_foreign() {
+	echo "$(foreign_uprobes) $(foreign_syscall_tracers)" | tr ' ' '\n' | grep . | sort -un |
+		tr '\n' ' '
+}
+
+rw_quiet() { [ -z "$(rw_foreign)" ]; }
+
+# busy_s: CPU seconds the whole machine has been busy (/proc/stat: all but idle and iowait).
+busy_s() {
+	awk -v hz="$HZ" '$1 == "cpu" { print ($2 + $3 + $4 + $7 + $8 + $9) / hz; exit }' /proc/stat
+}
+
+# time_s FILE: user + system seconds from the last line of a `time` with TIMEFORMAT '%U %S'.
+time_s() {
+	tail -n 1 "$1" 2>/dev/null | awk 'NF >= 2 { print $(NF - 1) + $NF; exit } END { if (!NR) print 0 }'
+}
+
+# rw_leaktop_start NAME FLAGS: whole-system leaktop for a traced configuration, once it has
+# written its first snapshot.
+rw_leaktop_start() {
+	LPID=""
+	[ "$1" = untraced ] && return 0
+	rm -f "$TMP/rw.jsonl"
+	# shellcheck disable=SC2086
+	"$LEAKTOP" -q -i 1 -j - $2 >"$TMP/rw.jsonl" 2>"$TMP/rw.err" &
+	LPID=$!
+	wait_for 60 test -s "$TMP/rw.jsonl" && return 0
+	fail "whole-system leaktop $2 wrote no snapshot: $(tail -3 "$TMP/rw.err")"
+	stop_leaktop
+	return 1
+}
+
+# rw_leaktop_stop: RW_LT_HWM (VmHWM, bytes) read before SIGINT, then from its snapshots:
+# RW_LT_COLLECT (worst collect_ms), RW_LT_MODE (heap_mode at the end), RW_LT_SWITCH (elapsed_s
+# of the first snapshot in suspects mode, or "never"), RW_LT_DROP (stats.dropped at the end).
+rw_leaktop_stop() {
+	[ -n "$LPID" ] || return 0
+	RW_LT_HWM=$(awk '/^VmHWM:/ { print $2 * 1024 }' "/proc/$LPID/status" 2>/dev/null)
+	stop_leaktop || return 1
+	read -r RW_LT_COLLECT RW_LT_MODE RW_LT_SWITCH RW_LT_DROP < <(
+		jq -c '[.stats.collect_ms, .stats.heap_mode, .elapsed_s, .stats.dropped]' \
+			"$TMP/rw.jsonl" 2>/dev/null | jq -rs '
+		"\(map(.[0] // 0) | max | round) \(.[-1][1])" +
+		" \([.[] | select(.[1] == "suspects")][0][2] // null | if . then . * 10 | round / 10 else "never" end)" +
+		" \(.[-1][3])"' 2>/dev/null)
+	grep -h "leaktop:" "$TMP/rw.err" 2>/dev/null | grep -v skipping | head -2 | sed 's/^/   /'
+	rm -f "$TMP/rw.jsonl"
+}
+
+# rw_measure_start / rw_measure_end: the machine's busy CPU and leaktop's CPU around a run;
+# rw_measure_end WALL OURS (CPU seconds of the workload) sets RW_OTHERS (cores the rest of the
+# machine used meanwhile) and RW_LT_CPU_PCT (leaktop's share of one core, "-" untraced).
+rw_measure_start() {
+	RW_B0=$(busy_s)
+	RW_C0=0
+	[ -z "$LPID" ] || RW_C0=$(cpu_s "$LPID")
+}
+
+rw_measure_end() {
+	local b1 c1=0
+
+	b1=$(busy_s)
+	[ -z "$LPID" ] || c1=$(cpu_s "$LPID")
+	RW_LT_CPU_PCT=-
+	[ -z "$LPID" ] || RW_LT_CPU_PCT=$(awk -v a="$RW_C0" -v b="$c1" -v w="$1" \
+		'BEGIN { printf "%.1f", 100 * (b - a) / w }')
+	RW_OTHERS=$(awk -v a="$RW_B0" -v b="$b1" -v o="$2" -v c0="$RW_C0" -v c1="$c1" \
+		-v w="$1" 'BEGIN { x = (b - a - o - (c1 - c0)) / w; printf "%.2f", x < 0 ? 0 : x }')
+}
+
+# rw_build_once NAME FLAGS: one build with the churn beside it; RW_V (seconds), RW_W (CPU
+# seconds of the build and the churn), RW_LOOPS (churn loops).  Returns 2 when other tracers
+# were around it.
+rw_build_once() {
+	local name=$1 flags=$2 churn rc q
+
+	busy_tree
+	rw_leaktop_start "$name" "$flags" || return 1
+	rm -f "$TMP/busy.stop" "$TMP/rw.loops"
+	rw_measure_start
+	(TIMEFORMAT='%U %S'; time busy_churn "$TMP/busy.stop" "$TMP/rw.loops") 2>"$TMP/rw.churn" &
+	churn=$!
+	{
+		TIMEFORMAT='%R %U %S'
+		time make -C "$BUSY" -B -j2 leaktop >/dev/null 2>&1
+	} 2>"$TMP/rw.build"
+	rc=$(tail -n 1 "$TMP/rw.build" | awk 'NF == 3 { print 0; exit } { print 1 }')
+	touch "$TMP/busy.stop"
+	wait "$churn"
+	RW_V=$(tail -n 1 "$TMP/rw.build" | awk '{ print $1 }')
+	RW_W=$(awk -v a="$(time_s "$TMP/rw.build")" -v b="$(time_s "$TMP/rw.churn")" \
+		'BEGIN { print a + b }')
+	RW_LOOPS=$(cat "$TMP/rw.loops" 2>/dev/null)
+	rw_measure_end "$RW_V" "$RW_W"
+	rw_quiet
+	q=$?
+	rw_leaktop_stop || return 1
+	[ "$rc" -eq 0 ] || { fail "the scratch build under $name failed"; return 1; }
+	[ "$q" -eq 0 ] || return 2
+	return 0
+}
+
+redis_up() { [ "$(redis-cli -h 127.0.0.1 -p "$RPORT" PING 2>/dev/null)" = PONG ]; }
+
+# rw_redis_start: a redis-server of our own on a free port of 127.0.0.1, nothing saved to disk,
+# in a temporary directory; its pid in RPID, its port in RPORT.
+rw_redis_start() {
+	local rdir=$TMP/redis try
+
+	rm -rf "$rdir"
+	mkdir -p "$rdir"
+	for try in 1 2 3; do
+		RPORT=$(free_port) || break
+		redis-server --bind 127.0.0.1 --port "$RPORT" --save '' --appendonly no \
+			--dir "$rdir" --daemonize no --logfile "$rdir/log" >/dev/null 2>&1 &
+		RPID=$!
+		wait_for 10 redis_up && return 0
+		rw_redis_stop
+	done
+	fail "redis-server did not start: $(tail -n 2 "$rdir/log" 2>/dev/null)"
+	return 1
+}
+
+rw_redis_stop() {
+	[ -n "${RPID:-}" ] || return 0
+	redis-cli -h 127.0.0.1 -p "$RPORT" SHUTDOWN NOSAVE >/dev/null 2>&1
+	wait_gone "$RPID" 10 || { kill -KILL "$RPID" 2>/dev/null; wait "$RPID" 2>/dev/null; }
+	RPID=""
+}
+
+# free_port: a TCP port nothing listens on.
+free_port() {
+	local p
+
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 30000))
+		[ -z "$(ss -Htln "sport = :$p")" ] && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# rw_redis_once NAME FLAGS: redis-benchmark against a fresh redis-server (started before
+# leaktop, as a service would be); RW_V (requests/s over all its tests: their count over the
+# sum of 1/rps, as each makes the same number of requests), RW_W (CPU seconds of
+# redis-server and redis-benchmark).  Returns 2 when other tracers were around it.
+rw_redis_once() {
+	local name=$1 flags=$2 r0 r1 q wall
+
+	rw_redis_start || return 1
+	rw_leaktop_start "$name" "$flags" || { rw_redis_stop; return 1; }
+	r0=$(cpu_s "$RPID")
+	rw_measure_start
+	{
+		TIMEFORMAT='%R %U %S'
+		# shellcheck disable=SC2086
+		time redis-benchmark -h 127.0.0.1 -p "$RPORT" --csv $REDIS_ARGS \
+			>"$TMP/rw.csv" 2>"$TMP/rw.rb.err"
+	} 2>"$TMP/rw.rbtime"
+	r1=$(cpu_s "$RPID")
+	wall=$(tail -n 1 "$TMP/rw.rbtime" | awk '{ print $1 }')
+	RW_W=$(awk -v a="$(time_s "$TMP/rw.rbtime")" -v r0="$r0" -v r1="$r1" \
+		'BEGIN { print a + r1 - r0 }')
+	rw_measure_end "$wall" "$RW_W"
+	rw_quiet
+	q=$?
+	rw_leaktop_stop || { rw_redis_stop; return 1; }
+	rw_redis_stop
+	RW_V=$(awk -F'"' 'NR > 1 && $4 > 0 { n++; inv += 1 / $4 } END { if (n) printf "%.0f", n / inv }' \
+		"$TMP/rw.csv")
+	RW_LOOPS=""
+	[ -n "$RW_V" ] || { fail "redis-benchmark under $name gave no result: $(tail -n 2 "$TMP/rw.rb.err")"
+			    return 1; }
+	[ "$q" -eq 0 ] || return 2
+	return 0
+}
+
+# rw_run PART NAME FLAGS ROUND: one measurement, again (up to ATTEMPTS times while the waiting
+# budget lasts) when other tracers were around it; the results kept under PART/NAME.
+rw_run() {
+	local part=$1 name=$2 flags=$3 round=$4 try pre rc ok=0 k=$1/$2
+
+	for ((try = 1; try <= ATTEMPTS; try++)); do
+		wait_quiet rw_quiet rw_foreign "other tracers on every libc or on the syscall tracepoints"
+		pre=$?
+		"rw_${part}_once" "$name" "$flags"
+		rc=$?
+		[ "$rc" -eq 1 ] && return 1
+		if [ "$rc" -eq 0 ] && [ "$pre" -eq 0 ]; then
+			ok=1
+			break
+		fi
+		[ "$try" -lt "$ATTEMPTS" ] && [ "$WAITED" -lt "$QUIET_BUDGET" ] || break
+		echo "   (other tracers (pids $(rw_foreign)) around the $part run under $name: again)"
+		RW_DISCARDED=$((RW_DISCARDED + 1))
+	done
+	[ "$ok" -eq 1 ] || { UNQUIET=$((UNQUIET + 1)); RW_UNQUIET=$((RW_UNQUIET + 1)); }
+	RW_VAL[$k]+="$RW_V "
+	RW_CPU[$k]+="$RW_W "
+	RW_OTH[$k]+="$RW_OTHERS "
+	RW_RND[$k/$round]=$RW_V
+	if [ "$name" != untraced ]; then
+		RW_LTCPU[$k]+="$RW_LT_CPU_PCT "
+		RW_HWM[$k]+="${RW_LT_HWM:-0} "
+		RW_COLLECT[$k]+="${RW_LT_COLLECT:-?} "
+		RW_MODE[$k]+="${RW_LT_MODE:-?} "
+		RW_SWITCH[$k]+="${RW_LT_SWITCH:-?} "
+		RW_DROP[$k]+="${RW_LT_DROP:-?} "
+	fi
+	return 0
+}
+
+# rw_stat LIST: "median min max" of a list of numbers.
+rw_stat() {
+	tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{ v[NR] = $1 } END {
+		if (!NR) { print "nan nan nan"; exit }
+		m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		print m, v[1], v[NR] }'
+}
+
+# rw_list LIST: the words of LIST joined by commas, "?" when none.
+rw_list() {
+	local w IFS=,
+
+	IFS=" " read -ra w <<<"$1"
+	if [ "${#w[@]}" -gt 0 ]; then echo "${w[*]}"; else echo "?"; fi
+}
+
+# rw_mibs LIST: byte counts in MiB, one decimal.
+rw_mibs() {
+	local b
+
+	for b in $1; do
+		awk -v b="$b" 'BEGIN { printf "%.1f ", b / 1048576 }'
+	done
+}
+
+# rw_slower PART A B: how many times slower A is than B (seconds: A/B; requests/s: B/A).
+rw_slower() {
+	awk -v p="$1" -v a="$2" -v b="$3" 'BEGIN {
+		if (!(a > 0 && b > 0)) { print "nan"; exit }
+		printf "%.2f", p == "build" ? a / b : b / a }'
+}
+
+# rw_verdict VALUE GOAL: PASS when VALUE <= GOAL, OVER above it, "?" when unknown.
+rw_verdict() {
+	awk -v v="$1" -v g="$2" 'BEGIN { print (v == v + 0) ? (v <= g ? "PASS" : "OVER") : "?" }'
+}
+
+if want_section 12; then
+t_start=$SECONDS
+echo
+echo "12. real work (issue 25): whole-system default leaktop (leaktop -q -i 1 -j -, no --exact,"
+echo "   a fresh one per run) against nothing, $RW_ROUNDS round(s), interleaved, the order turned"
+echo "   each round: (a) section 6's build (make -B -j2 leaktop in a scratch copy) with its churn"
+echo "   of short processes (ls, python3 -c, sh -c); (b) redis-benchmark --csv $REDIS_ARGS"
+echo "   against Debian's redis-server started for each run (127.0.0.1, free port, --save ''"
+echo "   --appendonly no), requests/s over its tests; (c) leaktop's own CPU (share of one core"
+echo "   over the build, /proc/PID/stat) and VmHWM during (a).  'others': cores the rest of"
+echo "   the machine used meanwhile (busy time in /proc/stat less the workload's and leaktop's)."
+if [ "${#RW_CONFIGS[@]}" -gt 2 ]; then
+	line="   configurations:"
+	for c in "${RW_CONFIGS[@]}"; do
+		opts=${c#*|}
+		line+=" ${c%%|*}${opts:+ (leaktop $opts)};"
+	done
+	echo "${line%;}"
+fi
+if [[ $RW_PARTS == *" redis "* ]] && ! command -v redis-server >/dev/null; then
+	fail "redis-server is missing; run 'make deps' (Debian's redis-server and redis-tools)"
+	RW_PARTS=${RW_PARTS/ redis / }
+fi
+for ((r = 0; r < RW_ROUNDS; r++)); do
+	n=${#RW_CONFIGS[@]}
+	for part in build redis; do
+		[[ $RW_PARTS == *" $part "* ]] || continue
+		line="   round $((r + 1))/$RW_ROUNDS $part:"
+		for ((k = 0; k < n; k++)); do
+			c=${RW_CONFIGS[$(((k + r) % n))]}
+			name=${c%%|*}
+			rw_run "$part" "$name" "${c#*|}" "$r" || continue
+			if [ "$part" = build ]; then
+				line+=" | $name $(printf '%.1f s' "$RW_V") (cpu $(printf '%.0f' "$RW_W") s, $RW_LOOPS churn loops"
+			else
+				line+=" | $name $RW_V req/s (cpu $(printf '%.1f' "$RW_W") s"
+			fi
+			[ "$name" = untraced ] ||
+				line+=", leaktop $RW_LT_CPU_PCT% of a core, VmHWM $(mib "${RW_LT_HWM:-0}"), $RW_LT_MODE"
+			line+=", others $RW_OTHERS)"
+		done
+		echo "$line"
+	done
+done
+echo
+printf '   %-6s %-14s %28s %8s %22s %12s\n' part config "median (min..max)" "slower" "per round" "others"
+for part in build redis; do
+	[[ $RW_PARTS == *" $part "* ]] || continue
+	read -r um _ _ < <(rw_stat "${RW_VAL[$part/untraced]:-}")
+	for c in "${RW_CONFIGS[@]}"; do
+		name=${c%%|*}
+		k=$part/$name
+		read -r m lo hi < <(rw_stat "${RW_VAL[$k]:-}")
+		read -r om olo ohi < <(rw_stat "${RW_OTH[$k]:-}")
+		if [ "$part" = build ]; then
+			val=$(printf '%.1f s (%.1f..%.1f)' "$m" "$lo" "$hi")
+		else
+			val=$(printf '%.0f/s (%.0f..%.0f)' "$m" "$lo" "$hi")
+		fi
+		slower=- rounds=-
+		if [ "$name" != untraced ]; then
+			slower=$(rw_slower "$part" "$m" "$um")x
+			rounds=""
+			for ((r = 0; r < RW_ROUNDS; r++)); do
+				rounds+="$(rw_slower "$part" "${RW_RND[$k/$r]:-}" "${RW_RND[$part/untraced/$r]:-}") "
+			done
+		fi
+		printf '   %-6s %-14s %28s %8s %22s %12s\n' "$part" "$name" "$val" "$slower" "$rounds" \
+			"$(printf '%.2f (%.2f..%.2f)' "$om" "$olo" "$ohi")"
+	done
+done
+echo
+for c in "${RW_CONFIGS[@]}"; do
+	name=${c%%|*}
+	[ "$name" != untraced ] || continue
+	if [[ $RW_PARTS == *" build "* ]]; then
+		read -r um _ _ < <(rw_stat "${RW_VAL[build/untraced]:-}")
+		read -r m _ _ < <(rw_stat "${RW_VAL[build/$name]:-}")
+		x=$(rw_slower build "$m" "$um")
+		printf '   (a) build+churn, %s: %sx untraced (goal <= %sx): %s\n' "$name" "$x" \
+			"$RW_GOAL_RATIO" "$(rw_verdict "$x" "$RW_GOAL_RATIO")"
+		read -r cm _ _ < <(rw_stat "${RW_CPU[build/$name]:-}")
+		read -r cu _ _ < <(rw_stat "${RW_CPU[build/untraced]:-}")
+		printf '       CPU seconds of the build and churn: %.0f s, %.2fx untraced (%.0f s)\n' \
+			"$cm" "$(awk -v a="$cm" -v b="$cu" 'BEGIN { print (b > 0) ? a / b : 0 }')" "$cu"
+		read -r lm llo lhi < <(rw_stat "${RW_LTCPU[build/$name]:-}")
+		printf '   (c) leaktop'"'"'s CPU during (a), %s: %.1f%% of a core (%.1f..%.1f; goal <= %d%%): %s\n' \
+			"$name" "$lm" "$llo" "$lhi" "$RW_GOAL_CPU_PCT" "$(rw_verdict "$lm" "$RW_GOAL_CPU_PCT")"
+		read -r _ hlo hhi < <(rw_stat "${RW_HWM[build/$name]:-}")
+		hmib=$(awk -v b="$hhi" 'BEGIN { printf "%.1f", b / 1048576 }')
+		printf '   (c) leaktop'"'"'s VmHWM during (a), %s: %s MiB at most (%s..%s; goal <= %d MiB): %s\n' \
+			"$name" "$hmib" "$(mib "$hlo" | cut -d' ' -f1)" "$(mib "$hhi" | cut -d' ' -f1)" \
+			"$RW_GOAL_HWM_MIB" "$(rw_verdict "$hmib" "$RW_GOAL_HWM_MIB")"
+		echo "       worst collect_ms per run: $(rw_list "${RW_COLLECT[build/$name]:-}"); heap" \
+		     "mode at the end: $(rw_list "${RW_MODE[build/$name]:-}"); suspects only from" \
+		     "(s): $(rw_list "${RW_SWITCH[build/$name]:-}"); dropped:" \
+		     "$(rw_list "${RW_DROP[build/$name]:-}")"
+	fi
+	if [[ $RW_PARTS == *" redis "* ]]; then
+		read -r um _ _ < <(rw_stat "${RW_VAL[redis/untraced]:-}")
+		read -r m _ _ < <(rw_stat "${RW_VAL[redis/$name]:-}")
+		x=$(rw_slower redis "$m" "$um")
+		printf '   (b) redis-benchmark, %s: %sx slower than untraced (goal <= %sx): %s\n' "$name" \
+			"$x" "$RW_GOAL_RATIO" "$(rw_verdict "$x" "$RW_GOAL_RATIO")"
+		echo "       leaktop's CPU per run: $(rw_list "${RW_LTCPU[redis/$name]:-}") (% of a" \
+		     "core); VmHWM: $(rw_list "$(rw_mibs "${RW_HWM[redis/$name]:-}")") MiB; heap mode" \
+		     "at the end: $(rw_list "${RW_MODE[redis/$name]:-}"); suspects only from (s):" \
+		     "$(rw_list "${RW_SWITCH[redis/$name]:-}"); dropped: $(rw_list "${RW_DROP[redis/$name]:-}")"
+	fi
+done
+[ "$RW_DISCARDED" -eq 0 ] || echo "   $RW_DISCARDED run(s) thrown away: other tracers appeared around them"
+[ "$RW_UNQUIET" -eq 0 ] ||
+	echo "   WARNING: $RW_UNQUIET run(s) measured while other tracers were around; figures suspect"
 echo "   ($((SECONDS - t_start)) s)"
 fi
 [ "$UNQUIET" -eq 0 ] ||
