@@ -898,6 +898,9 @@ int model__apply(struct model *m, const struct sample *s)
 	m->alloc_scan_pending = s->alloc_scan_pending;
 	m->unwind = s->unwind;
 	snprintf(m->heap_attach, sizeof(m->heap_attach), "%s", s->heap_attach ? s->heap_attach : "");
+	snprintf(m->syscall_attach, sizeof(m->syscall_attach), "%s",
+		 s->syscall_attach ? s->syscall_attach : "");
+	snprintf(m->syscall_why, sizeof(m->syscall_why), "%s", s->syscall_why ? s->syscall_why : "");
 	m->stacks_pending = s->stacks_pending;
 	m->procs_deferred = s->procs_deferred;
 	m->reconciled_exited += s->reconciled_exited;
