@@ -32,6 +32,8 @@
 #define MAX_MMSGS		8
 
 const volatile __u8 cfg_fd_class[LT_MAX_SYSCALL];
+/* Set at teardown: the per-syscall programs do nothing while their events are closed. */
+volatile __u32 sc_off;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -636,6 +638,8 @@ int lt_sc_enter(struct lt_sc_enter_rec *ctx)
 {
 	__u64 args[4];
 
+	if (sc_off)
+		return 0;
 	/*
 	 * Copied, not loaded: the kernel refuses a program that loads past the record of the
 	 * syscall it attaches to (a record holds the syscall's own arguments; the rest of the
@@ -651,6 +655,8 @@ int lt_sc_exit(struct lt_sc_exit_rec *ctx)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
+	if (sc_off)
+		return 0;
 	return syscall_exit((__u32)ctx->nr, ctx->ret, regs);
 }
 

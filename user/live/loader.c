@@ -30,6 +30,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -101,6 +102,9 @@ struct loader {
 	size_t n_trees, cap_trees;
 	unsigned int n_tree_defs;	/* definition sets made (each name is new) */
 	const char *syscall_attach;	/* "syscall", "raw" (the fd and mmap programs); NULL */
+	struct bpf_link **sc_links;	/* on the per-syscall tracepoints */
+	int *sc_pfds;			/* their perf events (the links close them too) */
+	size_t n_sc_links, cap_sc_links;
 	char syscall_why[200];		/* why "raw": the per-syscall tracepoints failed */
 	uint64_t poll_deadline_ns;	/* this poll delivers no event after it */
 	const volatile sig_atomic_t *stop;	/* set: deliver no more events */
@@ -292,12 +296,46 @@ static const char *attach_fix(int err, const char *otherwise)
 
 static void detach_all(struct bpf_link **links, size_t n_links, const int *fds, size_t n_fds);
 
-/* Detach the links ld->links[from...] (a set that failed half-way). */
-static void drop_links_from(struct loader *ld, size_t from)
+static int cmp_int(const void *a, const void *b)
 {
-	if (ld->n_links > from)
-		detach_all(ld->links + from, ld->n_links - from, NULL, 0);
-	ld->n_links = from;
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Close every descriptor but keep[] (sorted): system calls only (after fork). */
+static void close_all_but(const int *keep, size_t n)
+{
+	unsigned int from = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned int)keep[i] > from)
+			syscall(__NR_close_range, from, (unsigned int)keep[i] - 1, 0);
+		from = (unsigned int)keep[i] + 1;
+	}
+	syscall(__NR_close_range, from, ~0U, 0);
+}
+
+/* Keep a link on a per-syscall tracepoint and its perf event.  0 or -ENOMEM. */
+static int push_sc_link(struct loader *ld, struct bpf_link *l, int pfd)
+{
+	if (ld->n_sc_links == ld->cap_sc_links) {
+		size_t cap = ld->cap_sc_links ? 2 * ld->cap_sc_links : 128;
+		struct bpf_link **v = realloc(ld->sc_links, cap * sizeof(*v));
+		int *f;
+
+		if (!v)
+			return -ENOMEM;
+		ld->sc_links = v;
+		f = realloc(ld->sc_pfds, cap * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		ld->sc_pfds = f;
+		ld->cap_sc_links = cap;
+	}
+	ld->sc_links[ld->n_sc_links] = l;
+	ld->sc_pfds[ld->n_sc_links++] = pfd;
+	return 0;
 }
 
 /*
@@ -311,7 +349,6 @@ static int attach_syscall_events(struct loader *ld, struct bpf_program *enter,
 				 struct bpf_program *exit, char *why, size_t why_len)
 {
 	uint8_t table[LT_MAX_SYSCALL];
-	size_t first = ld->n_links;
 	int root = tracefs__root(), err = 0;
 
 	if (root < 0) {
@@ -375,7 +412,7 @@ static int attach_syscall_events(struct loader *ld, struct bpf_program *enter,
 					 strerror(-err));
 				break;
 			}
-			err = push_link(ld, l);
+			err = push_sc_link(ld, l, pfd);
 			if (err) {
 				bpf_link__destroy(l);
 				snprintf(why, why_len, "out of memory");
@@ -383,8 +420,10 @@ static int attach_syscall_events(struct loader *ld, struct bpf_program *enter,
 		}
 	}
 out:
-	if (err)
-		drop_links_from(ld, first);
+	if (err) {
+		detach_all(ld->sc_links, ld->n_sc_links, NULL, 0);
+		ld->n_sc_links = 0;
+	}
 	close(root);
 	return err;
 }
@@ -845,6 +884,78 @@ void loader__exec_release_all_now(void)
 	release_held(exec_stopped_fd);
 }
 
+/*
+ * Close the perf events of the per-syscall tracepoints without making leaktop's exit wait
+ * for them.  Closing one that runs a BPF program waits for RCU grace periods under the
+ * kernel's tracing mutexes, one event after another whatever the threads (about 20 ms each
+ * here: 2 s for the 88 events of -r fd,mmap).  So the programs are switched off (sc_off: from
+ * now on they return at once) and a grandchild takes the descriptors over: it closes
+ * everything else it inherited (the parent goes on only once it has), waits until the parent
+ * has let go of its own references (the `release` pipe's end closed), then closes them and
+ * exits.  Where no process can be made, they are closed here.
+ */
+static void close_sc_links(struct loader *ld)
+{
+	int done[2] = { -1, -1 }, release[2] = { -1, -1 }, *keep = NULL;
+	size_t n_keep = 0;
+	pid_t pid = -1;
+	char c;
+
+	if (!ld->n_sc_links)
+		goto here;
+	ld->skel->bss->sc_off = 1;
+	keep = malloc((2 * ld->n_sc_links + 1) * sizeof(*keep));
+	if (!keep || pipe2(done, O_CLOEXEC))
+		goto here;
+	if (pipe2(release, O_CLOEXEC)) {
+		close(done[0]);
+		close(done[1]);
+		goto here;
+	}
+	keep[n_keep++] = release[0];
+	for (size_t i = 0; i < ld->n_sc_links; i++) {
+		keep[n_keep++] = bpf_link__fd(ld->sc_links[i]);
+		if (ld->sc_pfds[i] != keep[n_keep - 1])
+			keep[n_keep++] = ld->sc_pfds[i];
+	}
+	qsort(keep, n_keep, sizeof(*keep), cmp_int);
+	pid = fork();
+	if (pid == 0) {
+		/* Only system calls from here on: another thread may hold any lock. */
+		if (fork() != 0)
+			_exit(0);
+		prctl(PR_SET_NAME, "leaktop-detach");
+		for (int sig = 1; sig < NSIG; sig++)
+			signal(sig, SIG_DFL);
+		close_all_but(keep, n_keep);	/* done[1] too: the parent goes on */
+		while (read(release[0], &c, 1) < 0 && errno == EINTR)
+			;
+		for (size_t i = 0; i < n_keep; i++)
+			close(keep[i]);
+		_exit(0);
+	}
+	close(done[1]);
+	close(release[0]);
+	if (pid > 0) {
+		waitpid(pid, NULL, 0);
+		/* EOF once the grandchild holds nothing else of ours (or is gone). */
+		while (read(done[0], &c, 1) < 0 && errno == EINTR)
+			;
+	}
+	close(done[0]);
+here:
+	/* With the grandchild holding them, these closes only drop our references. */
+	detach_all(ld->sc_links, ld->n_sc_links, NULL, 0);
+	if (release[1] >= 0)
+		close(release[1]);
+	free(keep);
+	free(ld->sc_links);
+	free(ld->sc_pfds);
+	ld->sc_links = NULL;
+	ld->sc_pfds = NULL;
+	ld->n_sc_links = 0;
+}
+
 void loader__destroy(struct loader *ld)
 {
 	if (!ld)
@@ -857,6 +968,7 @@ void loader__destroy(struct loader *ld)
 	if (ld->guard_fd >= 0)
 		close(ld->guard_fd);
 	/* Probes first: nothing may reserve an event in a ring buffer that is gone. */
+	close_sc_links(ld);
 	detach_libcs(ld, any_libc, 0);
 	detach_all(ld->links, ld->n_links, NULL, 0);
 	ring_buffer__free(ld->rb);
