@@ -448,7 +448,7 @@ static int attach_syscalls(struct loader *ld, struct bpf_program *sc_enter,
 			ld->syscall_attach = "syscall";
 			return 0;
 		}
-		if (err == -EMFILE || err == -ENFILE || err == -ENOMEM) {
+		if (err == -ENOMEM) {
 			msg__set(msg, msg_len, 0, "%s", ld->syscall_why);
 			return err;
 		}
