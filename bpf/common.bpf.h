@@ -426,10 +426,17 @@ struct lt_walk {
 extern __u32 lt_walk_user_stack(struct lt_walk *w, struct lt_stack *st);
 
 /*
- * The user stack at a syscall (regs: its struct pt_regs *), interned with salt; a global
- * function (bpf/fd.bpf.c).
+ * The user registers of a thread in a syscall that a stack capture starts from (read from
+ * its struct pt_regs: a raw tracepoint's argument, or bpf_task_pt_regs()).  Passed by
+ * pointer: a global function takes no kernel pointer as a number.
  */
-extern __u64 lt_syscall_stack(__u64 regs, __u64 salt);
+struct lt_uregs {
+	__u64 ip, sp, bp;
+};
+
+/* The user stack at a syscall (regs: its user registers), interned with salt; a global
+ * function (bpf/fd.bpf.c). */
+extern __u64 lt_syscall_stack(const struct lt_uregs *regs, __u64 salt);
 
 /*
  * Before an unmapping syscall over [lo, hi): where its records may be (sets a->hint and
@@ -438,7 +445,7 @@ extern __u64 lt_syscall_stack(__u64 regs, __u64 salt);
 extern int lt_unmap_hint(struct lt_sysargs *a, __u64 lo, __u64 hi);
 
 /* The exit of a memory mapping syscall (a: its arguments, ret >= 0); bpf/mmap.bpf.c. */
-extern int lt_mmap_exit(const struct lt_sysargs *a, long ret, __u64 regs);
+extern int lt_mmap_exit(const struct lt_sysargs *a, long ret, const struct lt_uregs *regs);
 
 static __always_inline __u32 stack_depth(void)
 {

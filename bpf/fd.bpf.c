@@ -2,14 +2,17 @@
 /*
  * fd.bpf.c - file descriptors (Windows' handles) per creating call site, in the kernel.
  *
- * Two raw tracepoints (no tracefs needed): sys_enter keeps the arguments of the fd syscalls
- * of traced threads (sysargs), sys_exit sees the result.  A table in rodata, filled by
- * the loader from user/fdsys.c, says how each syscall creates or closes descriptors, so other
- * syscalls cost one array read.  Created descriptors are recorded in `fds` (tgid, fd) with
- * the site that made them; close, close_range and dup2/dup3 onto an open fd take them off.
- * Descriptors closed behind our back (exec's close-on-exec, a close we missed) are repaired by
- * the collector against /proc/PID/fd.  The memory mapping syscalls share the two tracepoints
- * and the table; their exits go to bpf/mmap.bpf.c.
+ * The per-syscall tracepoints syscalls:sys_enter_NAME and sys_exit_NAME of the syscalls a
+ * table in rodata classifies (filled by the loader from user/live/fdsys.c: how each creates
+ * or closes descriptors), one program each side for all of them: the entry keeps the
+ * arguments of traced threads (sysargs), the exit sees the result, and a syscall outside the
+ * table runs nothing of ours.  Where tracefs cannot be had (their ids are read there), the
+ * raw tracepoints sys_enter/sys_exit instead, which run for every syscall of every process
+ * (one outside the table costs an array read there).  Created descriptors are recorded in
+ * `fds` (tgid, fd) with the site that made them; close, close_range and dup2/dup3 onto an
+ * open fd take them off.  Descriptors closed behind our back (exec's close-on-exec, a close
+ * we missed) are repaired by the collector against /proc/PID/fd.  The memory mapping
+ * syscalls share the programs and the table; their exits go to bpf/mmap.bpf.c.
  *
  * The user stack at a syscall starts inside a libc wrapper that usually keeps no frame
  * pointer, so the caller of the wrapper is not on the frame-pointer chain.  It is found by
@@ -29,6 +32,8 @@
 #define MAX_MMSGS		8
 
 const volatile __u8 cfg_fd_class[LT_MAX_SYSCALL];
+/* Set at teardown: the per-syscall programs do nothing while their events are closed. */
+volatile __u32 sc_off;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -219,13 +224,13 @@ static __always_inline bool scan_cached(const struct scan_val *c, __u64 ip, __u6
 	return !in_lib || c->n >= WRAPPER_LEVELS;
 }
 
-static __always_inline __u64 capture_syscall_stack(struct pt_regs *regs, __u64 salt)
+static __always_inline __u64 capture_syscall_stack(const struct lt_uregs *regs, __u64 salt)
 {
 	__u32 zero = 0;
 	struct scan_buf *scan = bpf_map_lookup_elem(&scan_scratch, &zero);
 	struct lt_stack *st = stack_buf();
-	__u64 ip = BPF_CORE_READ(regs, ip), sp = BPF_CORE_READ(regs, sp);
-	__u64 bp = BPF_CORE_READ(regs, bp), ra = 0, ra_at = 0, at = ip, saved = 0;
+	__u64 ip = regs->ip, sp = regs->sp;
+	__u64 bp = regs->bp, ra = 0, ra_at = 0, at = ip, saved = 0;
 	struct lt_walk w = { .depth = stack_depth() };
 	struct code_at code = { .key.off = ip };
 	struct scan_val found = {}, *cached = NULL;
@@ -312,9 +317,11 @@ found:
 }
 
 /* The same for another concern's sites (bpf/mmap.bpf.c), with its own salt. */
-__noinline __u64 lt_syscall_stack(__u64 regs, __u64 salt)
+__noinline __u64 lt_syscall_stack(const struct lt_uregs *regs, __u64 salt)
 {
-	return capture_syscall_stack((struct pt_regs *)regs, salt);
+	if (!regs)
+		return 0;
+	return capture_syscall_stack(regs, salt);
 }
 
 /*
@@ -460,27 +467,16 @@ static __always_inline void record_scm_rights(__u32 tgid, __u64 gen, __u64 hash,
 	}
 }
 
-/* thread_info.status bit of a task inside an ia32 syscall (arch/x86/include/asm/thread_info.h) */
-#define LT_TS_COMPAT	0x0002
-
-SEC("raw_tracepoint/sys_enter")
-int lt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+/*
+ * The entry of syscall nr with its first four arguments (args): keep them for the exit, for
+ * a traced process and a syscall the table classifies.
+ */
+static __always_inline int syscall_enter(__u64 nr, const __u64 *args)
 {
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-	__u64 nr = ctx->args[1], id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid();
 	struct lt_sysargs sa = {};
 	struct lt_proc *p;
 
-	/*
-	 * An ia32 syscall (a 32-bit program, or int $0x80): its number is from the i386 table
-	 * and its arguments are in other registers.  Not classified with the x86-64 table:
-	 * skipped, and counted for the processes leaktop traces.
-	 */
-	if (BPF_CORE_READ(bpf_get_current_task_btf(), thread_info.status) & LT_TS_COMPAT) {
-		if (proc_of(id >> 32))
-			bump(&counters, LT_CNT_COMPAT_SKIPPED);
-		return 0;
-	}
 	if (nr >= LT_MAX_SYSCALL || cfg_fd_class[nr] == LT_FDC_NONE)
 		return 0;
 	/* leaktop's own (reading /proc): never traced, counted; the exit finds no sysargs. */
@@ -491,10 +487,10 @@ int lt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	sa.nr = nr;
 	sa.gen = p->gen;
-	sa.args[0] = BPF_CORE_READ(regs, di);
-	sa.args[1] = BPF_CORE_READ(regs, si);
-	sa.args[2] = BPF_CORE_READ(regs, dx);
-	sa.args[3] = BPF_CORE_READ(regs, r10);
+	sa.args[0] = args[0];
+	sa.args[1] = args[1];
+	sa.args[2] = args[2];
+	sa.args[3] = args[3];
 	if (cfg_fd_class[nr] == LT_FDC_BRK) {
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 
@@ -514,13 +510,20 @@ int lt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-SEC("raw_tracepoint/sys_exit")
-int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+/* The user registers a stack capture starts from, out of the syscall's struct pt_regs. */
+static __always_inline void uregs_of(struct lt_uregs *u, struct pt_regs *regs)
 {
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-	long ret = ctx->args[1];
-	__u64 id = bpf_get_current_pid_tgid(), nr;
+	u->ip = BPF_CORE_READ(regs, ip);
+	u->sp = BPF_CORE_READ(regs, sp);
+	u->bp = BPF_CORE_READ(regs, bp);
+}
+
+/* The exit of syscall nr with ret, its user registers at regs (a struct pt_regs). */
+static __always_inline int syscall_exit(__u64 nr, long ret, struct pt_regs *regs)
+{
+	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
+	struct lt_uregs u;
 	struct lt_sysargs *sa;
 	struct lt_sysargs a;
 	__u64 now, hash;
@@ -528,7 +531,6 @@ int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	int pair[2];
 
 	/* Most syscalls are none of leaktop's: known from the number, without a map lookup. */
-	nr = BPF_CORE_READ(regs, orig_ax);
 	if (nr >= LT_MAX_SYSCALL || cfg_fd_class[nr] == LT_FDC_NONE)
 		return 0;
 	sa = bpf_map_lookup_elem(&sysargs, &id);
@@ -536,11 +538,12 @@ int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	a = *sa;
 	bpf_map_delete_elem(&sysargs, &id);
-	if (ret < 0 || a.nr >= LT_MAX_SYSCALL)
+	if (ret < 0 || a.nr != nr)
 		return 0;
 	cls = cfg_fd_class[a.nr];
 	if (cls >= LT_FDC_MMAP) {
-		lt_mmap_exit(&a, ret, (__u64)regs);
+		uregs_of(&u, regs);
+		lt_mmap_exit(&a, ret, &u);
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
@@ -578,7 +581,8 @@ int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		break;
 	}
 
-	hash = capture_syscall_stack(regs, LT_FD_SALT);
+	uregs_of(&u, regs);
+	hash = lt_syscall_stack(&u, LT_FD_SALT);
 	switch (cls) {
 	case LT_FDC_PAIR_ARG0:
 	case LT_FDC_PAIR_ARG3:
@@ -607,10 +611,100 @@ int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-/* Empty programs on the same tracepoints, attached by `make bench` to measure the floor. */
+/*
+ * The per-syscall tracepoints (syscalls:sys_enter_NAME, sys_exit_NAME), one program for all
+ * of them, attached to each syscall the table classifies: other syscalls run nothing of
+ * ours.  The record the kernel hands a BPF program there: a pointer to (kernel) registers
+ * where the common fields would be, the syscall number, then the arguments or the result.
+ * Arguments past the syscall's own are not filled in (none is used), and a program may not
+ * load them.  ia32 syscalls do not fire these tracepoints at all.
+ */
+struct lt_sc_enter_rec {
+	__u64 kregs;
+	__s32 nr;
+	__u32 pad;
+	__u64 args[6];
+};
+
+struct lt_sc_exit_rec {
+	__u64 kregs;
+	__s32 nr;
+	__u32 pad;
+	__s64 ret;
+};
+
+SEC("tracepoint")
+int lt_sc_enter(struct lt_sc_enter_rec *ctx)
+{
+	__u64 args[4];
+
+	if (sc_off)
+		return 0;
+	/*
+	 * Copied, not loaded: the kernel refuses a program that loads past the record of the
+	 * syscall it attaches to (a record holds the syscall's own arguments; the rest of the
+	 * copy is the kernel's stack, and unused).
+	 */
+	if (bpf_probe_read_kernel(args, sizeof(args), ctx->args))
+		return 0;
+	return syscall_enter((__u32)ctx->nr, args);
+}
+
+SEC("tracepoint")
+int lt_sc_exit(struct lt_sc_exit_rec *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	if (sc_off)
+		return 0;
+	return syscall_exit((__u32)ctx->nr, ctx->ret, regs);
+}
+
 /* thread_info.status bit of a task inside an ia32 syscall (arch/x86/include/asm/thread_info.h) */
 #define LT_TS_COMPAT	0x0002
 
+/*
+ * The fallback where the per-syscall tracepoints cannot be had (no tracefs): the raw
+ * tracepoints, attached by name, which run for every syscall of every process.
+ */
+SEC("raw_tracepoint/sys_enter")
+int lt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	__u64 nr = ctx->args[1], args[4];
+
+	/*
+	 * An ia32 syscall (a 32-bit program, or int $0x80): its number is from the i386 table
+	 * and its arguments are in other registers.  Not classified with the x86-64 table:
+	 * skipped, and counted for the processes leaktop traces.
+	 */
+	if (BPF_CORE_READ(bpf_get_current_task_btf(), thread_info.status) & LT_TS_COMPAT) {
+		if (proc_of(bpf_get_current_pid_tgid() >> 32))
+			bump(&counters, LT_CNT_COMPAT_SKIPPED);
+		return 0;
+	}
+	if (nr >= LT_MAX_SYSCALL || cfg_fd_class[nr] == LT_FDC_NONE)
+		return 0;
+	args[0] = BPF_CORE_READ(regs, di);
+	args[1] = BPF_CORE_READ(regs, si);
+	args[2] = BPF_CORE_READ(regs, dx);
+	args[3] = BPF_CORE_READ(regs, r10);
+	return syscall_enter(nr, args);
+}
+
+SEC("raw_tracepoint/sys_exit")
+int lt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+
+	return syscall_exit(BPF_CORE_READ(regs, orig_ax), ctx->args[1], regs);
+}
+
+/*
+ * Empty programs where leaktop's go, attached by `make bench` to measure the floor: on the
+ * raw tracepoints (--probe-floor entry: what every syscall of every process would pay) and
+ * on the per-syscall ones (--probe-floor planned).
+ */
 SEC("raw_tracepoint/sys_enter")
 int floor_sys_enter(void *ctx)
 {
@@ -619,6 +713,18 @@ int floor_sys_enter(void *ctx)
 
 SEC("raw_tracepoint/sys_exit")
 int floor_sys_exit(void *ctx)
+{
+	return 0;
+}
+
+SEC("tracepoint")
+int floor_sc_enter(void *ctx)
+{
+	return 0;
+}
+
+SEC("tracepoint")
+int floor_sc_exit(void *ctx)
 {
 	return 0;
 }

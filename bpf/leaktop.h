@@ -88,7 +88,9 @@ enum lt_counter {
 					 * not in an executable file mapping after a call */
 	LT_CNT_BYSTANDER_HITS,		/* allocator probe hits in processes leaktop does not trace
 					 * (-p, --): the traps its probes cost other processes */
-	LT_CNT_COMPAT_SKIPPED,		/* ia32 syscalls of traced processes, not classified */
+	LT_CNT_COMPAT_SKIPPED,		/* ia32 syscalls of traced processes, not classified (the
+					 * raw tracepoints' fallback only: the per-syscall ones
+					 * do not fire for them, see LT_CNT_COMPAT_IMAGES) */
 	LT_CNT_MMAP_FILE_OR_SHARED,	/* mmaps of files or shared memory: counted, no site */
 	LT_CNT_MMAP_UNMATCHED,		/* munmap/mremap/brk pieces over more tracked mappings
 					 * than one call handles (LT_MMAP_RANGE_MAX): not applied */
@@ -107,6 +109,9 @@ enum lt_counter {
 	LT_CNT_OOM_VICTIMS,		/* OOM-killer victims among the watched processes */
 	LT_CNT_WALK_LOCK_UNKNOWN,	/* stack walk frames taken by frame pointer: the mapping
 					 * lock was taken and the module was not known lately */
+	LT_CNT_COMPAT_IMAGES,		/* traced processes that exec'd a 32-bit (ELFCLASS32)
+					 * program: the per-syscall tracepoints never see its
+					 * syscalls (ia32), and no allocator of it is probed */
 	LT_CNT__COUNT,
 };
 

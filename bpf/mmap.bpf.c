@@ -2,7 +2,7 @@
 /*
  * mmap.bpf.c - anonymous memory mappings and brk growth per creating call site (-r mmap).
  *
- * fd.bpf.c's syscall tracepoints keep the arguments of mmap, munmap, mremap and brk and hand
+ * fd.bpf.c's syscall programs keep the arguments of mmap, munmap, mremap and brk and hand
  * their exits to lt_mmap_exit().  Each anonymous private mapping, and each extension of the
  * break, is a record in `mmaps` (tgid, start) -> (len, site); its site (LT_KIND_MMAP) counts
  * the bytes and mappings still there.  File-backed and shared mappings are only counted.
@@ -336,7 +336,7 @@ __noinline int lt_mmap_brk_shrink(__u32 tgid, __u64 lo, __u64 hi)
 
 /* A new mapping [start, start + len) made at the caller's site by the syscall a (brk too). */
 __noinline int lt_mmap_new(__u32 tgid, const struct lt_sysargs *a, __u64 start, __u64 len,
-			   __u64 regs)
+			   const struct lt_uregs *regs)
 {
 	struct lt_mmap_val v = { .len = len, .ts_ns = bpf_ktime_get_ns() };
 	struct lt_mmap_key k = { .tgid = tgid, .start = start };
@@ -430,7 +430,7 @@ static __always_inline void remap(__u32 tgid, const struct lt_sysargs *a, __u64 
 		site_sub(tgid, v.gen, v.stack_hash, LT_KIND_MMAP, v.len);
 }
 
-__noinline int lt_mmap_exit(const struct lt_sysargs *a, long ret, __u64 regs)
+__noinline int lt_mmap_exit(const struct lt_sysargs *a, long ret, const struct lt_uregs *regs)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	__u64 flags, len, old_brk;

@@ -59,6 +59,7 @@ struct {
 } exec_stopped SEC(".maps");
 
 #define LT_EXEC_SIGSTOP		19
+#define LT_ELFCLASS32		1
 /* Environment read per step, and steps at most (512 KiB): past that, held to be sure. */
 #define ENV_CHUNK		128
 #define ENV_STEPS		4096
@@ -203,6 +204,13 @@ int lt_exec(struct bpf_raw_tracepoint_args *ctx)
 		p->share_drops[i] = 0;
 	p->purged_heap = 0;
 	p->purged_sites = 0;
+	/*
+	 * A 32-bit program (the header of the file exec loaded last, an interpreter's for a
+	 * script): its syscalls are ia32 ones, which the per-syscall tracepoints never see.
+	 */
+	if (BPF_CORE_READ(bprm, buf[4]) == LT_ELFCLASS32 && BPF_CORE_READ(bprm, buf[0]) == 0x7f &&
+	    BPF_CORE_READ(bprm, buf[1]) == 'E')
+		bump(&counters, LT_CNT_COMPAT_IMAGES);
 	ev = event_begin(LT_EV_EXEC, tgid, 0, old_gen, p->gen);
 	if (!ev)
 		return 0;

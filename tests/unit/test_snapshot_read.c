@@ -107,6 +107,8 @@ static void test_golden_file_fills_header_and_process_fields(void)
 	CHECK_EQ_INT(m.probes_attached, 17);
 	CHECK_EQ_INT(m.libcs_refused, 2);
 	CHECK_EQ_STR(m.heap_attach, "tree");
+	CHECK_EQ_STR(m.syscall_attach, "raw");
+	CHECK(!strncmp(m.syscall_why, "tracefs cannot be had (", 23));
 	CHECK(m.resources & RES_FD);
 	CHECK_EQ_STR(info.time, "2026-11-21T10:00:00Z");
 	CHECK(info.time_s == 1795255200.0);

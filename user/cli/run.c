@@ -766,6 +766,7 @@ static int collect(struct run *r, bool scan_due, bool final)
 		s->alloc_scan_pending = as.scan_pending;
 	}
 	s->heap_attach = loader__heap_attach(r->ld);
+	s->syscall_attach = loader__syscall_attach(r->ld, &s->syscall_why);
 	if (r->uw)
 		unwind_store__stats(r->uw, &s->unwind);
 	measure_self(s);

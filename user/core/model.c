@@ -65,6 +65,7 @@ const char *const counter_names[LT_CNT__COUNT] = {
 	[LT_CNT_CALIBRATION_HITS] = "calibration_hits",
 	[LT_CNT_OOM_VICTIMS] = "oom_victims",
 	[LT_CNT_WALK_LOCK_UNKNOWN] = "walk_lock_unknown",
+	[LT_CNT_COMPAT_IMAGES] = "compat_images",
 };
 
 void model__init(struct model *m, double interval_s, unsigned int resources, uint32_t window)
@@ -946,6 +947,9 @@ int model__apply(struct model *m, const struct sample *s)
 	m->alloc_scan_pending = s->alloc_scan_pending;
 	m->unwind = s->unwind;
 	snprintf(m->heap_attach, sizeof(m->heap_attach), "%s", s->heap_attach ? s->heap_attach : "");
+	snprintf(m->syscall_attach, sizeof(m->syscall_attach), "%s",
+		 s->syscall_attach ? s->syscall_attach : "");
+	snprintf(m->syscall_why, sizeof(m->syscall_why), "%s", s->syscall_why ? s->syscall_why : "");
 	m->stacks_pending = s->stacks_pending;
 	m->procs_deferred = s->procs_deferred;
 	m->reconciled_exited += s->reconciled_exited;

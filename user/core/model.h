@@ -173,6 +173,8 @@ struct model {
 	uint64_t alloc_unreadable;	/* files whose allocator could not be looked for */
 	uint64_t alloc_scan_pending;	/* whole system: mappings the last scan left for later */
 	char heap_attach[8];		/* "system", "tree", "pid"; "": unknown */
+	char syscall_attach[8];		/* "syscall", "raw"; "": none or unknown */
+	char syscall_why[200];		/* why "raw" ("": no reason known) */
 	struct unwind_stats unwind;
 	double collect_ms;		/* last interval: the producers (maps, /proc, symbols, fd census,
 					 * scans) */

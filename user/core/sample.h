@@ -209,6 +209,9 @@ struct sample {
 	uint64_t alloc_unreadable;	/* files whose allocator could not be looked for */
 	uint32_t alloc_scan_pending;	/* whole system: mappings the last scan left for later */
 	const char *heap_attach;	/* "system", "tree", "pid"; NULL: no allocator probe */
+	const char *syscall_attach;	/* the fd and mmap programs' tracepoints: "syscall" (per
+					 * syscall), "raw" (sys_enter/sys_exit); NULL: none */
+	const char *syscall_why;	/* "raw": why the per-syscall ones could not be had */
 	struct unwind_stats unwind;
 
 	struct sample_event *events;		/* in order */

@@ -10,7 +10,9 @@
  * events on it (live/tracefs.c): neither of the others runs BPF in forked children.  Every
  * probe belongs to a file descriptor of this process and stops with it, whatever way
  * leaktop ends (a tracefs definition left by SIGKILL is inert).  Raw tracepoints are
- * attached by name, which needs no tracefs.  libbpf's messages are shown only with -v;
+ * attached by name, which needs no tracefs; the fd and mmap programs go on the per-syscall
+ * tracepoints of their syscalls (ids from tracefs), else on the raw sys_enter/sys_exit
+ * (attach_syscalls).  libbpf's messages are shown only with -v;
  * failures come back as one line naming the cause and the fix.
  */
 #include <errno.h>
@@ -28,6 +30,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -98,6 +101,11 @@ struct loader {
 	struct tree_libc *trees;
 	size_t n_trees, cap_trees;
 	unsigned int n_tree_defs;	/* definition sets made (each name is new) */
+	const char *syscall_attach;	/* "syscall", "raw" (the fd and mmap programs); NULL */
+	struct bpf_link **sc_links;	/* on the per-syscall tracepoints */
+	int *sc_pfds;			/* their perf events (the links close them too) */
+	size_t n_sc_links, cap_sc_links;
+	char syscall_why[200];		/* why "raw": the per-syscall tracepoints failed */
 	uint64_t poll_deadline_ns;	/* this poll delivers no event after it */
 	const volatile sig_atomic_t *stop;	/* set: deliver no more events */
 	bool poll_cut;			/* the last poll stopped with events left */
@@ -286,6 +294,189 @@ static const char *attach_fix(int err, const char *otherwise)
 	return otherwise;
 }
 
+static void detach_all(struct bpf_link **links, size_t n_links, const int *fds, size_t n_fds);
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Close every descriptor but keep[] (sorted): system calls only (after fork). */
+static void close_all_but(const int *keep, size_t n)
+{
+	unsigned int from = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned int)keep[i] > from)
+			syscall(__NR_close_range, from, (unsigned int)keep[i] - 1, 0);
+		from = (unsigned int)keep[i] + 1;
+	}
+	syscall(__NR_close_range, from, ~0U, 0);
+}
+
+/* Keep a link on a per-syscall tracepoint and its perf event.  0 or -ENOMEM. */
+static int push_sc_link(struct loader *ld, struct bpf_link *l, int pfd)
+{
+	if (ld->n_sc_links == ld->cap_sc_links) {
+		size_t cap = ld->cap_sc_links ? 2 * ld->cap_sc_links : 128;
+		struct bpf_link **v = realloc(ld->sc_links, cap * sizeof(*v));
+		int *f;
+
+		if (!v)
+			return -ENOMEM;
+		ld->sc_links = v;
+		f = realloc(ld->sc_pfds, cap * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		ld->sc_pfds = f;
+		ld->cap_sc_links = cap;
+	}
+	ld->sc_links[ld->n_sc_links] = l;
+	ld->sc_pfds[ld->n_sc_links++] = pfd;
+	return 0;
+}
+
+/*
+ * Attach enter and exit to syscalls:sys_enter_NAME and sys_exit_NAME of every syscall the
+ * table classifies for this run (fd_syscalls[], the resources tracked).  The events' ids are
+ * read from tracefs (a detached mount of its own: nothing left behind).  A syscall with
+ * neither event is one this kernel does not have (said with -v).  0, or -errno with the
+ * reason in why and nothing of them left attached.
+ */
+static int attach_syscall_events(struct loader *ld, struct bpf_program *enter,
+				 struct bpf_program *exit, char *why, size_t why_len)
+{
+	uint8_t table[LT_MAX_SYSCALL];
+	int root = tracefs__root(), err = 0;
+
+	if (root < 0) {
+		snprintf(why, why_len, "tracefs cannot be had (a detached mount of its own: %s; "
+			 "none mounted at /sys/kernel/tracing or /sys/kernel/debug/tracing)",
+			 strerror(-root));
+		return root;
+	}
+	if (faccessat(root, "events/syscalls", F_OK, 0)) {
+		err = -errno;
+		snprintf(why, why_len, "no per-syscall tracepoints in tracefs (events/syscalls: "
+			 "%s); the kernel needs CONFIG_FTRACE_SYSCALLS=y", strerror(-err));
+		goto out;
+	}
+	fdsys__fill_class_table(table, ld->cfg.track_fd, ld->cfg.track_mmap);
+	for (size_t i = 0; i < n_fd_syscalls && !err; i++) {
+		const struct fd_syscall *sc = &fd_syscalls[i];
+		int ids[2];
+		int e[2];
+
+		if (sc->nr >= LT_MAX_SYSCALL || table[sc->nr] == LT_FDC_NONE)
+			continue;
+		for (int side = 0; side < 2; side++) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "sys_%s_%s", side ? "exit" : "enter", sc->name);
+			e[side] = tracefs__event_id(root, "syscalls", name, &ids[side]);
+		}
+		if (e[0] == -ENOENT && e[1] == -ENOENT) {
+			if (ld->cfg.verbose)
+				fprintf(stderr, "leaktop: this kernel has no %s syscall (no "
+					"syscalls:sys_enter_%s tracepoint): not tracked\n", sc->name,
+					sc->name);
+			continue;
+		}
+		for (int side = 0; side < 2 && !err; side++) {
+			struct bpf_program *prog = side ? exit : enter;
+			struct bpf_link *l;
+			int pfd;
+
+			err = e[side];
+			if (err) {
+				snprintf(why, why_len, "cannot read the id of syscalls:sys_%s_%s: %s",
+					 side ? "exit" : "enter", sc->name, strerror(-err));
+				break;
+			}
+			pfd = tracefs__open_system_event(ids[side]);
+			if (pfd < 0) {
+				err = pfd;
+				snprintf(why, why_len, "cannot open syscalls:sys_%s_%s: %s; %s",
+					 side ? "exit" : "enter", sc->name, strerror(-err),
+					 attach_fix(err, "perf events of tracepoints are needed"));
+				break;
+			}
+			l = bpf_program__attach_perf_event(prog, pfd);
+			if (!l) {
+				err = -errno;
+				close(pfd);
+				snprintf(why, why_len, "cannot attach %s to syscalls:sys_%s_%s: %s",
+					 bpf_program__name(prog), side ? "exit" : "enter", sc->name,
+					 strerror(-err));
+				break;
+			}
+			err = push_sc_link(ld, l, pfd);
+			if (err) {
+				bpf_link__destroy(l);
+				snprintf(why, why_len, "out of memory");
+			}
+		}
+	}
+out:
+	if (err) {
+		detach_all(ld->sc_links, ld->n_sc_links, NULL, 0);
+		ld->n_sc_links = 0;
+	}
+	close(root);
+	return err;
+}
+
+/*
+ * The fd and mmap programs (or the bench's empty ones in their place): on the per-syscall
+ * tracepoints where they can be had, else on the raw sys_enter/sys_exit, which run for every
+ * syscall of every process; the reason is kept (stats) and said with -v.  0 or -errno with
+ * one line in msg.
+ */
+static int attach_syscalls(struct loader *ld, struct bpf_program *sc_enter,
+			   struct bpf_program *sc_exit, struct bpf_program *raw_enter,
+			   struct bpf_program *raw_exit, char *msg, size_t msg_len)
+{
+	struct bpf_program *raw[] = { raw_enter, raw_exit };
+	int err;
+
+	if (sc_enter) {
+		err = attach_syscall_events(ld, sc_enter, sc_exit, ld->syscall_why,
+					    sizeof(ld->syscall_why));
+		if (!err) {
+			ld->syscall_attach = "syscall";
+			return 0;
+		}
+		if (err == -ENOMEM) {
+			msg__set(msg, msg_len, 0, "%s", ld->syscall_why);
+			return err;
+		}
+		if (ld->cfg.verbose)
+			fprintf(stderr, "leaktop: %s: descriptors and mappings are tracked from the "
+				"raw sys_enter/sys_exit tracepoints, which run for every syscall\n",
+				ld->syscall_why);
+	}
+	for (size_t i = 0; i < 2; i++) {
+		struct bpf_link *l = bpf_program__attach(raw[i]);
+
+		if (!l) {
+			err = -errno;
+			msg__set(msg, msg_len, 0, "cannot attach the %s tracepoint: %s; %s",
+				 bpf_program__name(raw[i]), strerror(-err),
+				 attach_fix(err, "the kernel needs raw tracepoint support"));
+			return err;
+		}
+		err = push_link(ld, l);
+		if (err) {
+			bpf_link__destroy(l);
+			return err;
+		}
+	}
+	ld->syscall_attach = "raw";
+	return 0;
+}
+
 static const char *explain_load_error(int err)
 {
 	switch (-err) {
@@ -405,10 +596,18 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	if (cfg->probes != PROBES_ACCOUNTING || !(cfg->track_fd || cfg->track_mmap)) {
 		bpf_program__set_autoload(ld->skel->progs.lt_sys_enter, false);
 		bpf_program__set_autoload(ld->skel->progs.lt_sys_exit, false);
+		bpf_program__set_autoload(ld->skel->progs.lt_sc_enter, false);
+		bpf_program__set_autoload(ld->skel->progs.lt_sc_exit, false);
 	}
+	/* The bench's floors: --probe-floor entry on the raw tracepoints, planned where the
+	 * real programs go. */
 	if (cfg->probes == PROBES_ACCOUNTING || !(cfg->track_fd || cfg->track_mmap)) {
 		bpf_program__set_autoload(ld->skel->progs.floor_sys_enter, false);
 		bpf_program__set_autoload(ld->skel->progs.floor_sys_exit, false);
+	}
+	if (cfg->probes != PROBES_FLOOR_PLANNED || !(cfg->track_fd || cfg->track_mmap)) {
+		bpf_program__set_autoload(ld->skel->progs.floor_sc_enter, false);
+		bpf_program__set_autoload(ld->skel->progs.floor_sc_exit, false);
 	}
 	err = leaktop_bpf__load(ld->skel);
 	if (err)
@@ -436,30 +635,20 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 
 	if (cfg->probes != PROBES_ACCOUNTING && (cfg->track_fd || cfg->track_mmap)) {
 		/* The bench's floor: empty programs on the syscall tracepoints. */
-		struct bpf_program *floors[] = { ld->skel->progs.floor_sys_enter,
-						 ld->skel->progs.floor_sys_exit };
+		bool planned = cfg->probes == PROBES_FLOOR_PLANNED;
 
-		for (size_t i = 0; i < 2; i++) {
-			struct bpf_link *l = bpf_program__attach(floors[i]);
-
-			if (!l) {
-				err = -errno;
-				msg__set(msg, msg_len, 0, "cannot attach %s: %s",
-					 bpf_program__name(floors[i]), strerror(-err));
-				goto fail;
-			}
-			err = push_link(ld, l);
-			if (err)
-				goto fail;
-		}
+		err = attach_syscalls(ld, planned ? ld->skel->progs.floor_sc_enter : NULL,
+				      planned ? ld->skel->progs.floor_sc_exit : NULL,
+				      ld->skel->progs.floor_sys_enter,
+				      ld->skel->progs.floor_sys_exit, msg, msg_len);
+		if (err)
+			goto fail;
 	}
 	if (cfg->probes == PROBES_ACCOUNTING) {
 		struct bpf_program *tps[] = { ld->skel->progs.lt_fork, ld->skel->progs.lt_exec,
-					      ld->skel->progs.lt_exit, ld->skel->progs.lt_sys_enter,
-					      ld->skel->progs.lt_sys_exit };
-		size_t n_tps = cfg->track_fd || cfg->track_mmap ? 5 : 3;
+					      ld->skel->progs.lt_exit };
 
-		for (size_t i = 0; i < n_tps; i++) {
+		for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
 			struct bpf_link *l = bpf_program__attach(tps[i]);
 
 			if (!l) {
@@ -470,6 +659,14 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 				goto fail;
 			}
 			err = push_link(ld, l);
+			if (err)
+				goto fail;
+		}
+		if (cfg->track_fd || cfg->track_mmap) {
+			err = attach_syscalls(ld, ld->skel->progs.lt_sc_enter,
+					      ld->skel->progs.lt_sc_exit,
+					      ld->skel->progs.lt_sys_enter,
+					      ld->skel->progs.lt_sys_exit, msg, msg_len);
 			if (err)
 				goto fail;
 		}
@@ -687,6 +884,78 @@ void loader__exec_release_all_now(void)
 	release_held(exec_stopped_fd);
 }
 
+/*
+ * Close the perf events of the per-syscall tracepoints without making leaktop's exit wait
+ * for them.  Closing one that runs a BPF program waits for RCU grace periods under the
+ * kernel's tracing mutexes, one event after another whatever the threads (about 20 ms each
+ * here: 2 s for the 88 events of -r fd,mmap).  So the programs are switched off (sc_off: from
+ * now on they return at once) and a grandchild takes the descriptors over: it closes
+ * everything else it inherited (the parent goes on only once it has), waits until the parent
+ * has let go of its own references (the `release` pipe's end closed), then closes them and
+ * exits.  Where no process can be made, they are closed here.
+ */
+static void close_sc_links(struct loader *ld)
+{
+	int done[2] = { -1, -1 }, release[2] = { -1, -1 }, *keep = NULL;
+	size_t n_keep = 0;
+	pid_t pid = -1;
+	char c;
+
+	if (!ld->n_sc_links)
+		goto here;
+	ld->skel->bss->sc_off = 1;
+	keep = malloc((2 * ld->n_sc_links + 1) * sizeof(*keep));
+	if (!keep || pipe2(done, O_CLOEXEC))
+		goto here;
+	if (pipe2(release, O_CLOEXEC)) {
+		close(done[0]);
+		close(done[1]);
+		goto here;
+	}
+	keep[n_keep++] = release[0];
+	for (size_t i = 0; i < ld->n_sc_links; i++) {
+		keep[n_keep++] = bpf_link__fd(ld->sc_links[i]);
+		if (ld->sc_pfds[i] != keep[n_keep - 1])
+			keep[n_keep++] = ld->sc_pfds[i];
+	}
+	qsort(keep, n_keep, sizeof(*keep), cmp_int);
+	pid = fork();
+	if (pid == 0) {
+		/* Only system calls from here on: another thread may hold any lock. */
+		if (fork() != 0)
+			_exit(0);
+		prctl(PR_SET_NAME, "leaktop-detach");
+		for (int sig = 1; sig < NSIG; sig++)
+			signal(sig, SIG_DFL);
+		close_all_but(keep, n_keep);	/* done[1] too: the parent goes on */
+		while (read(release[0], &c, 1) < 0 && errno == EINTR)
+			;
+		for (size_t i = 0; i < n_keep; i++)
+			close(keep[i]);
+		_exit(0);
+	}
+	close(done[1]);
+	close(release[0]);
+	if (pid > 0) {
+		waitpid(pid, NULL, 0);
+		/* EOF once the grandchild holds nothing else of ours (or is gone). */
+		while (read(done[0], &c, 1) < 0 && errno == EINTR)
+			;
+	}
+	close(done[0]);
+here:
+	/* With the grandchild holding them, these closes only drop our references. */
+	detach_all(ld->sc_links, ld->n_sc_links, NULL, 0);
+	if (release[1] >= 0)
+		close(release[1]);
+	free(keep);
+	free(ld->sc_links);
+	free(ld->sc_pfds);
+	ld->sc_links = NULL;
+	ld->sc_pfds = NULL;
+	ld->n_sc_links = 0;
+}
+
 void loader__destroy(struct loader *ld)
 {
 	if (!ld)
@@ -699,6 +968,7 @@ void loader__destroy(struct loader *ld)
 	if (ld->guard_fd >= 0)
 		close(ld->guard_fd);
 	/* Probes first: nothing may reserve an event in a ring buffer that is gone. */
+	close_sc_links(ld);
 	detach_libcs(ld, any_libc, 0);
 	detach_all(ld->links, ld->n_links, NULL, 0);
 	ring_buffer__free(ld->rb);
@@ -1169,6 +1439,14 @@ const char *loader__heap_attach(const struct loader *ld)
 		pid |= !ld->libcs[i].tree;
 	}
 	return tree ? "tree" : pid ? "pid" : NULL;
+}
+
+const char *loader__syscall_attach(const struct loader *ld, const char **why)
+{
+	if (why)
+		*why = ld->syscall_attach && !strcmp(ld->syscall_attach, "raw") &&
+		       ld->syscall_why[0] ? ld->syscall_why : NULL;
+	return ld->syscall_attach;
 }
 
 size_t loader__libcs_refused(const struct loader *ld)

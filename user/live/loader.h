@@ -99,6 +99,13 @@ int loader__attach_libc_tree(struct loader *ld, const struct libc_ref *ref, int 
  * maps it), else "tree" (-- : the command's processes), else "pid" (-p); NULL: none.
  */
 const char *loader__heap_attach(const struct loader *ld);
+/*
+ * What the fd and mmap programs are attached to: "syscall" (the per-syscall tracepoints of
+ * the syscalls they classify), "raw" (sys_enter/sys_exit: every syscall of every process,
+ * where the per-syscall ones cannot be had; *why, if asked, says why), NULL (neither -r fd
+ * nor -r mmap).
+ */
+const char *loader__syscall_attach(const struct loader *ld, const char **why);
 /* How many times a libc was refused because no way to it reached the mapped file. */
 size_t loader__libcs_refused(const struct loader *ld);
 bool loader__has_libc(struct loader *ld, uint64_t dev, uint64_t ino, int pid);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * tracefs.c - owns leaktop's uprobe event definitions in tracefs and the perf events opened
- * on them for `--` (CMD and its descendants).
+ * on them for `--` (CMD and its descendants), and finds the kernel's own events there (the
+ * per-syscall tracepoints the fd and mmap programs attach to).
  *
  * Why tracefs: a perf event of the uprobe PMU, or a uprobe_multi link with a pid, runs its
  * BPF program only in the process it names, not in the children that inherit it.  Every perf
@@ -89,6 +90,40 @@ static int open_mounted(void)
 	return err;
 }
 
+int tracefs__root(void)
+{
+	int dir = mount_detached(), err = dir;
+
+	if (dir < 0)
+		dir = open_mounted();
+	/* The detached mount's failure says more than "none mounted" (ENOENT). */
+	return dir < 0 ? err : dir;
+}
+
+int tracefs__event_id(int root, const char *group, const char *name, int *id)
+{
+	char path[160], buf[32];
+	int fd, err = 0;
+	ssize_t n;
+
+	if ((size_t)snprintf(path, sizeof(path), "events/%s/%s/id", group, name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = openat(root, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0) {
+		err = n < 0 ? -errno : -EIO;
+		goto out;
+	}
+	buf[n] = '\0';
+	if (sscanf(buf, "%d", id) != 1)
+		err = -EINVAL;
+out:
+	close(fd);
+	return err;
+}
+
 int tracefs__open(struct tracefs **out)
 {
 	struct tracefs *t;
@@ -100,9 +135,7 @@ int tracefs__open(struct tracefs **out)
 	if (!t)
 		return -ENOMEM;
 	t->events = -1;
-	t->dir = mount_detached();
-	if (t->dir < 0)
-		t->dir = open_mounted();
+	t->dir = tracefs__root();
 	if (t->dir < 0) {
 		err = t->dir;
 		goto fail;
@@ -250,30 +283,6 @@ void tracefs__close(struct tracefs *t)
 	free(t);
 }
 
-/* The id of event group/name, from events/GROUP/NAME/id. */
-static int event_id(struct tracefs *t, const char *name, int *id)
-{
-	char path[160], buf[32];
-	int fd, err = 0;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "events/%s/%s/id", t->group, name);
-	fd = openat(t->dir, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0) {
-		err = n < 0 ? -errno : -EIO;
-		goto out;
-	}
-	buf[n] = '\0';
-	if (sscanf(buf, "%d", id) != 1)
-		err = -EINVAL;
-out:
-	close(fd);
-	return err;
-}
-
 int tracefs__define(struct tracefs *t, const char *name, bool ret_probe, const char *path,
 		    uint64_t offset, int *id)
 {
@@ -285,7 +294,7 @@ int tracefs__define(struct tracefs *t, const char *name, bool ret_probe, const c
 	err = command(t, cmd);
 	if (err)
 		return err;
-	return event_id(t, name, id);
+	return tracefs__event_id(t->dir, t->group, name, id);
 }
 
 int tracefs__open_event(int id, int pid, bool inherit)
@@ -298,6 +307,19 @@ int tracefs__open_event(int id, int pid, bool inherit)
 		.inherit = inherit,
 	};
 	long fd = syscall(__NR_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int tracefs__open_system_event(int id)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(attr),
+		.config = (uint64_t)id,
+	};
+	/* One CPU's event: the programs attached to a tracepoint run on every CPU. */
+	long fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 
 	return fd < 0 ? -errno : (int)fd;
 }

@@ -2,7 +2,8 @@
 /*
  * tracefs.h - uprobe events defined through tracefs (uprobe_events) and opened as perf
  * events on one process and, inherited, on every process it forks from then on: how `--`
- * keeps its allocator probes on CMD and its descendants only.
+ * keeps its allocator probes on CMD and its descendants only.  And the kernel's own events
+ * (syscalls:sys_enter_openat...) opened for a BPF program.
  */
 #ifndef LEAKTOP_TRACEFS_H
 #define LEAKTOP_TRACEFS_H
@@ -11,6 +12,23 @@
 #include <stdint.h>
 
 struct tracefs;
+
+/*
+ * A directory descriptor of tracefs's root, reached without changing the system's mounts:
+ * a detached mount of its own (fsopen, fsmount: no path leads to it, and it goes away with
+ * the descriptor), else an already mounted /sys/kernel/tracing or /sys/kernel/debug/tracing.
+ * -errno (the detached mount's) when neither can be had.
+ */
+int tracefs__root(void);
+
+/* The id of the event group/name (events/GROUP/NAME/id) under the tracefs root `root`. */
+int tracefs__event_id(int root, const char *group, const char *name, int *id);
+
+/*
+ * Open the event `id` (a tracepoint) as a perf event of every process, to attach a BPF
+ * program to: the kernel runs it for the event on every CPU.  A descriptor or -errno.
+ */
+int tracefs__open_system_event(int id);
 
 /*
  * Reach tracefs without changing the system's mounts: a detached mount of its own (fsopen,

@@ -448,6 +448,10 @@ static json_t *model_json(const struct model *m, const struct process *only)
 				    json_integer((json_int_t)m->alloc_scan_pending));
 		json_object_set_new(stats, "heap_attach", m->heap_attach[0] ?
 				    json_string(m->heap_attach) : json_null());
+		json_object_set_new(stats, "syscall_attach", m->syscall_attach[0] ?
+				    json_string(m->syscall_attach) : json_null());
+		json_object_set_new(stats, "syscall_attach_why", m->syscall_why[0] ?
+				    json_string(m->syscall_why) : json_null());
 		json_object_set_new(stats, "collect_ms", json_real(m->collect_ms));
 		json_object_set_new(stats, "oom_snapshots_failed",
 				    json_integer((json_int_t)m->oom_snapshots_failed));

@@ -1379,6 +1379,12 @@ static int read_stats(struct rd *r, json_t *root, struct model *m, struct snapsh
 		ret = read_strbuf(r, stats, "heap_attach", F_NULL, m->heap_attach,
 				  sizeof(m->heap_attach));
 	if (!ret)
+		ret = read_strbuf(r, stats, "syscall_attach", F_NULL, m->syscall_attach,
+				  sizeof(m->syscall_attach));
+	if (!ret)
+		ret = read_strbuf(r, stats, "syscall_attach_why", F_NULL, m->syscall_why,
+				  sizeof(m->syscall_why));
+	if (!ret)
 		ret = member(r, stats, "drops", JSON_OBJECT, F_NULL, &drops);
 	for (int i = 0; !ret && drops && i < LT_DROP__COUNT; i++) {
 		struct int_field f = { drop_names[i], 0, 8, 0, NUM_MAX, F_NULL };
