@@ -182,6 +182,14 @@ $(ASAN_OUT)/tests/unit/huge_fde1.so: tests/progs/huge_fde.S
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -shared -DHUGE_FDES=1 -o $@ $<
 
+# Symbols crafted for test_symindex: overlapping, aliased, without size, absolute.
+$(ASAN_OUT)/tests/unit/symindex_target.so: tests/unit/symindex_target.S
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -nostdlib -o $@ $<
+
+$(ASAN_OUT)/tests/unit/test_symindex: $(ASAN_OUT)/tests/unit/symindex_target.so
+
 $(ASAN_OUT)/tests/unit/test_cfi: $(ASAN_OUT)/tests/unit/cfi_target \
 				 $(ASAN_OUT)/tests/unit/huge_fde.so $(ASAN_OUT)/tests/unit/huge_fde1.so
 
