@@ -15,7 +15,8 @@
 # SELFCOST_DURATION_S).  LEAKTOP names the binary (default ./leaktop of this tree);
 # LEAKTOP_ARGS adds options (e.g. "--exact").  SELFCOST_PERF=FILE records `perf record -g` (or SELFCOST_PERF_ARGS) of
 # leaktop during the last round into FILE; SELFCOST_KEEP=PREFIX keeps each round's snapshots
-# as PREFIX.N.jsonl (and its stderr as PREFIX.N.err).  Output, besides the human lines, one line per
+# as PREFIX.N.jsonl (its stderr as PREFIX.N.err, its /proc/PID/smaps at the end as
+# PREFIX.N.smaps).  Output, besides the human lines, one line per
 # round and one summary line that scripts can parse:
 #   selfcost round=N cpu_frac=F vmhwm_mib=M worst_collect_ms=C snapshots=S rss_anon_mib=A rss_file_mib=B
 # (A and B: leaktop's anonymous and file-backed resident memory at the end, from RssAnon and
@@ -111,6 +112,7 @@ for round in $(seq "$ROUNDS"); do
 	t1=$(date +%s.%N)
 	read -r hwm_kib anon_kib file_kib < <(awk '/^VmHWM/ { h = $2 } /^RssAnon/ { a = $2 }
 		/^RssFile/ { f = $2 } END { print h, a, f }' "/proc/$LT_PID/status" 2>/dev/null)
+	[ -n "${SELFCOST_KEEP:-}" ] && cp "/proc/$LT_PID/smaps" "$SELFCOST_KEEP.$round.smaps" 2>/dev/null
 	[ -n "$perf_pid" ] && wait "$perf_pid"
 	touch "$TMP/stop"
 	kill -INT "$LT_PID"

@@ -99,6 +99,7 @@ struct sym_module {
 	bool missing;			/* none of the three: named by .dynsym at best */
 	bool missing_queued;		/* handed to symbolizer__take_missing() */
 	struct sym_index *index;	/* its symbols by address (built at its first lookup) */
+	bool index_tried;		/* NULL index then: too many symbols, libdwfl searches */
 	uint64_t read_bytes;		/* read, not mapped: what it may read (0: mapped) */
 	Elf *read_elf;			/* ... its Elf and fd until sym_find_elf hands them over */
 	int read_fd;
@@ -1141,14 +1142,23 @@ static bool module_dwarf_usable(struct sym_module *m)
 /* Look `dwaddr` up in the module's files into a cache entry.  0 or -ENOMEM. */
 static int module_lookup(struct sym_module *m, GElf_Addr dwaddr, struct sym_cached *c)
 {
+	GElf_Addr bias;
 	GElf_Off off = 0;
+	GElf_Sym gsym;
+	GElf_Word shndx;
 	Dwfl_Line *line;
 	const char *name;
+	Elf *elf;
 
 	/* The index answers as dwfl_module_addrinfo(), without reading every symbol again. */
-	if (!m->index && sym_index__build(m->mod, &m->index))
-		return -ENOMEM;
-	name = sym_index__lookup(m->index, m->mod, dwaddr, &off);
+	if (!m->index_tried) {
+		m->index_tried = true;
+		sym_index__build(m->mod, &m->index);
+	}
+	if (m->index)
+		name = sym_index__lookup(m->index, m->mod, dwaddr, &off);
+	else
+		name = dwfl_module_addrinfo(m->mod, dwaddr, &off, &gsym, &shndx, &elf, &bias);
 	if (name && *name) {
 		c->symbol = symbol_name(name);
 		if (!c->symbol)

@@ -134,6 +134,10 @@ int sym_index__build(Dwfl_Module *mod, struct sym_index **out)
 	if (!ix)
 		return -ENOMEM;
 	n = dwfl_module_getsymtab(mod);
+	if (n > SYM_INDEX_MAX_SYMBOLS) {
+		free(ix);
+		return -E2BIG;
+	}
 	first_global = dwfl_module_getsymtab_first_global(mod);
 	if (first_global < 1)
 		first_global = 1;

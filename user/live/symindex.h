@@ -20,9 +20,13 @@
 
 struct sym_index;
 
+/* Symbols a module may have to be indexed (32 bytes each); one with more is not. */
+#define SYM_INDEX_MAX_SYMBOLS	(1 << 20)
+
 /*
  * Reads the symbol table of `mod` (loading it, as a lookup would) into a new index.
- * 0 or -ENOMEM; a module without symbols gets an empty index (every lookup: none).
+ * 0, -E2BIG (over SYM_INDEX_MAX_SYMBOLS) or -ENOMEM; a module without symbols gets an empty
+ * index (every lookup: none).
  */
 int sym_index__build(Dwfl_Module *mod, struct sym_index **out);
 void sym_index__free(struct sym_index *ix);
