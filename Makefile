@@ -332,7 +332,7 @@ e2e: leaktop $(OUT)/tests/leaktop-libc-malloc $(PROG_BINS)
 FUZZ_TIME ?= 600
 FUZZ_CFI_TIMEOUT ?= 10
 FUZZ_INST := view/snapshot_read core/model core/series view/diff view/export view/report \
-	     live/symbolize live/safe_open live/cfi
+	     live/symbolize live/symindex live/safe_open live/cfi
 FUZZ_OBJS := $(patsubst %,$(OUT)/fuzz/%.o,$(FUZZ_INST)) \
 	     $(filter-out $(patsubst %,$(OUT)/user/%.o,$(FUZZ_INST)),$(LIB_OBJS))
 FUZZ_CFLAGS = $(CFLAGS) -fsanitize=fuzzer-no-link,address
