@@ -182,6 +182,14 @@ $(ASAN_OUT)/tests/unit/huge_fde1.so: tests/progs/huge_fde.S
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -shared -DHUGE_FDES=1 -o $@ $<
 
+# Symbols crafted for test_symindex: overlapping, aliased, without size, absolute.
+$(ASAN_OUT)/tests/unit/symindex_target.so: tests/unit/symindex_target.S
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -nostdlib -o $@ $<
+
+$(ASAN_OUT)/tests/unit/test_symindex: $(ASAN_OUT)/tests/unit/symindex_target.so
+
 $(ASAN_OUT)/tests/unit/test_cfi: $(ASAN_OUT)/tests/unit/cfi_target \
 				 $(ASAN_OUT)/tests/unit/huge_fde.so $(ASAN_OUT)/tests/unit/huge_fde1.so
 
@@ -324,7 +332,7 @@ e2e: leaktop $(OUT)/tests/leaktop-libc-malloc $(PROG_BINS)
 FUZZ_TIME ?= 600
 FUZZ_CFI_TIMEOUT ?= 10
 FUZZ_INST := view/snapshot_read core/model core/series view/diff view/export view/report \
-	     live/symbolize live/safe_open live/cfi
+	     live/symbolize live/symindex live/safe_open live/cfi
 FUZZ_OBJS := $(patsubst %,$(OUT)/fuzz/%.o,$(FUZZ_INST)) \
 	     $(filter-out $(patsubst %,$(OUT)/user/%.o,$(FUZZ_INST)),$(LIB_OBJS))
 FUZZ_CFLAGS = $(CFLAGS) -fsanitize=fuzzer-no-link,address

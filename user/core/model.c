@@ -614,9 +614,12 @@ static int apply_event(struct model *m, const struct sample_event *ev)
 /* Site s gets a copy of frames[0..n), unless it has its frames already. */
 static int attach_frames(struct site *s, const struct sym_frame *frames, uint32_t n)
 {
+	static uint64_t last_serial;
+
 	if (!s || s->resolved)
 		return 0;
 	s->resolved = true;
+	s->frames_serial = ++last_serial;
 	if (!n)
 		return 0;
 	s->frames = calloc(n, sizeof(*s->frames));

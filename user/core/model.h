@@ -45,6 +45,11 @@ struct site {
 	uint32_t n_fd_samples;
 	struct sym_frame *frames;	/* innermost first; allocator frames never captured */
 	uint32_t n_frames;
+	/*
+	 * Unique to these frames for the life of the process (0: not resolved yet): views may
+	 * keep what they make of the frames by it.  Frames that change take a new one.
+	 */
+	uint64_t frames_serial;
 	bool resolved;
 	bool seen;			/* present in the latest sample */
 	/* Heap sites of a scanned process: their blocks by class at the latest scan. */

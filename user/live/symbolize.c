@@ -31,6 +31,7 @@
 #define _GNU_SOURCE
 #endif
 #include "live/symbolize.h"
+#include "live/symindex.h"
 #include "live/procmaps.h"
 #include "live/safe_open.h"
 
@@ -97,6 +98,8 @@ struct sym_module {
 	bool symbols_checked;		/* missing is known (after the first lookup) */
 	bool missing;			/* none of the three: named by .dynsym at best */
 	bool missing_queued;		/* handed to symbolizer__take_missing() */
+	struct sym_index *index;	/* its symbols by address (built at its first lookup) */
+	bool index_tried;		/* NULL index then: too many symbols, libdwfl searches */
 	uint64_t read_bytes;		/* read, not mapped: what it may read (0: mapped) */
 	Elf *read_elf;			/* ... its Elf and fd until sym_find_elf hands them over */
 	int read_fd;
@@ -327,6 +330,7 @@ static void module_free(struct sym_module *m)
 		elf_end(m->read_elf);	/* never handed over to libdwfl */
 	if (m->read_fd >= 0)
 		close(m->read_fd);
+	sym_index__free(m->index);
 	free(m->segs);
 	free(m->path);
 	free(m->build_id);
@@ -1139,14 +1143,22 @@ static bool module_dwarf_usable(struct sym_module *m)
 static int module_lookup(struct sym_module *m, GElf_Addr dwaddr, struct sym_cached *c)
 {
 	GElf_Addr bias;
-	GElf_Off off;
+	GElf_Off off = 0;
 	GElf_Sym gsym;
 	GElf_Word shndx;
 	Dwfl_Line *line;
 	const char *name;
 	Elf *elf;
 
-	name = dwfl_module_addrinfo(m->mod, dwaddr, &off, &gsym, &shndx, &elf, &bias);
+	/* The index answers as dwfl_module_addrinfo(), without reading every symbol again. */
+	if (!m->index_tried) {
+		m->index_tried = true;
+		sym_index__build(m->mod, &m->index);
+	}
+	if (m->index)
+		name = sym_index__lookup(m->index, m->mod, dwaddr, &off);
+	else
+		name = dwfl_module_addrinfo(m->mod, dwaddr, &off, &gsym, &shndx, &elf, &bias);
 	if (name && *name) {
 		c->symbol = symbol_name(name);
 		if (!c->symbol)

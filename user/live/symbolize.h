@@ -2,9 +2,10 @@
 /*
  * symbolize.h - turns user return addresses into function, offset, module, file and line.
  *
- * The only module that touches libdw/libdwfl.  Process images are registered while their
- * process is alive (their maps are copied and their ELF files opened then), so stacks of a
- * process that has since exited or exec'd still resolve.  ELF modules are cached by
+ * The only module that touches libdw/libdwfl (with its symbol index, live/symindex.c).
+ * Process images are registered while their process is alive (their maps are copied and
+ * their ELF files opened then), so stacks of a process that has since exited or exec'd
+ * still resolve.  ELF modules are cached by
  * (device, inode) and shared between images; both caches are bounded.  Resolved addresses
  * are cached per module (bounded too), so an address shared by many processes (the same
  * program, the same library) is looked up in the ELF file once; a budget bounds the time

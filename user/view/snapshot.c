@@ -113,15 +113,253 @@ static json_t *classes_json(const uint64_t *count, const uint64_t *bytes)
 	return o;
 }
 
+/*
+ * Sites' stacks as JSON, kept from one snapshot to the next: resolved frames never change
+ * (the model gives them a serial of their own) and they are most of a snapshot's values, so
+ * each is made once instead of every interval.  Every full snapshot marks the stacks it
+ * used; the others (their sites are gone) are dropped after it, so the cache holds the
+ * stacks of one snapshot at most.
+ */
+struct stack_entry {
+	uint64_t serial;		/* 0: free slot */
+	json_t *stack;			/* one reference of the cache's own */
+	uint32_t epoch;			/* of the last full snapshot that used it */
+};
+
+static struct {
+	struct stack_entry *v;
+	size_t cap, n;			/* cap: 0 or a power of two */
+	uint32_t epoch;
+} stacks;
+
+static struct stack_entry *stack_slot(struct stack_entry *v, size_t cap, uint64_t serial)
+{
+	size_t i = (size_t)((serial * 0x9e3779b97f4a7c15ULL) >> 20) & (cap - 1);
+
+	while (v[i].serial && v[i].serial != serial)
+		i = (i + 1) & (cap - 1);
+	return &v[i];
+}
+
+/* A table of `cap` slots with the entries of the current epoch (all, with `all`). */
+static int stacks_rehash(size_t cap, bool all)
+{
+	struct stack_entry *v = calloc(cap, sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < stacks.cap; i++) {
+		struct stack_entry *e = &stacks.v[i];
+
+		if (!e->serial)
+			continue;
+		if (!all && e->epoch != stacks.epoch) {
+			json_decref(e->stack);
+			continue;
+		}
+		*stack_slot(v, cap, e->serial) = *e;
+		n++;
+	}
+	free(stacks.v);
+	stacks.v = v;
+	stacks.cap = cap;
+	stacks.n = n;
+	return 0;
+}
+
+size_t snapshot__cached_stacks(void)
+{
+	return stacks.n;
+}
+
+/*
+ * Frames as JSON, shared by the stacks that hold the same frame: a process's sites repeat its
+ * outer frames (15,000 frames of a whole-system snapshot under a build were 3,500 distinct
+ * ones).  Keyed by content; swept like the stacks.
+ */
+struct frame_entry {
+	uint64_t hash;
+	struct sym_frame key;		/* a copy; key.addr... as snapshot__frame() shows them */
+	json_t *json;			/* NULL: free slot */
+	uint32_t epoch;
+};
+
+static struct {
+	struct frame_entry *v;
+	size_t cap, n;
+} frames;
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return (h ^ (s ? 0xff : 0xfe)) * 0x100000001b3ULL;
+}
+
+static uint64_t frame_hash(const struct sym_frame *f)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ f->addr;
+
+	h = (h ^ f->offset) * 0x100000001b3ULL;
+	h = (h ^ (uint64_t)(unsigned int)f->line) * 0x100000001b3ULL;
+	h = hash_str(h, f->symbol);
+	h = hash_str(h, f->module);
+	return hash_str(h, f->file) | 1;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool same_frame(const struct sym_frame *a, const struct sym_frame *b)
+{
+	return a->addr == b->addr && a->offset == b->offset && a->line == b->line &&
+	       same_str(a->symbol, b->symbol) && same_str(a->module, b->module) &&
+	       same_str(a->file, b->file);
+}
+
+static struct frame_entry *frame_slot(struct frame_entry *v, size_t cap, uint64_t hash,
+				      const struct sym_frame *f)
+{
+	size_t i = (size_t)(hash >> 7) & (cap - 1);
+
+	while (v[i].json && (v[i].hash != hash || !same_frame(&v[i].key, f)))
+		i = (i + 1) & (cap - 1);
+	return &v[i];
+}
+
+static void frame_drop(struct frame_entry *e)
+{
+	json_decref(e->json);
+	sym_frame__clear(&e->key);
+}
+
+/* A table of `cap` slots with the frames of the current epoch (all, with `all`). */
+static int frames_rehash(size_t cap, bool all)
+{
+	struct frame_entry *v = calloc(cap, sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < frames.cap; i++) {
+		struct frame_entry *e = &frames.v[i];
+
+		if (!e->json)
+			continue;
+		if (!all && e->epoch != stacks.epoch) {
+			frame_drop(e);
+			continue;
+		}
+		*frame_slot(v, cap, e->hash, &e->key) = *e;
+		n++;
+	}
+	free(frames.v);
+	frames.v = v;
+	frames.cap = cap;
+	frames.n = n;
+	return 0;
+}
+
+size_t snapshot__cached_frames(void)
+{
+	return frames.n;
+}
+
+/* The frame as JSON (a new reference), from the cache when it is there. */
+static json_t *frame_json(const struct sym_frame *f)
+{
+	uint64_t hash = frame_hash(f);
+	struct frame_entry *e;
+	json_t *j;
+
+	if (frames.cap) {
+		e = frame_slot(frames.v, frames.cap, hash, f);
+		if (e->json) {
+			e->epoch = stacks.epoch;
+			return json_incref(e->json);
+		}
+	}
+	j = snapshot__frame(f);
+	if (!j || (2 * (frames.n + 1) > frames.cap &&
+		   frames_rehash(frames.cap ? 2 * frames.cap : 1024, true)))
+		return j;
+	e = frame_slot(frames.v, frames.cap, hash, f);
+	if (sym_frame__copy(&e->key, f))
+		return j;
+	e->key.deferred = false;
+	e->hash = hash;
+	e->json = json_incref(j);
+	e->epoch = stacks.epoch;
+	frames.n++;
+	return j;
+}
+
+/* After a full snapshot: drop the stacks and frames it did not use. */
+static void stacks_sweep(void)
+{
+	size_t cap = 64;
+
+	for (size_t i = 0; i < stacks.cap; i++)
+		cap += stacks.v[i].serial && stacks.v[i].epoch == stacks.epoch;
+	while (cap & (cap - 1))
+		cap &= cap - 1;
+	if (stacks.cap)
+		stacks_rehash(cap * 4, false);
+	for (cap = 256; cap < 4 * frames.n && cap < frames.cap; cap *= 2)
+		;
+	if (frames.cap)
+		frames_rehash(cap, false);
+	stacks.epoch++;
+}
+
+/* The site's stack as a JSON array (a new reference). */
+static json_t *stack_json(const struct site *s)
+{
+	struct stack_entry *e = NULL;
+	json_t *stack;
+
+	if (s->frames_serial && stacks.cap) {
+		e = stack_slot(stacks.v, stacks.cap, s->frames_serial);
+		if (e->serial) {
+			e->epoch = stacks.epoch;
+			/* Its frames stay for the new stacks that share them. */
+			for (uint32_t i = 0; frames.cap && i < s->n_frames; i++) {
+				const struct sym_frame *f = &s->frames[i];
+				struct frame_entry *fe = frame_slot(frames.v, frames.cap,
+								    frame_hash(f), f);
+
+				if (fe->json)
+					fe->epoch = stacks.epoch;
+			}
+			return json_incref(e->stack);
+		}
+	}
+	stack = json_array();
+	for (uint32_t i = 0; stack && i < s->n_frames; i++)
+		json_array_append_new(stack, frame_json(&s->frames[i]));
+	if (!stack || !s->frames_serial)
+		return stack;
+	/* Kept at most half full; a cache that cannot grow only makes the stack again. */
+	if (2 * (stacks.n + 1) > stacks.cap && stacks_rehash(stacks.cap ? 2 * stacks.cap : 256,
+							       true))
+		return stack;
+	e = stack_slot(stacks.v, stacks.cap, s->frames_serial);
+	*e = (struct stack_entry){ .serial = s->frames_serial, .stack = json_incref(stack),
+				   .epoch = stacks.epoch };
+	stacks.n++;
+	return stack;
+}
+
 static json_t *site_json(const struct model *m, const struct site *s)
 {
-	json_t *stack = json_array(), *obj;
+	json_t *stack = stack_json(s), *obj;
 	int64_t outstanding = site__outstanding(s);
 	char id[24];
 	double age = -1;
 
-	for (uint32_t i = 0; i < s->n_frames; i++)
-		json_array_append_new(stack, snapshot__frame(&s->frames[i]));
 	if (outstanding > 0 && s->live_since_ns && s->live_since_ns <= m->now_ns)
 		age = (m->now_ns - s->live_since_ns) / 1e9;
 	snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t)s->stack_hash);
@@ -494,7 +732,55 @@ static json_t *model_json(const struct model *m, const struct process *only)
 		json_object_set_new(root, "symbols_missing", symbols_missing_json(m));
 	if (root && m->stop.fired && (!only || only->pid == m->stop.pid))
 		json_object_set_new(root, "stop_at", stop_json(m));
+	if (!only)
+		stacks_sweep();
 	return root;
+}
+
+/*
+ * json_dumpf() hands each token to its own fwrite() (a lock and a call for every comma and
+ * quote of a snapshot of a megabyte or more): gathered here, one fwrite() a chunk.
+ */
+#define DUMP_CHUNK_BYTES (64u << 10)
+
+struct dump_buf {
+	FILE *f;
+	size_t n;
+	char *b;
+};
+
+static int dump_flush(struct dump_buf *d)
+{
+	if (d->n && fwrite(d->b, 1, d->n, d->f) != d->n)
+		return -1;
+	d->n = 0;
+	return 0;
+}
+
+static int dump_chunk(const char *s, size_t len, void *ctx)
+{
+	struct dump_buf *d = ctx;
+
+	if (d->n + len > DUMP_CHUNK_BYTES && dump_flush(d))
+		return -1;
+	if (len > DUMP_CHUNK_BYTES)
+		return fwrite(s, 1, len, d->f) == len ? 0 : -1;
+	memcpy(d->b + d->n, s, len);
+	d->n += len;
+	return 0;
+}
+
+/* json_dumpf(root, f, flags), through a buffer.  0 or -1 (errno from the failed write). */
+static int dump_json(const json_t *root, FILE *f, size_t flags)
+{
+	struct dump_buf d = { .f = f, .b = malloc(DUMP_CHUNK_BYTES) };
+	int err;
+
+	if (!d.b)
+		return json_dumpf(root, f, flags);
+	err = json_dump_callback(root, dump_chunk, &d, flags) || dump_flush(&d) ? -1 : 0;
+	free(d.b);
+	return err;
 }
 
 static int write_file(const char *path, const struct model *m, const struct process *only)
@@ -510,7 +796,7 @@ static int write_file(const char *path, const struct model *m, const struct proc
 		json_decref(root);
 		return err;
 	}
-	ok = json_dumpf(root, af.f, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) == 0;
+	ok = dump_json(root, af.f, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) == 0;
 	if (ok)
 		fputc('\n', af.f);
 	json_decref(root);
@@ -536,7 +822,7 @@ int snapshot__write_line(FILE *out, const struct model *m)
 
 	if (!root)
 		return -ENOMEM;
-	if (json_dumpf(root, out, JSON_COMPACT | JSON_REAL_PRECISION(10)) || fputc('\n', out) == EOF ||
+	if (dump_json(root, out, JSON_COMPACT | JSON_REAL_PRECISION(10)) || fputc('\n', out) == EOF ||
 	    fflush(out))
 		err = errno == EPIPE ? -EPIPE : -EIO;
 	json_decref(root);
