@@ -76,6 +76,8 @@
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t tui_active;
+/* When the first stop signal came (monotonic_ns: clock_gettime is async-signal-safe). */
+static volatile uint64_t stop_signal_ns;
 
 /*
  * The first signal sets a flag every stretch of work looks at (event delivery, the collect
@@ -89,6 +91,7 @@ static void on_signal(int sig)
 	static const char restore[] = "\033[?1049l\033[?25h\r\n";
 
 	if (!stop_signal) {
+		stop_signal_ns = monotonic_ns();
 		stop_signal = sig;
 		return;
 	}
@@ -1147,6 +1150,7 @@ int run__main_hooked(const struct options *o, const struct run_hooks *hooks)
 	struct run r = { .o = o, .hooks = hooks };
 	struct sigaction sa = { .sa_handler = on_signal };
 	char msg[4200], how[128], oom_dir[4096];
+	uint64_t t_report_ns = 0, t_detach_ns, t_free_ns;
 	int err, status = 1;
 
 	if (run__check_privileges()) {
@@ -1306,6 +1310,7 @@ int run__main_hooked(const struct options *o, const struct run_hooks *hooks)
 			goto out;
 	}
 	status = loop(&r);
+	t_report_ns = monotonic_ns();
 	if (o->stop_at_seq && r.ld) {
 		/*
 		 * An allocation N between the run's decision to end and here stopped its process:
@@ -1364,11 +1369,20 @@ out:
 	unwind_store__free(r.uw);
 	tracker__free(r.tr);
 	collector__free(r.col);
+	t_detach_ns = monotonic_ns();
 	loader__destroy(r.ld);
+	t_free_ns = monotonic_ns();
 	symbolizer__free(r.sym);
 	allocs__free(r.al);
 	oom_writer__free(r.oom);
 	model__free(&r.model);
+	if (o->verbose && stop_signal_ns && t_report_ns)
+		err_line("exit: %.0f ms after the signal: final report done at %.0f ms, teardown "
+			 "%.0f ms, probes and BPF objects %.0f ms, the rest %.0f ms",
+			 (monotonic_ns() - stop_signal_ns) / 1e6,
+			 (t_report_ns - stop_signal_ns) / 1e6,
+			 (t_detach_ns - t_report_ns) / 1e6, (t_free_ns - t_detach_ns) / 1e6,
+			 (monotonic_ns() - t_free_ns) / 1e6);
 	return status;
 }
 
