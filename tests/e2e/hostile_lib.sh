@@ -9,16 +9,15 @@
 # service runs it.  Every case ends with the same three checks (hostile_survived):
 #   1. leaktop is still sampling: a snapshot written after the attack (the -j file is
 #      replaced atomically each interval, so its mtime is the time of the newest snapshot);
-#   2. one SIGINT ends it with status 0 within HOSTILE_EXIT_S (2 s: the goal is 1 s,
-#      which holds for the probes' teardown on a quiet machine, 0.1-0.3 s, but not always
-#      in whole-system mode under load, where detaching the per-process probes has taken
-#      1.6-1.8 s);
+#   2. one SIGINT ends it with status 0 within HOSTILE_EXIT_S (1 s; the probes of every
+#      suspect are detached together, their grace periods overlapping: 0.1-0.5 s under
+#      load);
 #   3. nothing of the attacker's is reported as leaktop's own failure (the case names what
 #      must not appear on leaktop's stderr).
 
 HOSTILE_USER=${HOSTILE_USER:-nobody}
 HOSTILE_GROUP=${HOSTILE_GROUP:-nogroup}
-HOSTILE_EXIT_S=${HOSTILE_EXIT_S:-2}
+HOSTILE_EXIT_S=${HOSTILE_EXIT_S:-1}
 
 # as_attacker CMD [ARG...]: run CMD as the unprivileged attacker, in the foreground.
 as_attacker() {
@@ -86,6 +85,9 @@ hostile_survived() {
 	t_end=$(now_s)
 	HOSTILE_STATUS=$WAIT_STATUS
 	HOSTILE_EXIT_TOOK=$(awk -v a="$t_int" -v b="$t_end" 'BEGIN { printf "%.3f", b - a }')
+	# HOSTILE_EXIT_LOG=FILE collects the times (to compare builds or loads).
+	[ -z "${HOSTILE_EXIT_LOG:-}" ] ||
+		echo "$(basename "$0") $HOSTILE_EXIT_TOOK" >>"$HOSTILE_EXIT_LOG"
 	expect_eq "leaktop's exit status after one SIGINT (stderr: $(tail -n 3 "$dir/err"))" 0 \
 		"$HOSTILE_STATUS" || return 1
 	awk -v d="$HOSTILE_EXIT_TOOK" -v l="$HOSTILE_EXIT_S" 'BEGIN { exit !(d <= l) }' ||

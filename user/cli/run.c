@@ -76,6 +76,10 @@
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t tui_active;
+/* When the first stop signal came (monotonic_ns: clock_gettime is async-signal-safe). */
+static volatile uint64_t stop_signal_ns;
+/* When the loop saw it (0: the run ended for another reason), for -v. */
+static uint64_t stop_seen_ns;
 
 /*
  * The first signal sets a flag every stretch of work looks at (event delivery, the collect
@@ -89,6 +93,7 @@ static void on_signal(int sig)
 	static const char restore[] = "\033[?1049l\033[?25h\r\n";
 
 	if (!stop_signal) {
+		stop_signal_ns = monotonic_ns();
 		stop_signal = sig;
 		return;
 	}
@@ -324,6 +329,9 @@ static int attach_system(struct run *r, bool quiet)
 		return err;
 	}
 	for (size_t i = 0; i < n; i++) {
+		/* A rescan under way when Ctrl-C comes ends here: the rest waits for no one. */
+		if (quiet && stop_signal)
+			break;
 		if (loader__has_libc(r->ld, objs[i].ref.dev, objs[i].ref.ino, -1)) {
 			attached++;
 			continue;
@@ -956,6 +964,8 @@ static int loop(struct run *r)
 			/* Threads a scan left behind (stopped late, or killed) resume or are reaped. */
 			ptrace_stop__reap();
 			if (stop_signal || (r->have_child && launcher__poll(&r->child, false))) {
+				if (stop_signal)
+					stop_seen_ns = monotonic_ns();
 				last = true;
 				break;
 			}
@@ -1037,6 +1047,8 @@ static int loop(struct run *r)
 		if (err)
 			return 1;
 		model__reported(&r->model);
+		if (stop_signal && !last)
+			stop_seen_ns = monotonic_ns();
 		if (stop_signal)
 			last = true;
 		if (o->mode == MODE_SYSTEM && !last && (!r->hc || heapctl__exact(r->hc)) &&
@@ -1148,6 +1160,7 @@ int run__main_hooked(const struct options *o, const struct run_hooks *hooks)
 	struct run r = { .o = o, .hooks = hooks };
 	struct sigaction sa = { .sa_handler = on_signal };
 	char msg[4200], how[128], oom_dir[4096];
+	uint64_t t_report_ns = 0, t_detach_ns, t_free_ns;
 	int err, status = 1;
 
 	if (run__check_privileges()) {
@@ -1307,6 +1320,7 @@ int run__main_hooked(const struct options *o, const struct run_hooks *hooks)
 			goto out;
 	}
 	status = loop(&r);
+	t_report_ns = monotonic_ns();
 	if (o->stop_at_seq && r.ld) {
 		/*
 		 * An allocation N between the run's decision to end and here stopped its process:
@@ -1365,11 +1379,21 @@ out:
 	unwind_store__free(r.uw);
 	tracker__free(r.tr);
 	collector__free(r.col);
+	t_detach_ns = monotonic_ns();
 	loader__destroy(r.ld);
+	t_free_ns = monotonic_ns();
 	symbolizer__free(r.sym);
 	allocs__free(r.al);
 	oom_writer__free(r.oom);
 	model__free(&r.model);
+	if (o->verbose && stop_signal_ns && t_report_ns)
+		err_line("exit: %.0f ms after the signal: the loop saw it at %.0f ms, final report "
+			 "done at %.0f ms, teardown %.0f ms, probes and BPF objects %.0f ms, the "
+			 "rest %.0f ms", (monotonic_ns() - stop_signal_ns) / 1e6,
+			 stop_seen_ns ? (stop_seen_ns - stop_signal_ns) / 1e6 : -1.0,
+			 (t_report_ns - stop_signal_ns) / 1e6,
+			 (t_detach_ns - t_report_ns) / 1e6, (t_free_ns - t_detach_ns) / 1e6,
+			 (monotonic_ns() - t_free_ns) / 1e6);
 	return status;
 }
 

@@ -779,8 +779,11 @@ static void detach_one(struct attached_libc *a)
 
 /*
  * Detach the attachments of libcs[] that `which` picks (with `pid`) and drop them from the
- * array.  Their perf events are closed all together (detach_all: the kernel's waits
- * overlap), or, without memory to gather them, one attachment after another.
+ * array.  Their uprobe_multi links and perf events are closed all together (detach_all: the
+ * kernel's waits overlap; closing a uprobe_multi link waits for its own grace periods, some
+ * 40 ms each on a loaded machine, so the 16 links of 8 suspects closed one after another
+ * took 0.3-0.4 s of leaktop's exit), or, without memory to gather them, one attachment after
+ * another.
  */
 static void detach_libcs(struct loader *ld, bool (*which)(const struct attached_libc *, int),
 			 int pid)
@@ -791,7 +794,7 @@ static void detach_libcs(struct loader *ld, bool (*which)(const struct attached_
 	for (size_t i = 0; i < ld->n_libcs; i++) {
 		if (which(&ld->libcs[i], pid)) {
 			n_links += ld->libcs[i].n_links;
-			n_fds += ld->libcs[i].n_tree_fds;
+			n_fds += ld->libcs[i].n_tree_fds + 2;
 		}
 	}
 	all.links = malloc((n_links + 1) * sizeof(*all.links));
@@ -809,7 +812,7 @@ static void detach_libcs(struct loader *ld, bool (*which)(const struct attached_
 		}
 		for (int k = 0; k < 2; k++)
 			if (a->multi_fd[k] >= 0)
-				close(a->multi_fd[k]);
+				all.tree_fds[all.n_tree_fds++] = a->multi_fd[k];
 		memcpy(all.links + all.n_links, a->links, a->n_links * sizeof(*a->links));
 		all.n_links += a->n_links;
 		memcpy(all.tree_fds + all.n_tree_fds, a->tree_fds,
@@ -958,6 +961,9 @@ here:
 
 void loader__destroy(struct loader *ld)
 {
+	uint64_t t0, t1, t2, t3;
+	size_t n_libcs;
+
 	if (!ld)
 		return;
 	loader__exec_release_all(ld);
@@ -967,10 +973,14 @@ void loader__destroy(struct loader *ld)
 	}
 	if (ld->guard_fd >= 0)
 		close(ld->guard_fd);
+	t0 = now_ns();
+	n_libcs = ld->n_libcs;
 	/* Probes first: nothing may reserve an event in a ring buffer that is gone. */
 	close_sc_links(ld);
 	detach_libcs(ld, any_libc, 0);
+	t1 = now_ns();
 	detach_all(ld->links, ld->n_links, NULL, 0);
+	t2 = now_ns();
 	ring_buffer__free(ld->rb);
 	free(ld->links);
 	/* Their perf events are closed: the definitions can go. */
@@ -979,7 +989,13 @@ void loader__destroy(struct loader *ld)
 	free(ld->libcs);
 	if (ld->stats_fd >= 0)
 		close(ld->stats_fd);
+	t3 = now_ns();
 	leaktop_bpf__destroy(ld->skel);
+	if (ld->cfg.verbose)
+		err_line("detach: allocator probes (%zu attachments) %.0f ms, tracepoints (%zu) "
+			 "%.0f ms, ring buffer and tracefs %.0f ms, programs and maps %.0f ms",
+			 n_libcs, (t1 - t0) / 1e6, ld->n_links, (t2 - t1) / 1e6, (t3 - t2) / 1e6,
+			 (now_ns() - t3) / 1e6);
 	free(ld);
 }
 
