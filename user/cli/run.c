@@ -73,6 +73,12 @@
 #define COLLECT_BUDGET_NS	(150ULL * 1000000ULL)
 /* The last report's (CMD exited, -d reached): nothing comes after it to catch up. */
 #define FINAL_BUDGET_NS		(1000ULL * 1000000ULL)
+/*
+ * ... unless a stop signal asked for it: then it names what it can until this long after the
+ * signal (a burst just before Ctrl-C is still named), leaving the rest of the second leaktop
+ * promises to exit in for writing the report and detaching.
+ */
+#define FINAL_AFTER_SIGNAL_NS	(350ULL * 1000000ULL)
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t tui_active;
@@ -751,11 +757,19 @@ static int collect(struct run *r, bool scan_due, bool final)
 	struct sample *s = &r->sample;
 	int err;
 
+	uint64_t now_ns = monotonic_ns();
 	struct work_budget budget = {
-		.deadline_ns = monotonic_ns() + (final ? FINAL_BUDGET_NS : COLLECT_BUDGET_NS),
+		.deadline_ns = now_ns + (final ? FINAL_BUDGET_NS : COLLECT_BUDGET_NS),
 		.stop = &stop_signal,
 		.last = final,
 	};
+
+	if (final && stop_signal) {
+		uint64_t until_ns = stop_signal_ns + FINAL_AFTER_SIGNAL_NS;
+
+		budget.stop = NULL;
+		budget.deadline_ns = until_ns > now_ns ? until_ns : now_ns;
+	}
 
 	sample__reset(s);
 	err = collector__read(r->col, s);
