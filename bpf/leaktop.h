@@ -245,7 +245,7 @@ struct lt_stack {
  * name, and only if it is still that file).  Written by BPF (LRU).
  */
 #define LT_PATH_LEN		256
-#define LT_MAX_FILE_PATHS	4096
+#define LT_MAX_FILE_PATHS	2048
 
 struct lt_file_path {
 	char path[LT_PATH_LEN];		/* NUL-terminated; "" when it did not fit */
