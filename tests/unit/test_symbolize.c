@@ -489,7 +489,7 @@ static int own_file_offset(uint64_t addr, struct file_id *id, uint64_t *off)
 static void test_symbolize_file_of_gone_process_resolves_only_from_that_very_file(void)
 {
 	struct symbolizer *sym = symbolizer__new();
-	char exe[PATH_MAX], copy[] = "/tmp/leaktop-test-sym-XXXXXX", link[PATH_MAX + 8];
+	char exe[PATH_MAX], copy[] = "/tmp/leaktop-test-sym-XXXXXX", link[PATH_MAX + 32];
 	uint64_t addr = addr_of(marker_fn), off = 0;
 	struct file_id id = {};
 	struct sym_frame f;
@@ -549,6 +549,12 @@ static void test_symbolize_file_of_gone_process_resolves_only_from_that_very_fil
 	CHECK_EQ_INT(symbolizer__resolve_file(sym, addr, &id, link, off, false, NULL, &f),
 		     -ENOENT);
 	CHECK(f.module == NULL && f.symbol == NULL);
+	/* A name through procfs (a process's own /proc, in its mount namespace): never looked up. */
+	snprintf(link, sizeof(link), "/proc/%d/root%s", (int)getpid(), exe);
+	CHECK_EQ_INT(symbolizer__resolve_file(sym, addr, &id, link, off, false, NULL, &f),
+		     -ENOENT);
+	CHECK(f.module == NULL && f.symbol == NULL);
+	snprintf(link, sizeof(link), "%s.lnk", copy);
 	/* Unknown file (inode 0): nothing. */
 	CHECK_EQ_INT(symbolizer__resolve_file(sym, addr, &(struct file_id){ 0 }, exe, off, false,
 					      NULL, &f), -ENOENT);

@@ -354,9 +354,15 @@ static int module_open_file(int pid, const struct proc_map *map, bool exe)
 					&want, &fd);
 		return err ? err : fd;
 	}
-	/* No process (gone): the name BPF built from the file's dentries, which name no link. */
+	/*
+	 * No process (gone): the name BPF built from the file's dentries, which name no link.
+	 * It is the name in the mount namespace of the process that mapped it, which may have
+	 * its own /proc: a name there is never looked up through leaktop's procfs (safe_open
+	 * trusts /proc/ names: its callers make them).
+	 */
 	if (!exe) {
-		if (!map->path || map->path[0] != '/' || map->deleted)
+		if (!map->path || map->path[0] != '/' || map->deleted ||
+		    !strncmp(map->path, "/proc/", 6))
 			return err;
 		err = safe_open(AT_FDCWD, map->path, SAFE_NOFOLLOW, &want, &fd);
 		return err ? err : fd;
