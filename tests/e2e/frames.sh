@@ -33,11 +33,15 @@ run_short_lived() {
 	local ok=$?
 	signal CONT "$LT_PID"
 	expect_eq "the loop's exit status" 0 "$ok" || return 1
+	SL_PIDS=$(jq -s -c . "$SL/pids")
+	# leaktop catches up with what happened while it was stopped (events, stacks) in as
+	# many intervals as that takes: until every short_lived was reported with its frames.
+	wait_until "every short_lived reported with the frames of its heap sites" \
+		sl_all_framed || return 1
 	wait_two_more "$SL/out.jsonl" || return 1
 	signal INT "$LT_PID"
 	wait_exit "$LT_PID" || return 1
 	expect_eq "leaktop's exit status" 0 "$WAIT_STATUS" || return 1
-	SL_PIDS=$(jq -s -c . "$SL/pids")
 	loop_pid=$(pid_in "$SL/loop_pid")
 	SL_EXECD=$(jq -c --argjson loop "$loop_pid" '. + [$loop]' <<<"$SL_PIDS")
 	# Every report of the test's processes, as one array (whole-system snapshots are big:
@@ -49,6 +53,16 @@ run_short_lived() {
 }
 
 sl() { scenario run_short_lived; }
+
+# Has every short_lived process (SL_PIDS) been reported with 2 heap sites that have frames?
+sl_all_framed() {
+	local n
+	n=$(complete_lines "$SL/out.jsonl" | jq -c --argjson pids "$SL_PIDS" \
+		'.processes[] | select(.comm == "short_lived" and (.pid as $p | $pids | index($p)))
+		 | select([.sites[] | select(.kind == "heap" and (.stack | length) > 0)] |
+			  length == 2) | .pid' | sort -u | wc -l)
+	[ "$n" -eq "$SL_RUNS" ]
+}
 
 # The reports of short_lived's images (not of the loop's forks before they exec'd it).
 JQ_DEFS+='
