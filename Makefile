@@ -57,8 +57,10 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 ASAN_LIB_OBJS := $(patsubst $(OUT)/%,$(ASAN_OUT)/%,$(LIB_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(ASAN_OUT)/tests/unit/%,$(UNIT_SRCS))
-# audit_mark.c is a shared object (libaudit_mark.so), not a program: see its rule below.
-PROG_SRCS := $(filter-out tests/progs/audit_mark.c,$(wildcard tests/progs/*.c))
+# audit_mark.c is a shared object (libaudit_mark.so), not a program: see its rule below;
+# so is short_lived_lib.c (libshort_lived.so, which short_lived links).
+PROG_SRCS := $(filter-out tests/progs/audit_mark.c tests/progs/short_lived_lib.c,\
+		$(wildcard tests/progs/*.c))
 PROG_CXX_SRCS := $(wildcard tests/progs/*.cc)
 PROG_BINS := $(patsubst tests/progs/%.c,$(OUT)/tests/progs/%,$(PROG_SRCS)) \
 	     $(patsubst tests/progs/%.cc,$(OUT)/tests/progs/%,$(PROG_CXX_SRCS)) \
@@ -69,7 +71,7 @@ PROG_BINS := $(patsubst tests/progs/%.c,$(OUT)/tests/progs/%,$(PROG_SRCS)) \
 	     $(OUT)/tests/progs/alloc_any_musl $(OUT)/tests/progs/alloc_any_musl_static \
 	     $(OUT)/tests/progs/alloc_api_mi $(OUT)/tests/progs/alloc_api_tc \
 	     $(OUT)/tests/progs/early_leak_static $(OUT)/tests/progs/libaudit_mark.so \
-	     $(OUT)/tests/progs/audit_prog
+	     $(OUT)/tests/progs/audit_prog $(OUT)/tests/progs/libshort_lived.so
 
 .SECONDARY:
 .PHONY: all deps test run demo bench install uninstall clean unit e2e fuzz
@@ -264,6 +266,17 @@ $(OUT)/tests/progs/audit_prog: tests/progs/early_leak.c $(OUT)/tests/progs/libau
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_FLAGS) -Wall -o $@ $< -Wl,--audit=$(abspath $(OUT)/tests/progs/libaudit_mark.so)
+
+# tests/e2e/frames.sh: short_lived, linked with a library of its own, found next to it.
+$(OUT)/tests/progs/libshort_lived.so: tests/progs/short_lived_lib.c tests/progs/short_lived.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_FLAGS) -shared -fPIC -Wall -o $@ $<
+
+$(OUT)/tests/progs/short_lived: tests/progs/short_lived.c $(OUT)/tests/progs/libshort_lived.so
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_FLAGS) -Wall -o $@ $< -L$(@D) -lshort_lived -Wl,-rpath,'$$ORIGIN'
 
 # jemalloc's own API: only linked with it.
 $(OUT)/tests/progs/je_api: tests/progs/je_api.c $(wildcard tests/progs/*.h)

@@ -40,7 +40,7 @@ struct lt_sites_map {
 	__type(value, struct lt_site_val);
 };
 
-/* Value size is cut to 8 + 8 * stack depth by the loader. */
+/* Value size is cut to 8 + 24 * stack depth by the loader (struct lt_stack). */
 struct lt_stacks_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -461,7 +461,16 @@ static __always_inline struct lt_stack *stack_buf(void)
 	return bpf_map_lookup_elem(&stack_scratch, &zero);
 }
 
-/* Intern the stack in st (st->nr frames) in `stacks`: its hash, or 0 when it is not kept. */
+/*
+ * Fill in the files of the frames of the stack in the scratch buffer (struct lt_stack), for
+ * a stack about to be stored.  Returns 0.  A global function in bpf/stack.bpf.c.
+ */
+extern int lt_stack_files(void);
+
+/*
+ * Intern the stack in st (st->nr frames; the scratch buffer) in `stacks`: its hash, or 0
+ * when it is not kept.
+ */
 static __always_inline __u64 intern_stack(struct lt_stack *st, __u64 salt)
 {
 	struct lt_proc *p;
@@ -486,6 +495,8 @@ static __always_inline __u64 intern_stack(struct lt_stack *st, __u64 salt)
 		share_lost(p, LT_SHARE_SITE, LT_DROP_SITE_SHARE);
 		return 0;
 	}
+	/* New: the file of each frame goes with it (a global function, bpf/stack.bpf.c). */
+	lt_stack_files();
 	err = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
 		drop(LT_DROP_STACK_MAP_FULL);

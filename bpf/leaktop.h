@@ -112,6 +112,8 @@ enum lt_counter {
 	LT_CNT_COMPAT_IMAGES,		/* traced processes that exec'd a 32-bit (ELFCLASS32)
 					 * program: the per-syscall tracepoints never see its
 					 * syscalls (ia32), and no allocator of it is probed */
+	LT_CNT_FRAME_NO_FILE,		/* frames of stacks stored without their file (no
+					 * executable file mapping found: see struct lt_stack) */
 	LT_CNT__COUNT,
 };
 
@@ -218,11 +220,40 @@ struct lt_alloc_val {
 					 * site's allocs count once it was taken */
 };
 
-/* stacks: stack_hash -> frames (return addresses, innermost first).  Written by BPF. */
+/*
+ * stacks: stack_hash -> frames (return addresses, innermost first), and the file each one
+ * lies in.  Written by BPF.  The hash covers the addresses only.  The map's value is cut to
+ * the run's depth D (the loader sets it): nr, ips[0..D), then D struct lt_frame_file, so the
+ * files of frame i are w[D + 2 * i] and the word after.  They are looked up once, when the
+ * stack is first stored, so a frame still names its file after its process is gone.
+ */
+struct lt_frame_file {
+	__u64 ino;			/* 0: unknown (no executable file mapping found there) */
+	__u32 dev;			/* kernel dev_t: major << 20 | minor */
+	__u32 off;			/* file offset of the address (files of 4 GiB and more:
+					 * unknown) */
+};
+
 struct lt_stack {
 	__u32 nr;
 	__u32 pad;
-	__u64 ips[LT_MAX_STACK_DEPTH];
+	union {
+		__u64 ips[LT_MAX_STACK_DEPTH];
+		__u64 w[3 * LT_MAX_STACK_DEPTH];	/* ips[D], then D frame files */
+	};
+};
+
+/*
+ * file_paths: (device, inode) -> a name of the file, as the kernel's dentries give it (from
+ * the root of the mapping process's mount namespace), learned with the stacks that have a
+ * frame in it: a file only processes that are gone mapped can still be opened (by that
+ * name, and only if it is still that file).  Written by BPF (LRU).
+ */
+#define LT_PATH_LEN		256
+#define LT_MAX_FILE_PATHS	2048
+
+struct lt_file_path {
+	char path[LT_PATH_LEN];		/* NUL-terminated; "" when it did not fit */
 };
 
 /*
@@ -497,7 +528,8 @@ LT_ASSERT_SIZE(struct lt_alloc_key, 16);
 LT_ASSERT_SIZE(struct lt_alloc_val, 40);
 LT_ASSERT_SIZE(struct lt_stop_info, 48);
 LT_ASSERT_SIZE(struct lt_stop_cfg, 32 + 32 * LT_STOP_RANGES);
-LT_ASSERT_SIZE(struct lt_stack, 8 + 8 * LT_MAX_STACK_DEPTH);
+LT_ASSERT_SIZE(struct lt_stack, 8 + 24 * LT_MAX_STACK_DEPTH);
+LT_ASSERT_SIZE(struct lt_frame_file, 16);
 LT_ASSERT_SIZE(struct lt_inflight, 128);
 LT_ASSERT_SIZE(struct lt_event, 64 + LT_EXE_LEN);
 LT_ASSERT_SIZE(struct lt_exec_key, 16);

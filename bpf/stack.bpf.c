@@ -743,8 +743,253 @@ int lt_keep_stack(__u64 hash, __u32 kind)
 	h = stack_hash_of(st, st->nr) ^ kind_salt(kind);
 	if ((h ? h : 1) != hash)
 		return 0;
+	/* Its files may be another stack's: the buffer held that one's when it was new. */
+	lt_stack_files();
 	err = bpf_map_update_elem(&stacks, &hash, st, BPF_NOEXIST);
 	if (err && err != -EEXIST)
 		drop(LT_DROP_STACK_MAP_FULL);
+	return 0;
+}
+
+/*
+ * The files of a stack's frames (struct lt_stack), looked up when the stack is first stored:
+ * for each frame the executable file mapping holding it (bpf_find_vma; frames in the same
+ * mapping as the one before cost no lookup; the mapping lock taken: the modules this address
+ * space's walks found lately, uw_mod_cache), its (device, inode) and the file offset.  A file
+ * met for the first time gets a name in file_paths, built from its dentries.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LT_MAX_FILE_PATHS);
+	__type(key, struct lt_unwind_key);
+	__type(value, struct lt_file_path);
+} file_paths SEC(".maps");
+
+/*
+ * A file's name, built from the end backwards: components are put before buf[pos], which
+ * starts at the NUL in buf[2 * LT_PATH_LEN - 1] and may not go below LT_PATH_LEN (a longer
+ * name is not kept).  The third LT_PATH_LEN lets the verifier see each copy in bounds.
+ */
+struct ff_path {
+	char buf[3 * LT_PATH_LEN];
+	__u64 dentry;			/* struct dentry * to name next */
+	__u64 mnt;			/* struct vfsmount * it lies in */
+	__u32 pos;
+	__u32 done;			/* 1: the name reached the root */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ff_path);
+} ff_path_scratch SEC(".maps");
+
+#define FF_PATH_STEPS	64	/* components and mount points crossed, at most */
+
+/* bpf_loop step: one component of the name (or one mount crossed).  1 ends the loop. */
+static long ff_path_step(__u32 idx, void *unused)
+{
+	__u32 zero = 0, len, pos;
+	struct ff_path *p = bpf_map_lookup_elem(&ff_path_scratch, &zero);
+	struct dentry *d, *parent;
+	struct vfsmount *vm;
+	struct mount *mnt, *up;
+	const unsigned char *name;
+
+	if (!p)
+		return 1;
+	d = (struct dentry *)p->dentry;
+	vm = (struct vfsmount *)p->mnt;
+	if (d == BPF_CORE_READ(vm, mnt_root)) {
+		/* The top of a mount: go on from where it is mounted, in the mount above. */
+		mnt = (struct mount *)((__u64)vm - bpf_core_field_offset(struct mount, mnt));
+		up = BPF_CORE_READ(mnt, mnt_parent);
+		if (!up || up == mnt) {
+			p->done = 1;
+			return 1;
+		}
+		p->dentry = (__u64)BPF_CORE_READ(mnt, mnt_mountpoint);
+		p->mnt = (__u64)up + bpf_core_field_offset(struct mount, mnt);
+		return 0;
+	}
+	parent = BPF_CORE_READ(d, d_parent);
+	if (!parent || parent == d) {
+		p->done = 1;		/* a root not mounted here: the name is what it is */
+		return 1;
+	}
+	len = BPF_CORE_READ(d, d_name.len);
+	name = BPF_CORE_READ(d, d_name.name);
+	pos = p->pos;
+	if (!len || len >= LT_PATH_LEN || pos < LT_PATH_LEN + len + 1 || pos >= 2 * LT_PATH_LEN)
+		return 1;
+	pos -= len + 1;
+	/* Bounds the verifier can follow: pos < 2 * LT_PATH_LEN, len < LT_PATH_LEN. */
+	pos &= 2 * LT_PATH_LEN - 1;
+	len &= LT_PATH_LEN - 1;
+	p->buf[pos] = '/';
+	if (bpf_probe_read_kernel(&p->buf[pos + 1], len, name))
+		return 1;
+	p->pos = pos;
+	p->dentry = (__u64)parent;
+	return 0;
+}
+
+/*
+ * Put a name of the file f (a struct file *), identity *key, in file_paths.  Returns 0.  A
+ * global function: verified once.
+ */
+__noinline int lt_ff_note_path(__u64 f, const struct lt_unwind_key *key)
+{
+	__u32 zero = 0, pos;
+	struct ff_path *p = bpf_map_lookup_elem(&ff_path_scratch, &zero);
+	struct file *file = (struct file *)f;
+
+	if (!p || !f || !key)
+		return 0;
+	p->dentry = (__u64)BPF_CORE_READ(file, f_path.dentry);
+	p->mnt = (__u64)BPF_CORE_READ(file, f_path.mnt);
+	p->pos = 2 * LT_PATH_LEN - 1;
+	p->buf[2 * LT_PATH_LEN - 1] = '\0';
+	p->done = 0;
+	if (!p->dentry || !p->mnt)
+		return 0;
+	bpf_loop(FF_PATH_STEPS, ff_path_step, NULL, 0);
+	pos = p->pos;
+	if (!p->done || pos >= 2 * LT_PATH_LEN - 1 || pos < LT_PATH_LEN)
+		return 0;
+	pos &= 2 * LT_PATH_LEN - 1;
+	/* The name and whatever follows its NUL: the map copies a whole value. */
+	bpf_map_update_elem(&file_paths, key, &p->buf[pos], BPF_ANY);
+	return 0;
+}
+
+struct ff_map {
+	__u64 start, end;		/* the mapping; end 0: none */
+	__u64 off_base;			/* file offset of start */
+	__u64 file;			/* its struct file *, 0: unknown */
+	struct lt_unwind_key key;
+	__u32 exec_file;
+	__u32 pad;
+};
+
+static long ff_vma_cb(struct task_struct *task, struct vm_area_struct *vma, struct ff_map *m)
+{
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	m->start = BPF_CORE_READ(vma, vm_start);
+	m->end = BPF_CORE_READ(vma, vm_end);
+	m->off_base = BPF_CORE_READ(vma, vm_pgoff) << 12;
+	m->exec_file = f && (BPF_CORE_READ(vma, vm_flags) & VM_EXEC);
+	if (m->exec_file) {
+		m->file = (__u64)f;
+		m->key.ino = BPF_CORE_READ(f, f_inode, i_ino);
+		m->key.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	}
+	return 0;
+}
+
+/*
+ * The mapping at pc into *out (end 0: none known): bpf_find_vma, or with the mapping lock
+ * taken the modules this address space's walks found lately.  Returns 0.  A global function:
+ * verified once.
+ */
+__noinline int lt_ff_lookup(__u64 pc, struct ff_map *out)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct uw_mm_key k = { .mm = (__u64)BPF_CORE_READ(task, mm),
+			       .tgid = bpf_get_current_pid_tgid() >> 32 };
+	struct uw_mod_cache *cache;
+	struct ff_map m = {};
+	long err;
+
+	if (!out)
+		return 0;
+	err = bpf_find_vma(task, pc, ff_vma_cb, &m, 0);
+	if (err) {
+		__builtin_memset(&m, 0, sizeof(m));
+		cache = err == -LT_EBUSY ? bpf_map_lookup_elem(&uw_mod_cache, &k) : NULL;
+		for (int i = 0; cache && i < UW_MOD_CACHE; i++) {
+			if (pc < cache->e[i].start || pc >= cache->e[i].end ||
+			    !cache->e[i].exec_file)
+				continue;
+			m.start = cache->e[i].start;
+			m.end = cache->e[i].end;
+			m.off_base = cache->e[i].off_base;
+			m.key = cache->e[i].key;
+			m.exec_file = 1;
+			break;
+		}
+	}
+	*out = m;
+	return 0;
+}
+
+/* The state of a stack's file lookups: in a per-CPU map value, as uw_scratch (see there). */
+struct ff_state {
+	struct ff_map m;		/* the mapping of the last frame */
+	struct lt_unwind_key named;	/* the last file whose name was looked for */
+	__u32 depth;
+	__u32 unknown;			/* frames left without a file */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ff_state);
+} ff_scratch SEC(".maps");
+
+/* bpf_loop step i: the file of frame i.  1 ends the loop. */
+static long ff_step(__u32 i, void *unused)
+{
+	__u32 zero = 0, j;
+	struct ff_state *s = bpf_map_lookup_elem(&ff_scratch, &zero);
+	struct lt_stack *st = stack_buf();
+	struct lt_frame_file *ff;
+	__u64 ip, off;
+
+	if (!s || !st || i >= LT_MAX_STACK_DEPTH || i >= st->nr || i >= s->depth)
+		return 1;
+	j = s->depth + 2 * i;
+	if (j >= 3 * LT_MAX_STACK_DEPTH - 1)
+		return 1;
+	ff = (struct lt_frame_file *)&st->w[j];
+	ip = st->ips[i];
+	/* A return address: the call before it is what lies in the function's mapping. */
+	if (!(ip - 1 >= s->m.start && ip - 1 < s->m.end))
+		lt_ff_lookup(ip - 1, &s->m);
+	off = ip - s->m.start + s->m.off_base;
+	if (!s->m.end || !s->m.exec_file || (off >> 32)) {
+		ff->ino = 0;
+		ff->dev = 0;
+		ff->off = 0;
+		s->unknown++;
+		return 0;
+	}
+	ff->ino = s->m.key.ino;
+	ff->dev = s->m.key.dev;
+	ff->off = off;
+	if (s->m.file && (s->m.key.ino != s->named.ino || s->m.key.dev != s->named.dev)) {
+		s->named = s->m.key;
+		if (!bpf_map_lookup_elem(&file_paths, &s->m.key))
+			lt_ff_note_path(s->m.file, &s->named);
+	}
+	return 0;
+}
+
+__noinline int lt_stack_files(void)
+{
+	__u32 zero = 0, n;
+	struct ff_state *s = bpf_map_lookup_elem(&ff_scratch, &zero);
+	struct lt_stack *st = stack_buf();
+
+	if (!s || !st)
+		return 0;
+	__builtin_memset(s, 0, sizeof(*s));
+	s->depth = stack_depth();
+	n = st->nr;
+	bpf_loop(n < LT_MAX_STACK_DEPTH ? n : LT_MAX_STACK_DEPTH, ff_step, NULL, 0);
+	count(LT_CNT_FRAME_NO_FILE, s->unknown);
 	return 0;
 }

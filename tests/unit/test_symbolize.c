@@ -16,6 +16,7 @@
 #include "check.h"
 #include "live/symbolize.h"
 #include "live/procmaps.h"
+#include "live/safe_open.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -461,6 +462,108 @@ static void test_symbolize_deleted_binary_of_exited_process_resolves(void)
 	symbolizer__free(sym);
 }
 
+/* The file offset of addr in this process's mapping of it, and the file's identity. */
+static int own_file_offset(uint64_t addr, struct file_id *id, uint64_t *off)
+{
+	const struct proc_map *m;
+	struct proc_maps maps;
+	int err = -1;
+
+	if (procmaps__read(getpid(), &maps))
+		return -1;
+	m = procmaps__find(&maps, addr);
+	if (m && m->ino) {
+		*id = (struct file_id){ .dev = m->dev, .ino = m->ino };
+		*off = addr - m->start + m->file_offset;
+		err = 0;
+	}
+	procmaps__free(&maps);
+	return err;
+}
+
+/*
+ * A frame of a process that is gone, known by its file (identity and offset) only: named
+ * through the module another image loaded, else through the name given, but only when that
+ * name leads to the very file (not to a copy, not through a link), never otherwise.
+ */
+static void test_symbolize_file_of_gone_process_resolves_only_from_that_very_file(void)
+{
+	struct symbolizer *sym = symbolizer__new();
+	char exe[PATH_MAX], copy[] = "/tmp/leaktop-test-sym-XXXXXX", link[PATH_MAX + 32];
+	uint64_t addr = addr_of(marker_fn), off = 0;
+	struct file_id id = {};
+	struct sym_frame f;
+	int in, out;
+
+	CHECK(sym != NULL);
+	CHECK_EQ_INT(self_exe(exe, sizeof(exe)), 0);
+	CHECK_EQ_INT(own_file_offset(addr, &id, &off), 0);
+
+	/* By its name: the file is opened, checked and named. */
+	CHECK_EQ_INT(symbolizer__resolve_file(sym, addr, &id, exe, off, false, NULL, &f), 0);
+	CHECK_EQ_INT(f.addr, addr);
+	CHECK_EQ_STR(f.symbol, "marker_fn");
+	CHECK_EQ_INT(f.offset, 0);
+	CHECK_EQ_STR(f.module, exe);
+	CHECK_EQ_INT(f.line, marker_line);
+	sym_frame__clear(&f);
+	/* As a return address, the offset stands for the byte before: the call. */
+	CHECK_EQ_INT(symbolizer__resolve_file(sym, addr + 1, &id, exe, off + 1, true, NULL, &f), 0);
+	CHECK_EQ_STR(f.symbol, "marker_fn");
+	CHECK_EQ_INT(f.offset, 1);
+	sym_frame__clear(&f);
+	symbolizer__free(sym);
+
+	/* No name: only a module loaded for the same file (another image's) answers. */
+	sym = symbolizer__new();
+	CHECK_EQ_INT(symbolizer__resolve_file(sym, addr, &id, NULL, off, false, NULL, &f),
+		     -ENOENT);
+	CHECK(f.module == NULL && f.symbol == NULL);
+	CHECK_EQ_INT(symbolizer__add_image(sym, 1, getpid()), 0);
+	symbolizer__drop_image(sym, 1);
+	CHECK_EQ_INT(symbolizer__resolve_file(sym, addr, &id, NULL, off, false, NULL, &f), 0);
+	CHECK_EQ_STR(f.symbol, "marker_fn");
+	CHECK_EQ_STR(f.module, exe);
+	sym_frame__clear(&f);
+	symbolizer__free(sym);
+
+	/* A name that leads to another file (a copy), or through a link, is refused. */
+	in = open(exe, O_RDONLY);
+	out = mkstemp(copy);
+	CHECK(in >= 0 && out >= 0);
+	for (char buf[65536]; ; ) {
+		ssize_t n = read(in, buf, sizeof(buf));
+
+		if (n <= 0)
+			break;
+		CHECK_EQ_INT(write(out, buf, n), n);
+	}
+	close(in);
+	close(out);
+	snprintf(link, sizeof(link), "%s.lnk", copy);
+	CHECK_EQ_INT(symlink(exe, link), 0);
+	sym = symbolizer__new();
+	CHECK_EQ_INT(symbolizer__resolve_file(sym, addr, &id, copy, off, false, NULL, &f),
+		     -ENOENT);
+	CHECK(f.module == NULL && f.symbol == NULL);
+	CHECK_EQ_INT(symbolizer__resolve_file(sym, addr, &id, link, off, false, NULL, &f),
+		     -ENOENT);
+	CHECK(f.module == NULL && f.symbol == NULL);
+	/* A name through procfs (a process's own /proc, in its mount namespace): never looked up. */
+	snprintf(link, sizeof(link), "/proc/%d/root%s", (int)getpid(), exe);
+	CHECK_EQ_INT(symbolizer__resolve_file(sym, addr, &id, link, off, false, NULL, &f),
+		     -ENOENT);
+	CHECK(f.module == NULL && f.symbol == NULL);
+	snprintf(link, sizeof(link), "%s.lnk", copy);
+	/* Unknown file (inode 0): nothing. */
+	CHECK_EQ_INT(symbolizer__resolve_file(sym, addr, &(struct file_id){ 0 }, exe, off, false,
+					      NULL, &f), -ENOENT);
+	CHECK(f.module == NULL);
+	symbolizer__free(sym);
+	unlink(link);
+	unlink(copy);
+}
+
 static void test_symbolize_free_closes_every_file(void)
 {
 	int before = count_fds();
@@ -834,6 +937,7 @@ int main(int argc, char **argv)
 	RUN(test_symbolize_exited_child_still_resolves);
 	RUN(test_symbolize_zombie_process_gives_esrch);
 	RUN(test_symbolize_deleted_binary_of_exited_process_resolves);
+	RUN(test_symbolize_file_of_gone_process_resolves_only_from_that_very_file);
 	RUN(test_symbolize_free_closes_every_file);
 	RUN(test_symbolize_cache_answers_repeated_address_without_lookup);
 	RUN(test_symbolize_spent_budget_defers_with_module_and_cache_still_answers);

@@ -66,6 +66,7 @@ const char *const counter_names[LT_CNT__COUNT] = {
 	[LT_CNT_OOM_VICTIMS] = "oom_victims",
 	[LT_CNT_WALK_LOCK_UNKNOWN] = "walk_lock_unknown",
 	[LT_CNT_COMPAT_IMAGES] = "compat_images",
+	[LT_CNT_FRAME_NO_FILE] = "frames_without_file",
 };
 
 void model__init(struct model *m, double interval_s, unsigned int resources, uint32_t window)

@@ -33,7 +33,7 @@ struct collector {
 	unsigned int depth;
 	int ncpus;
 	uint64_t *percpu;		/* scratch for per-CPU array values */
-	struct lt_stack *stack_buf;	/* value of the stacks map (8 + 8 * depth bytes) */
+	struct lt_stack *stack_buf;	/* value of the stacks map (8 + 24 * depth bytes) */
 	uint64_t *gc_candidates;	/* unreferenced at the previous sweep, sorted */
 	size_t n_gc_candidates;
 };
@@ -388,7 +388,8 @@ int collector__read(struct collector *c, struct sample *s)
 	return 0;
 }
 
-uint32_t collector__stack(struct collector *c, uint64_t hash, uint64_t *ips, uint32_t max)
+uint32_t collector__stack(struct collector *c, uint64_t hash, uint64_t *ips,
+			  struct lt_frame_file *files, uint32_t max)
 {
 	uint32_t nr;
 
@@ -400,7 +401,25 @@ uint32_t collector__stack(struct collector *c, uint64_t hash, uint64_t *ips, uin
 	if (nr > max)
 		nr = max;
 	memcpy(ips, c->stack_buf->ips, nr * sizeof(*ips));
+	/* After the run's depth of addresses, one struct lt_frame_file per frame. */
+	if (files)
+		memcpy(files, &c->stack_buf->w[c->depth], nr * sizeof(*files));
 	return nr;
+}
+
+int collector__file_path(struct collector *c, uint32_t dev, uint64_t ino, char *buf,
+			 size_t len)
+{
+	struct lt_unwind_key key = { .ino = ino, .dev = dev };
+	struct lt_file_path v;
+
+	if (!len || c->fds.file_paths < 0 || bpf_map_lookup_elem(c->fds.file_paths, &key, &v))
+		return -ENOENT;
+	v.path[LT_PATH_LEN - 1] = '\0';
+	if (!v.path[0])
+		return -ENOENT;
+	snprintf(buf, len, "%s", v.path);
+	return 0;
 }
 
 static bool is_dead(const struct dead_image *dead, size_t n, uint32_t tgid, uint64_t gen)
@@ -534,7 +553,7 @@ static int cmp_u64(const void *a, const void *b);
  */
 static long delete_stacks(struct collector *c, uint64_t *hashes, size_t n)
 {
-	size_t vsz = 8 + 8 * (size_t)c->depth, n_sites = 0, n_del = 0, n_used = 0;
+	size_t vsz = 8 + 24 * (size_t)c->depth, n_sites = 0, n_del = 0, n_used = 0;
 	struct {
 		struct lt_site_key key;
 		struct lt_site_val val;

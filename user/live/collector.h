@@ -39,8 +39,19 @@ struct raw_alloc {
 int collector__read_allocs(struct collector *c, uint32_t tgid, uint64_t gen,
 			   struct raw_alloc **out, size_t *n);
 
-/* Frames of a stack (innermost first).  Returns the count, 0 if unknown. */
-uint32_t collector__stack(struct collector *c, uint64_t hash, uint64_t *ips, uint32_t max);
+/*
+ * Frames of a stack (innermost first), and with files (may be NULL) the file each one lies
+ * in, as BPF found it when the stack was stored (ino 0: unknown).  Returns the count, 0 if
+ * unknown.
+ */
+uint32_t collector__stack(struct collector *c, uint64_t hash, uint64_t *ips,
+			  struct lt_frame_file *files, uint32_t max);
+/*
+ * The name BPF noted for the file (dev: kernel dev_t, as struct lt_frame_file has it) into
+ * buf (NUL-terminated; the file's process chose it: check what it leads to).  0 or -ENOENT.
+ */
+int collector__file_path(struct collector *c, uint32_t dev, uint64_t ino, char *buf,
+			 size_t len);
 
 /*
  * Forget dead images' sites (a batched sweep of `sites`), and the stacks no other site uses

@@ -563,7 +563,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	fdsys__fill_class_table((uint8_t *)ld->skel->rodata->cfg_fd_class, cfg->track_fd,
 				cfg->track_mmap);
 	set_shares(ld->skel, cfg->map_share_pct);
-	err = bpf_map__set_value_size(ld->skel->maps.stacks, 8 + 8 * cfg->stack_depth);
+	err = bpf_map__set_value_size(ld->skel->maps.stacks, 8 + 24 * cfg->stack_depth);
 	if (!err)
 		err = bpf_map__set_max_entries(ld->skel->maps.unwind_rows,
 					       cfg->unwind_cfi && cfg->unwind_rows ? cfg->unwind_rows : 1);
@@ -625,6 +625,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	ld->fds.unwind_rows = bpf_map__fd(ld->skel->maps.unwind_rows);
 	ld->fds.unwind_objects = bpf_map__fd(ld->skel->maps.unwind_objects);
 	ld->fds.unwind_wanted = bpf_map__fd(ld->skel->maps.unwind_wanted);
+	ld->fds.file_paths = bpf_map__fd(ld->skel->maps.file_paths);
 	bpf_object__for_each_program(prog, ld->skel->obj) {
 		if (bpf_program__fd(prog) >= 0 && ld->fds.n_progs < LT_MAX_PROGS)
 			ld->fds.progs[ld->fds.n_progs++] = bpf_program__fd(prog);

@@ -48,6 +48,7 @@ struct lt_map_fds {
 	int procs, sites, allocs, stacks, drops, counters, fds, mmaps;
 	int share_purges;
 	int unwind_rows, unwind_objects, unwind_wanted;
+	int file_paths;
 	int progs[LT_MAX_PROGS];
 	int n_progs;
 };

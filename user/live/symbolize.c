@@ -61,6 +61,7 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 #define SYM_CACHE_SLOTS		16384	/* resolved addresses kept; power of two */
 #define SYM_DEBUG_DIR		"/usr/lib/debug"
 #define SYM_MAX_BUILD_ID	64	/* bytes */
+#define SYM_FAILED_FILES	64	/* files of gone processes not opened, remembered */
 /*
  * What the modules read rather than mapped may read, all together: their symbol tables,
  * string tables, notes and sections not loaded (DWARF, .gnu_debugdata), as section headers
@@ -139,6 +140,8 @@ struct symbolizer {
 	size_t n_missing;
 	uint64_t read_bytes;		/* of the modules read, not mapped */
 	uint64_t refused;		/* modules not loaded: over SYM_MAX_READ_BYTES */
+	struct file_id failed[SYM_FAILED_FILES];	/* files not opened by name lately */
+	size_t next_failed;
 };
 
 /*
@@ -340,8 +343,9 @@ static void module_free(struct sym_module *m)
 /*
  * Open the file of mapping `map` of process `pid`: through /proc/PID/map_files, else its
  * path inside /proc/PID/root; `exe`: the process's executable, through /proc/PID/exe (pid >
- * 0), else its path here.  Either way only the regular file with the mapping's device and
- * inode.  fd, or -errno (-ESTALE, -EINVAL: refused).
+ * 0), else its path here; no process and not `exe`: its path here, a last component that is
+ * a link refused.  Either way only the regular file with the mapping's device and inode.
+ * fd, or -errno (-ESTALE, -EINVAL: refused).
  */
 static int module_open_file(int pid, const struct proc_map *map, bool exe)
 {
@@ -352,6 +356,19 @@ static int module_open_file(int pid, const struct proc_map *map, bool exe)
 	if (pid > 0 && !exe) {
 		err = safe_open__mapped(pid, map->start, map->end, map->deleted ? NULL : map->path,
 					&want, &fd);
+		return err ? err : fd;
+	}
+	/*
+	 * No process (gone): the name BPF built from the file's dentries, which name no link.
+	 * It is the name in the mount namespace of the process that mapped it, which may have
+	 * its own /proc: a name there is never looked up through leaktop's procfs (safe_open
+	 * trusts /proc/ names: its callers make them).
+	 */
+	if (!exe) {
+		if (!map->path || map->path[0] != '/' || map->deleted ||
+		    !strncmp(map->path, "/proc/", 6))
+			return err;
+		err = safe_open(AT_FDCWD, map->path, SAFE_NOFOLLOW, &want, &fd);
 		return err ? err : fd;
 	}
 	if (pid > 0) {
@@ -1246,46 +1263,20 @@ void sym_missing_module__free(struct sym_missing_module *v, size_t n)
 	free(v);
 }
 
-int symbolizer__resolve_within(struct symbolizer *sym, uint64_t image_id, uint64_t addr,
-			       bool is_return_addr, struct sym_budget *budget,
-			       struct sym_frame *out)
+/*
+ * The function, file and line at file offset `off` of module m into out (module and addr
+ * filled in already); delta: addr minus the address looked up.  As symbolizer__resolve_within.
+ */
+static int resolve_in_module(struct symbolizer *sym, struct sym_module *m, uint64_t off,
+			     uint64_t delta, struct sym_budget *budget, struct sym_frame *out)
 {
-	struct sym_image *img;
-	const struct proc_map *map;
-	struct sym_module *m;
 	struct sym_cached *slot, fresh = {};
-	uint64_t lookup, vaddr;
 	GElf_Addr dwaddr;
+	uint64_t vaddr;
 	int err = 0;
 
-	memset(out, 0, sizeof(*out));
-	out->addr = addr;
-	img = *image_slot(sym, image_id);
-	if (!img) {
-		err = -ENOENT;
-		goto out;
-	}
-	img->last_use = ++sym->tick;
-	/* A return address follows the call; addr - 1 is inside the call instruction. */
-	lookup = is_return_addr && addr ? addr - 1 : addr;
-	map = procmaps__find(&img->maps, lookup);
-	if (!map) {
-		err = -ENOENT;
-		goto out;
-	}
-	if (map->path) {
-		out->module = strdup(map->path);
-		if (!out->module) {
-			err = -ENOMEM;
-			goto out;
-		}
-	}
-	m = img->map_mod[map - img->maps.v];
-	if (!m)
-		goto out;
 	m->last_use = sym->tick;
-	if (module_off_to_vaddr(m, sym->page_size, lookup - map->start + map->file_offset,
-				&vaddr))
+	if (module_off_to_vaddr(m, sym->page_size, off, &vaddr))
 		goto out;
 	dwaddr = vaddr + m->bias;
 
@@ -1293,7 +1284,7 @@ int symbolizer__resolve_within(struct symbolizer *sym, uint64_t image_id, uint64
 	if (slot->serial == m->serial && slot->dwaddr == dwaddr) {
 		if (budget)
 			budget->cached++;
-		err = cached_copy(slot, addr - lookup, out);
+		err = cached_copy(slot, delta, out);
 		goto out;
 	}
 	if (budget && budget->deadline_ns && now_ns() >= budget->deadline_ns) {
@@ -1322,9 +1313,97 @@ int symbolizer__resolve_within(struct symbolizer *sym, uint64_t image_id, uint64
 		sym->cache_used++;
 	cached_clear(slot);
 	*slot = fresh;
-	err = cached_copy(slot, addr - lookup, out);
+	err = cached_copy(slot, delta, out);
 out:
 	return err;
+}
+
+int symbolizer__resolve_within(struct symbolizer *sym, uint64_t image_id, uint64_t addr,
+			       bool is_return_addr, struct sym_budget *budget,
+			       struct sym_frame *out)
+{
+	struct sym_image *img;
+	const struct proc_map *map;
+	struct sym_module *m;
+	uint64_t lookup;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->addr = addr;
+	img = *image_slot(sym, image_id);
+	if (!img) {
+		err = -ENOENT;
+		goto out;
+	}
+	img->last_use = ++sym->tick;
+	/* A return address follows the call; addr - 1 is inside the call instruction. */
+	lookup = is_return_addr && addr ? addr - 1 : addr;
+	map = procmaps__find(&img->maps, lookup);
+	if (!map) {
+		err = -ENOENT;
+		goto out;
+	}
+	if (map->path) {
+		out->module = strdup(map->path);
+		if (!out->module) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	m = img->map_mod[map - img->maps.v];
+	if (m)
+		err = resolve_in_module(sym, m, lookup - map->start + map->file_offset,
+					addr - lookup, budget, out);
+out:
+	return err;
+}
+
+/* Was the file (dev, ino) refused or not found lately (its name led elsewhere, say)? */
+static bool file_failed(const struct symbolizer *sym, uint64_t dev, uint64_t ino)
+{
+	for (size_t i = 0; i < SYM_FAILED_FILES; i++)
+		if (sym->failed[i].ino == ino && sym->failed[i].dev == dev)
+			return true;
+	return false;
+}
+
+int symbolizer__resolve_file(struct symbolizer *sym, uint64_t addr, const struct file_id *id,
+			     const char *path, uint64_t off, bool is_return_addr,
+			     struct sym_budget *budget, struct sym_frame *out)
+{
+	struct proc_map map = { .dev = id->dev, .ino = id->ino, .executable = true,
+				.readable = true, .path = (char *)path };
+	struct sym_module *m = NULL;
+	uint64_t lookup = is_return_addr && off ? off - 1 : off;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->addr = addr;
+	if (!id->ino)
+		return -ENOENT;
+	++sym->tick;
+	for (size_t i = 0; i < sym->nmods && !m; i++)
+		if (sym->mods[i]->dev == id->dev && sym->mods[i]->ino == id->ino)
+			m = sym->mods[i];
+	if (!m) {
+		/* Not loaded: only by the name noted for it, if that still leads to it. */
+		if (!path || file_failed(sym, id->dev, id->ino))
+			return -ENOENT;
+		err = module_get(sym, 0, &map, false, &m);
+		if (err) {
+			sym->failed[sym->next_failed++ % SYM_FAILED_FILES] =
+				(struct file_id){ .dev = id->dev, .ino = id->ino };
+			return -ENOENT;
+		}
+		m->refs--;		/* no image holds it: evictable */
+	}
+	if (m->path || path) {
+		out->module = strdup(m->path ? m->path : path);
+		if (!out->module)
+			return -ENOMEM;
+	}
+	return resolve_in_module(sym, m, lookup, addr - (is_return_addr && addr ? addr - 1 : addr),
+				 budget, out);
 }
 
 int symbolizer__resolve(struct symbolizer *sym, uint64_t image_id, uint64_t addr,

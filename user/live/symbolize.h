@@ -84,6 +84,17 @@ int symbolizer__resolve(struct symbolizer *sym, uint64_t image_id, uint64_t addr
 int symbolizer__resolve_within(struct symbolizer *sym, uint64_t image_id, uint64_t addr,
 			       bool is_return_addr, struct sym_budget *budget,
 			       struct sym_frame *out);
+/*
+ * Resolve address addr of a process that may be gone, by the file it lies in (identity id,
+ * makedev form) and its offset there, as the stack walk found them: through the module
+ * already loaded for that file (another image maps it), else by `path` (NULL: none; a name
+ * the process's side chose), opened only if it is a regular file with identity id on a
+ * file system leaktop may read, never through a link.  Fills `out` as symbolizer__resolve;
+ * -ENOENT when the file is neither loaded nor opened (out has no module then).
+ */
+int symbolizer__resolve_file(struct symbolizer *sym, uint64_t addr, const struct file_id *id,
+			     const char *path, uint64_t off, bool is_return_addr,
+			     struct sym_budget *budget, struct sym_frame *out);
 void symbolizer__stats(const struct symbolizer *sym, struct sym_stats *out);
 /*
  * The build id (lower-case hex, malloc'd) of the file loaded for module name `module` (as the

@@ -500,12 +500,34 @@ static int add_stack(struct image *im, uint64_t hash)
 	return 0;
 }
 
-/* The frames of stack `hash` of image im; re-read its maps once if an address is unmapped. */
+/*
+ * Frame f (address ip) without a module: by the file BPF found it in when the stack was
+ * stored (the image's maps were never read, or lack it: its process was gone).
+ */
+static void resolve_by_file(struct tracker *t, struct collector *c, uint64_t ip,
+			    const struct lt_frame_file *ff, struct sym_frame *f)
+{
+	struct file_id id = { .dev = makedev(ff->dev >> 20, ff->dev & 0xfffff), .ino = ff->ino };
+	char path[LT_PATH_LEN];
+	bool named;
+
+	if (!ff->ino)
+		return;
+	named = !collector__file_path(c, ff->dev, ff->ino, path, sizeof(path));
+	sym_frame__clear(f);
+	symbolizer__resolve_file(t->sym, ip, &id, named ? path : NULL, ff->off, true, NULL, f);
+}
+
+/*
+ * The frames of stack `hash` of image im; re-read its maps once if an address is unmapped,
+ * and name what they still lack by the files the stack walk found.
+ */
 static int resolve_stack(struct tracker *t, struct collector *c, struct image *im,
 			 uint64_t hash, struct sample_frames *out)
 {
 	uint64_t ips[LT_MAX_STACK_DEPTH];
-	uint32_t n = collector__stack(c, hash, ips, LT_MAX_STACK_DEPTH);
+	struct lt_frame_file files[LT_MAX_STACK_DEPTH];
+	uint32_t n = collector__stack(c, hash, ips, files, LT_MAX_STACK_DEPTH);
 	struct sym_frame *f;
 	bool missing;
 
@@ -530,6 +552,9 @@ static int resolve_stack(struct tracker *t, struct collector *c, struct image *i
 			break;
 		im->registered = true;
 	}
+	for (uint32_t i = 0; i < n; i++)
+		if (!f[i].module)
+			resolve_by_file(t, c, ips[i], &files[i], &f[i]);
 	out->frames = f;
 	out->n_frames = n;
 	return 0;
