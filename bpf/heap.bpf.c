@@ -273,6 +273,29 @@ static __always_inline struct lt_inflight *thread_state(void)
 }
 
 /*
+ * The switch between system-wide and per-process probes (user/live/loader.c), without a gap
+ * nor a call seen twice: the new kind is attached while its entries are off (bits of
+ * LT_HEAP_KIND_* in heap_kinds_off), then one store turns the old kind's entries off and the
+ * new kind's on, then the old kind is detached and marked gone.  A call's return is taken by
+ * the return probe of the kind that took its entry (both kinds' return probes run for a call
+ * made while both were attached), or by any once that kind is gone (its return probe will
+ * not run).  0 and 0 outside a switch: every attachment runs.
+ */
+__u32 heap_kinds_off;
+__u32 heap_kinds_gone;
+
+static __always_inline __u32 heap_kind(void *ctx)
+{
+	return bpf_get_attach_cookie(ctx) & LT_COOKIE_PID ? LT_HEAP_KIND_PID : LT_HEAP_KIND_SYSTEM;
+}
+
+/* The return of the call cur is in: this probe's (of kind) to account? */
+static __always_inline bool return_is_mine(const struct lt_inflight *cur, __u32 kind)
+{
+	return cur->kind == kind || (heap_kinds_gone & cur->kind);
+}
+
+/*
  * The process of leaktop's start-up calibration (user/live/calibrate.c), 0 when none: its
  * probe hits measure the trap alone and are only counted.
  */
@@ -296,7 +319,8 @@ static __always_inline bool heap_skip(__u32 tgid, bool entry)
 	return false;
 }
 
-static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u64 arg_ptr)
+static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u64 arg_ptr,
+				       __u32 kind)
 {
 	__u64 sp = PT_REGS_SP(ctx), ip = PT_REGS_IP(ctx), ra = 0;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
@@ -306,6 +330,8 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size
 	/* Load them now: clang would otherwise keep ctx + offset, which the verifier refuses. */
 	barrier_var(sp);
 	barrier_var(ip);
+	if (heap_kinds_off & kind)
+		return 0;
 	if (heap_skip(tgid, true))
 		return 0;
 	p = proc_of(tgid);
@@ -352,6 +378,7 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size
 	cur->alloc_text_start = p->alloc_text_start;
 	cur->alloc_text_end = p->alloc_text_end;
 	cur->fn = fn;
+	cur->kind = kind;
 	cur->depth = 0;
 	cur->old_held = 0;
 	if ((fn == LT_FN_REALLOC || fn == LT_FN_REALLOCARRAY) && arg_ptr)
@@ -366,7 +393,7 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size
 	return 0;
 }
 
-static __always_inline int alloc_exit(struct pt_regs *ctx, __u64 ret)
+static __always_inline int alloc_exit(struct pt_regs *ctx, __u64 ret, __u32 kind)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct lt_inflight *cur, in;
@@ -375,7 +402,7 @@ static __always_inline int alloc_exit(struct pt_regs *ctx, __u64 ret)
 	if (heap_skip(tgid, false))
 		return 0;
 	cur = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), NULL, 0);
-	if (!cur || !cur->active)
+	if (!cur || !cur->active || !return_is_mine(cur, kind))
 		return 0;
 	if (cur->depth) {
 		cur->depth--;
@@ -446,62 +473,62 @@ static __always_inline __u64 mul_sat(__u64 n, __u64 m)
 SEC("uprobe")
 int BPF_KPROBE(malloc_enter, __u64 size)
 {
-	return alloc_enter(ctx, LT_FN_MALLOC, size, 0);
+	return alloc_enter(ctx, LT_FN_MALLOC, size, 0, heap_kind(ctx));
 }
 
 SEC("uprobe")
 int BPF_KPROBE(calloc_enter, __u64 n, __u64 m)
 {
-	return alloc_enter(ctx, LT_FN_CALLOC, mul_sat(n, m), 0);
+	return alloc_enter(ctx, LT_FN_CALLOC, mul_sat(n, m), 0, heap_kind(ctx));
 }
 
 SEC("uprobe")
 int BPF_KPROBE(realloc_enter, __u64 ptr, __u64 size)
 {
-	return alloc_enter(ctx, LT_FN_REALLOC, size, ptr);
+	return alloc_enter(ctx, LT_FN_REALLOC, size, ptr, heap_kind(ctx));
 }
 
 SEC("uprobe")
 int BPF_KPROBE(reallocarray_enter, __u64 ptr, __u64 n, __u64 m)
 {
-	return alloc_enter(ctx, LT_FN_REALLOCARRAY, mul_sat(n, m), ptr);
+	return alloc_enter(ctx, LT_FN_REALLOCARRAY, mul_sat(n, m), ptr, heap_kind(ctx));
 }
 
 SEC("uprobe")
 int BPF_KPROBE(posix_memalign_enter, __u64 memptr, __u64 align, __u64 size)
 {
-	return alloc_enter(ctx, LT_FN_POSIX_MEMALIGN, size, memptr);
+	return alloc_enter(ctx, LT_FN_POSIX_MEMALIGN, size, memptr, heap_kind(ctx));
 }
 
 SEC("uprobe")
 int BPF_KPROBE(aligned_alloc_enter, __u64 align, __u64 size)
 {
-	return alloc_enter(ctx, LT_FN_ALIGNED_ALLOC, size, 0);
+	return alloc_enter(ctx, LT_FN_ALIGNED_ALLOC, size, 0, heap_kind(ctx));
 }
 
 SEC("uprobe")
 int BPF_KPROBE(memalign_enter, __u64 align, __u64 size)
 {
-	return alloc_enter(ctx, LT_FN_MEMALIGN, size, 0);
+	return alloc_enter(ctx, LT_FN_MEMALIGN, size, 0, heap_kind(ctx));
 }
 
 SEC("uprobe")
 int BPF_KPROBE(valloc_enter, __u64 size)
 {
-	return alloc_enter(ctx, LT_FN_VALLOC, size, 0);
+	return alloc_enter(ctx, LT_FN_VALLOC, size, 0, heap_kind(ctx));
 }
 
 SEC("uprobe")
 int BPF_KPROBE(pvalloc_enter, __u64 size)
 {
-	return alloc_enter(ctx, LT_FN_PVALLOC, size, 0);
+	return alloc_enter(ctx, LT_FN_PVALLOC, size, 0, heap_kind(ctx));
 }
 
 /* One return program serves every allocator: the entry said which one it was. */
 SEC("uretprobe")
 int BPF_KRETPROBE(alloc_return, __u64 ret)
 {
-	return alloc_exit(ctx, ret);
+	return alloc_exit(ctx, ret, heap_kind(ctx));
 }
 
 /*
@@ -551,7 +578,7 @@ static __always_inline void free_noted(__u64 ptr, __u64 sp)
 	}
 }
 
-static __always_inline int free_entry(struct pt_regs *ctx, __u64 ptr)
+static __always_inline int free_entry(struct pt_regs *ctx, __u64 ptr, __u32 kind)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	__u64 sp = PT_REGS_SP(ctx), ip = PT_REGS_IP(ctx), bp = PT_REGS_FP(ctx);
@@ -560,6 +587,8 @@ static __always_inline int free_entry(struct pt_regs *ctx, __u64 ptr)
 	barrier_var(sp);
 	barrier_var(ip);
 	barrier_var(bp);
+	if (heap_kinds_off & kind)
+		return 0;
 	if (heap_skip(tgid, true))
 		return 0;
 	p = bpf_map_lookup_elem(&procs, &tgid);
@@ -589,20 +618,23 @@ static __always_inline int free_entry(struct pt_regs *ctx, __u64 ptr)
 SEC("uprobe")
 int BPF_KPROBE(free_enter, __u64 ptr)
 {
-	return free_entry(ctx, ptr);
+	return free_entry(ctx, ptr, heap_kind(ctx));
 }
 
 /*
  * Every allocator function's entry through one uprobe_multi link (kernel 6.6 and later; the
  * per-function programs above serve older kernels through perf events): the attach cookie
- * says which function this is (enum lt_alloc_fn), and the arguments are read as above.  A
+ * says which function this is (enum lt_alloc_fn, its low 32 bits) and which kind of
+ * attachment (LT_COOKIE_PID), and the arguments are read as above.  A
  * link of many probes is detached with one wait in the kernel, where each perf event
  * waited on its own.
  */
 SEC("uprobe")
 int BPF_KPROBE(alloc_enter_multi, __u64 a0, __u64 a1, __u64 a2)
 {
-	__u64 fn = bpf_get_attach_cookie(ctx), size, ptr = 0;
+	__u64 cookie = bpf_get_attach_cookie(ctx), size, ptr = 0;
+	__u32 fn = (__u32)cookie, kind = cookie & LT_COOKIE_PID ? LT_HEAP_KIND_PID :
+							      LT_HEAP_KIND_SYSTEM;
 
 	switch (fn) {
 	case LT_FN_MALLOC:
@@ -630,18 +662,18 @@ int BPF_KPROBE(alloc_enter_multi, __u64 a0, __u64 a1, __u64 a2)
 		size = a1;
 		break;
 	case LT_FN_FREE:
-		return free_entry(ctx, a0);
+		return free_entry(ctx, a0, kind);
 	default:
 		return 0;
 	}
-	return alloc_enter(ctx, fn, size, ptr);
+	return alloc_enter(ctx, fn, size, ptr, kind);
 }
 
 /* The return of every allocator but free, through one uretprobe_multi link. */
 SEC("uretprobe")
 int BPF_KRETPROBE(alloc_return_multi, __u64 ret)
 {
-	return alloc_exit(ctx, ret);
+	return alloc_exit(ctx, ret, heap_kind(ctx));
 }
 
 /* Empty programs, attached at the same places by `make bench` to measure the trap floor. */

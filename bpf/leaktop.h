@@ -264,6 +264,16 @@ struct lt_file_path {
  * return then takes the old block off its site (realloc freed it) or puts the record back
  * (realloc failed and the block lives on).
  */
+/*
+ * Which attachments an allocator probe belongs to: the system-wide ones or those filtered on
+ * one process (their attach cookie has LT_COOKIE_PID; uprobe_multi entries have the
+ * function in the low 32 bits).  Both kinds are attached at once only while heap tracing
+ * switches between them; heap.bpf.c's heap_kinds_off and heap_kinds_gone say which runs.
+ */
+#define LT_HEAP_KIND_SYSTEM	1
+#define LT_HEAP_KIND_PID	2
+#define LT_COOKIE_PID		(1ULL << 32)
+
 #define LT_INFL_SHARE_NONE	0	/* nothing taken (nested, or not an allocation) */
 #define LT_INFL_SHARE_HELD	1	/* one record of the image's share taken at entry */
 #define LT_INFL_SHARE_REFUSED	2	/* over the share: the block is not recorded */
@@ -280,7 +290,8 @@ struct lt_inflight {
 	__u16 depth;			/* nested allocator calls currently inside this one */
 	__u16 active;			/* 1 between the outer call's entry and return */
 	__u32 old_held;			/* 1: `old` is arg_ptr's record, out of `allocs` */
-	__u32 share;			/* the call's allocs share: LT_INFL_SHARE_* */
+	__u16 share;			/* the call's allocs share: LT_INFL_SHARE_* */
+	__u16 kind;			/* LT_HEAP_KIND_* of the probe that took the entry */
 	struct lt_alloc_val old;	/* realloc's old block, as it was recorded */
 	/*
 	 * The thread's last free, while no allocation of it came since: a free-shaped entry

@@ -7,7 +7,7 @@
  * Every PERIOD_MS, grow_leak() leaks BYTES from malloc and writes them (so the anonymous
  * RSS grows too), until DIR/stop exists; then it only waits (no allocation at all) for
  * DIR/quit; with COUNT it stops after COUNT leaks, and creates DIR/done once it stopped
- * growing either way.  BYTES 0 makes a quiet process instead: every PERIOD_MS it opens and closes
+ * growing either way, holding the number of leaks made.  BYTES 0 makes a quiet process instead: every PERIOD_MS it opens and closes
  * /dev/null (so a tracer sees it), its memory never grows.  DIR/ready is created once it runs.  Deadlines are absolute, so the rate holds
  * whatever tracing costs.  Every wait ends after 300 s.
  */
@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 {
 	struct timespec next;
 	size_t bytes;
-	long period_ms, count = -1;
+	long period_ms, count = -1, leaks = 0;
 	int fd;
 
 	if (argc != 4 && argc != 5)
@@ -61,6 +61,7 @@ int main(int argc, char **argv)
 	for (long i = 0; i < 300000 / period_ms && i != count && !exists(argv[1], "stop"); i++) {
 		if (bytes) {
 			grow_leak(bytes);
+			leaks++;
 		} else if (exists(argv[1], "quit")) {
 			break;
 		} else {
@@ -73,10 +74,20 @@ int main(int argc, char **argv)
 		next.tv_nsec %= 1000000000L;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 	}
-	snprintf(path, sizeof(path), "%s/done", argv[1]);
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	if (fd >= 0)
+	/* DIR/done holds the number of leaks made (written, then renamed into place). */
+	snprintf(path, sizeof(path), "%s/.done.tmp", argv[1]);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		char text[32], done[4096];
+		int len = snprintf(text, sizeof(text), "%ld\n", bytes ? leaks : 0);
+
+		if (write(fd, text, len) != len)
+			return 1;
 		close(fd);
+		snprintf(done, sizeof(done), "%s/done", argv[1]);
+		if (rename(path, done))
+			return 1;
+	}
 	for (int i = 0; i < 3000 && !exists(argv[1], "quit"); i++)
 		usleep(100000);
 	return 0;

@@ -834,8 +834,10 @@ static void heap_control(struct run *r, bool last)
 	struct sample_heap h = { .budgeted = false };
 
 	if (r->hc && !last &&
-	    heapctl__step(r->hc, &r->model, r->model.now_ns, say_heap, r) == HEAPMODE_TO_EXACT)
+	    heapctl__step(r->hc, &r->model, r->model.now_ns, say_heap, r) == HEAPMODE_TO_EXACT) {
 		attach_system(r, true);
+		heapctl__exact_attached(r->hc);
+	}
 	if (r->hc)
 		heapctl__describe(r->hc, &h);
 	model__apply_heap(&r->model, &h);

@@ -352,7 +352,8 @@ static void to_suspects(struct heapctl *hc, uint64_t now_ns, void (*say)(void *,
 	char line[256];
 	size_t n = 0, kept = 0;
 
-	loader__detach_pid(hc->ld, -1);
+	/* The kept processes' own probes go on before the system-wide ones come off. */
+	loader__heap_switch_begin(hc->ld, true);
 	snprintf(line, sizeof(line), "heap tracing: suspects only (exact tracing cost %.2f%% of "
 		 "the CPUs, over the budget of %.2f%% for longer than the bucket holds)",
 		 hc->exact_cost_pct, hc->cfg.budget_pct);
@@ -361,6 +362,7 @@ static void to_suspects(struct heapctl *hc, uint64_t now_ns, void (*say)(void *,
 	if (hc->m && !candidates(hc, hc->m, &c, &n) &&
 	    !heapmode__leave_exact(&hc->hm, now_ns, c, n, &ch))
 		carry_out(hc, hc->m, &ch, now_ns, say, say_ctx);
+	loader__heap_switch_end(hc->ld, true);
 	heapmode_changes__free(&ch);
 	free(c);
 	for (size_t i = 0; i < hc->hm.n_traced; i++)
@@ -428,10 +430,11 @@ enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, ui
 		return change;
 	} else if (change == HEAPMODE_TO_EXACT) {
 		/*
-		 * The pid-filtered probes off first (both at once would run the programs twice
-		 * per call); the caller attaches the system-wide ones.  Every record stays.
+		 * The caller attaches the system-wide probes, then heapctl__exact_attached()
+		 * takes the pid-filtered ones off (no call missed nor seen twice in between).
+		 * Every record stays.
 		 */
-		loader__detach_pid_filtered(hc->ld);
+		loader__heap_switch_begin(hc->ld, false);
 		snprintf(line, sizeof(line), "heap tracing: exact again (exact tracing would cost "
 			 "%.2f%% of the CPUs, under half the budget of %.2f%%)",
 			 hc->exact_cost_pct, hc->cfg.budget_pct);
@@ -449,6 +452,11 @@ enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, ui
 	}
 	free(c);
 	return change;
+}
+
+void heapctl__exact_attached(struct heapctl *hc)
+{
+	loader__heap_switch_end(hc->ld, false);
 }
 
 static int set_picked(struct heapctl *hc, uint32_t pid, bool on)

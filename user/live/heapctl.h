@@ -47,6 +47,12 @@ enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, ui
 				   void (*say)(void *ctx, const char *line), void *say_ctx);
 
 /*
+ * After HEAPMODE_TO_EXACT from heapctl__step() the caller attaches the system-wide heap probes,
+ * then calls this: the per-process ones come off.
+ */
+void heapctl__exact_attached(struct heapctl *hc);
+
+/*
  * Exact mode, between intervals (called often; acts every HEAPMODE_WINDOW_S): a cost far over
  * the budget switches to suspects only now, not at the interval's end.  The suspects
  * themselves are chosen at the next heapctl__step().

@@ -854,6 +854,26 @@ void loader__detach_pid_filtered(struct loader *ld)
 	detach_libcs(ld, libc_of_one_pid, 0);
 }
 
+void loader__heap_switch_begin(struct loader *ld, bool to_pid)
+{
+	ld->skel->bss->heap_kinds_gone = 0;
+	ld->skel->bss->heap_kinds_off = to_pid ? LT_HEAP_KIND_PID : LT_HEAP_KIND_SYSTEM;
+}
+
+void loader__heap_switch_end(struct loader *ld, bool to_pid)
+{
+	uint32_t old = to_pid ? LT_HEAP_KIND_SYSTEM : LT_HEAP_KIND_PID;
+
+	/* One store: each call from here on is seen by the new kind only. */
+	__atomic_store_n(&ld->skel->bss->heap_kinds_off, old, __ATOMIC_SEQ_CST);
+	if (to_pid)
+		detach_libcs(ld, libc_of_pid, -1);
+	else
+		detach_libcs(ld, libc_of_one_pid, 0);
+	/* Its return probes run no more: calls it took the entry of return to the new kind. */
+	__atomic_store_n(&ld->skel->bss->heap_kinds_gone, old, __ATOMIC_SEQ_CST);
+}
+
 void loader__exec_release(struct loader *ld, int tgid)
 {
 	uint32_t key = tgid;
@@ -1025,6 +1045,25 @@ bool loader__has_libc(struct loader *ld, uint64_t dev, uint64_t ino, int pid)
 	return false;
 }
 
+/* The attach cookie's kind bit of a's probes (heap.bpf.c's heap_kind()). */
+static uint64_t kind_cookie(const struct attached_libc *a)
+{
+	return a->pid == -1 ? 0 : LT_COOKIE_PID;
+}
+
+/* Has pid probes of its own on the file (pid -1: the system-wide ones)? */
+static bool has_own_libc(const struct loader *ld, uint64_t dev, uint64_t ino, int pid)
+{
+	for (size_t i = 0; i < ld->n_libcs; i++) {
+		const struct attached_libc *a = &ld->libcs[i];
+
+		if (a->dev == dev && a->ino == ino &&
+		    (a->pid == pid || (pid > 0 && a->tree && in_tree(pid, a->pid))))
+			return true;
+	}
+	return false;
+}
+
 /* Entry programs, indexed by enum lt_alloc_fn. */
 static struct bpf_program *entry_prog(struct loader *ld, int fn)
 {
@@ -1050,7 +1089,7 @@ static struct bpf_program *entry_prog(struct loader *ld, int fn)
 static int attach_one(struct attached_libc *a, struct bpf_program *prog, bool retprobe,
 		      const char *path, uint64_t offset)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = kind_cookie(a));
 	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, a->pid, path, offset, &opts);
 	int err;
 
@@ -1109,16 +1148,21 @@ struct probe_set {
 static int attach_multi(struct loader *ld, struct attached_libc *a, const struct probe_set *ps,
 			const char *path)
 {
+	uint64_t entry_cookie[PROBE_MAX_FNS], return_cookie[PROBE_MAX_FNS];
 	int ret_fd = -1, entry_fd;
 
+	for (uint32_t i = 0; i < PROBE_MAX_FNS; i++) {
+		entry_cookie[i] = (i < ps->n_entry ? ps->entry_fn[i] : 0) | kind_cookie(a);
+		return_cookie[i] = kind_cookie(a);
+	}
 	if (ps->n_return) {
-		ret_fd = link_multi(ld->skel->progs.alloc_return_multi, path, ps->return_at, NULL,
-				    ps->n_return, true, a->pid);
+		ret_fd = link_multi(ld->skel->progs.alloc_return_multi, path, ps->return_at,
+				    return_cookie, ps->n_return, true, a->pid);
 		if (ret_fd < 0)
 			return ret_fd;
 	}
 	entry_fd = link_multi(ld->skel->progs.alloc_enter_multi, path, ps->entry_at,
-			      ps->entry_fn, ps->n_entry, false, a->pid);
+			      entry_cookie, ps->n_entry, false, a->pid);
 	if (entry_fd < 0) {
 		if (ret_fd >= 0)
 			close(ret_fd);
@@ -1277,8 +1321,10 @@ static int attach_tree(struct loader *ld, struct attached_libc *a, const struct 
 			pfd = tracefs__open_event(use->ids[i], pid, false);
 			if (pfd < 0)
 				return pfd;
+			LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = LT_COOKIE_PID);
+
 			/* SET_BPF and ENABLE; the link owns pfd from here. */
-			l = bpf_program__attach_perf_event(progs[i], pfd);
+			l = bpf_program__attach_perf_event_opts(progs[i], pfd, &po);
 			if (!l) {
 				err = -errno;
 				close(pfd);
@@ -1325,7 +1371,12 @@ static int attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, b
 				   .multi_fd = { -1, -1 } };
 	int err, fd = -1;
 
-	if (loader__has_libc(ld, ref->dev, ref->ino, pid))
+	/*
+	 * Already probed for pid (or every process: pid -1).  A process's own probes go on
+	 * while the system-wide ones are still there when heap tracing switches (see
+	 * loader__heap_switch_begin): only its own count here.
+	 */
+	if (has_own_libc(ld, ref->dev, ref->ino, pid))
 		return 0;
 	libcs__name(ref, name, sizeof(name));
 	/* Room for the record first: nothing to undo once the probes are on. */

@@ -121,6 +121,14 @@ bool loader__probes_follow_thread_group(const struct loader *ld);
 void loader__detach_pid(struct loader *ld, int pid);
 /* Detach every allocator probe attached for one process (all but the system-wide ones). */
 void loader__detach_pid_filtered(struct loader *ld);
+/*
+ * Switch the heap probes between the system-wide ones and those of single processes
+ * (to_pid) with no call missed nor seen twice: begin turns the new kind's entries off, the
+ * caller attaches the new kind, end turns the old kind's entries off and the new kind's on
+ * in one store, then detaches the old kind (its calls in flight return to the new one).
+ */
+void loader__heap_switch_begin(struct loader *ld, bool to_pid);
+void loader__heap_switch_end(struct loader *ld, bool to_pid);
 
 /* The allocator probes' hits in tgid (0: none) are the calibration's: counted, not traced. */
 void loader__set_calibration_tgid(struct loader *ld, int tgid);
