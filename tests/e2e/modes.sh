@@ -409,11 +409,14 @@ test_system_mode_threads_busy_in_malloc_at_attach_are_traced() {
 
 # Known open problem: with threads hammering every allocator, a few allocator calls lose
 # their return probe (counted as drops.lost_return, never hidden).  Every other kind of
-# loss must stay at 0.
+# loss must stay at 0, but for records refused to a process over its share of the maps
+# (another process's: the test's own jq parsing a big snapshot can be one, as lib.sh's
+# expect_no_drops says).
 test_system_mode_busy_attach_run_drops_nothing_but_lost_returns() {
 	scenario run_system_busy || return 1
-	expect_eq "drops other than lost_return" 0 \
-		"$(jq '.stats.drops | del(.lost_return) | add' "$BZ/final.json")"
+	expect_eq "drops other than lost_return and shares" 0 "$(jq '[.stats.drops | to_entries[] |
+		select(.key != "lost_return" and (.key | endswith("_share") | not)) | .value] | add // 0' \
+		"$BZ/final.json")" || { FAIL_MSG="$FAIL_MSG: $(jq -c .stats.drops "$BZ/final.json")"; return 1; }
 }
 
 # ------------------------------------------------------------ whole system: gone before leaktop looks

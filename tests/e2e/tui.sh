@@ -191,7 +191,7 @@ test_tui_t_key_traces_and_untraces_the_selected_process_heap() {
 	wait_until "the quiet process traced, picked" sys_mode_of "$q" "suspect true" || return 1
 	keys t
 	wait_screen "^heap tracing of $q \(steady_grow\) stopped" || return 1
-	wait_until "the quiet process watched again" sys_mode_of "$q" "watch false" || return 1
+	wait_until "the quiet process released, what it counted kept" sys_mode_of "$q" "released false" || return 1
 	keys q
 	touch "$TUI/quiet/quit"
 	wait_exit "$q"

@@ -199,20 +199,23 @@ static void release_older(int fd, uint64_t cutoff_ns)
  * a pipe.  Every GUARD_TICK_MS it releases a process held longer than EXEC_HOLD_MAX_MS
  * (leaktop stopped, or stalled: the program runs, its first allocations unseen, rather than
  * wait for it); when leaktop's end closes, however leaktop ended (SIGKILL, a crash no
- * handler saw), it releases every process still held and exits.  It keeps no other
+ * handler saw), it releases every process still held, and any the stop holds until leaktop
+ * is gone (its probes can outlive that end), then exits.  It keeps no other
  * descriptor (a probe's link it held would outlive leaktop), ignores the terminal's
  * signals, and does nothing that is not async-signal-safe.  The write end, close-on-exec,
  * into *write_fd; 0 or -errno.
  */
 #define GUARD_TICK_MS		100
 #define EXEC_HOLD_MAX_MS	1000
+#define GUARD_SWEEP_MS		5	/* after leaktop's end closed: released this often ... */
+#define GUARD_GRACE_SWEEPS	40	/* ... and this many times more once leaktop is gone */
 
 static int start_guard(int map_fd, int *write_fd)
 {
 	static const int ignored[] = { SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGTSTP, SIGTTIN,
 				       SIGTTOU, SIGPIPE, SIGUSR1, SIGUSR2 };
 	int p[2];
-	pid_t pid;
+	pid_t pid, leaktop;
 
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
@@ -227,6 +230,7 @@ static int start_guard(int map_fd, int *write_fd)
 		*write_fd = p[1];
 		return 0;
 	}
+	leaktop = getppid();
 	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
 		signal(ignored[i], SIG_IGN);
 	prctl(PR_SET_NAME, "leaktop-guard", 0, 0, 0);
@@ -245,7 +249,21 @@ static int start_guard(int map_fd, int *write_fd)
 		release_older(3, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec -
 				 EXEC_HOLD_MAX_MS * 1000000ull);
 	}
-	release_held(3);
+	/*
+	 * leaktop's end closed, but its probes may outlive that by seconds: a killed leaktop's
+	 * descriptors are closed in order, the pipe's maybe first, and closing each per-syscall
+	 * event takes the kernel about 20 ms.  A process the exec stop holds meanwhile is
+	 * released too: until leaktop is gone (this child handed to another parent), then for
+	 * a grace period (a program still running when its link went).
+	 */
+	for (int grace = 0; grace < GUARD_GRACE_SWEEPS; ) {
+		struct timespec nap = { .tv_nsec = GUARD_SWEEP_MS * 1000000L };
+
+		release_held(3);
+		if (getppid() != leaktop)
+			grace++;
+		nanosleep(&nap, NULL);
+	}
 	_exit(0);
 }
 
