@@ -76,7 +76,11 @@ for script in tests/e2e/*.sh; do
 	case $(basename "$script") in
 	lib.sh | *_lib.sh) continue ;;	# helpers sourced by the scripts, not scripts
 	esac
+	t0=$SECONDS
 	run_one "$script" "$E2E_TIMEOUT" bash "$script"
+	# How long each script took, against its limit: one that creeps towards it shows here
+	# before it fails on a slower machine.
+	echo "# $script took $((SECONDS - t0)) s (limit ${E2E_TIMEOUT} s)"
 done
 
 echo "$passed passed, $failed failed"
