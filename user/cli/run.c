@@ -777,6 +777,12 @@ static int collect(struct run *r, bool scan_due, bool final)
 		err_line("cannot read the BPF maps: %s", strerror(-err));
 		return err;
 	}
+	/*
+	 * An image's fork or exec event is in the ring buffer before any of its records is in
+	 * the maps: delivered now, every image the read saw is one the tracker has heard of
+	 * (or, the delivery cut short, known to wait: the backlog below).
+	 */
+	loader__poll(r->ld, 0);
 	s->probes_attached = loader__probe_count(r->ld);
 	s->libcs_refused = loader__libcs_refused(r->ld);
 	s->files_refused_fs = mounts__refused_count();

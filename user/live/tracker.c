@@ -49,6 +49,7 @@ struct image {
 	bool registered;		/* maps handed to the symbolizer */
 	bool refreshed;			/* maps re-read this interval */
 	bool maps_final;		/* /proc shows another program now: never read its maps */
+	bool from_sites;		/* known from its sites before an event said what it is */
 	uint64_t first_seen_ns;
 	uint64_t maps_read_ns;		/* last time its maps went to the symbolizer */
 	uint64_t cmdline_read_ns;	/* last time its command line was read (0: never) */
@@ -269,6 +270,17 @@ static int note_image(struct tracker *t, struct image *im)
 	return err;
 }
 
+/* Forget what was read of an image from /proc: it may have been another program's. */
+static void forget_reading(struct tracker *t, struct image *im)
+{
+	symbolizer__drop_image(t->sym, im->gen);
+	im->registered = false;
+	im->id.comm[0] = '\0';
+	free(im->id.cmdline);
+	im->id.cmdline = NULL;
+	im->cmdline_read_ns = 0;
+}
+
 /* The identity of the file an exec event loaded, as stat gives it. */
 static struct file_id exec_file_id(const struct lt_event *ev)
 {
@@ -350,7 +362,7 @@ static bool still_this_exe(const struct lt_event *ev)
 void tracker__on_event(struct tracker *t, const struct lt_event *ev)
 {
 	struct sample_event se = { .pid = ev->tgid, .gen = ev->new_gen, .old_gen = ev->old_gen };
-	struct image *im, *old;
+	struct image *im = NULL, *old;
 	bool target = false;
 
 	switch (ev->type) {
@@ -384,10 +396,21 @@ void tracker__on_event(struct tracker *t, const struct lt_event *ev)
 		 * never lend its maps or name to this image.
 		 */
 		if (!still_this_exe(ev)) {
+			/* Read from /proc before this event came: that was the next program. */
+			if (im->from_sites)
+				forget_reading(t, im);
 			note_short_lived(t, im, ev);
 			im->maps_final = true;
 		} else if (note_image(t, im)) {
 			note_short_lived(t, im, ev);
+		} else if (!still_this_exe(ev)) {
+			/*
+			 * It exec'd again while its maps and name were being read: what was
+			 * read may be the next program's.  Only the exec'd file is its own.
+			 */
+			forget_reading(t, im);
+			note_short_lived(t, im, ev);
+			im->maps_final = true;
 		}
 		break;
 	case LT_EV_EXIT:
@@ -408,6 +431,8 @@ void tracker__on_event(struct tracker *t, const struct lt_event *ev)
 	default:
 		return;
 	}
+	if (im)
+		im->from_sites = false;
 	queue_event(t, &se);
 }
 
@@ -572,6 +597,7 @@ static int discover(struct tracker *t, const struct sample *s)
 		im = image_add(t, r->pid, r->gen);
 		if (!im)
 			return -ENOMEM;
+		im->from_sites = true;
 	}
 	return 0;
 }
@@ -670,7 +696,12 @@ static int plan_reads(struct tracker *t, struct sample *s, const struct work_bud
 		struct image *im = &t->images[(start + k) % n];
 
 		im->read_now = false;
-		if (im->exited)
+		/*
+		 * Not when /proc shows the program it exec'd next (nothing there is its own), nor
+		 * while an image known only from its sites may have its event still waiting in
+		 * the ring buffer (which program /proc shows is not known yet).
+		 */
+		if (im->exited || im->maps_final || (im->from_sites && t->backlog))
 			continue;
 		if (!spent && work_budget__spent(b, monotonic_ns())) {
 			spent = true;
