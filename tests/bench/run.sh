@@ -327,6 +327,53 @@ median() {
 		else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# interleaved ROUNDS RUNNER CONFIG...: ROUNDS rounds over the configurations ("name|flags"),
+# the order turned each round so none always runs first or last; RUNNER NAME FLAGS runs one
+# (setting NS, or failing: left out of that round).  A line per round, then a blank one.
+interleaved() {
+	local rounds=$1 runner=$2 r k n c name line
+	shift 2
+	local configs=("$@")
+	n=${#configs[@]}
+	for ((r = 0; r < rounds; r++)); do
+		line="   round $((r + 1))/$rounds:"
+		for ((k = 0; k < n; k++)); do
+			c=${configs[$(((k + r) % n))]}
+			name=${c%%|*}
+			"$runner" "$name" "${c#*|}" || continue
+			line+=" $name $NS"
+		done
+		echo "$line"
+	done
+	echo
+}
+
+# ratio_table RESULTS MEDIANS DIGITS FLOOR FLOOR_LABEL CONFIG...: per configuration, the median
+# of its results (the associative array named RESULTS: "ns ns ..." by name, medians stored in
+# the one named MEDIANS), their range, and the ratios to untraced and to FLOOR, DIGITS decimals.
+ratio_table() {
+	local -n results_=$1 medians_=$2
+	local digits=$3 floor=$4 floor_label=$5 c name range
+	shift 5
+	for c in "$@"; do
+		name=${c%%|*}
+		medians_[$name]=$(tr ' ' '\n' <<<"${results_[$name]:-}" | grep . | median)
+	done
+	printf '   %-15s %10s %17s %12s %14s\n' config ns/pair "(min..max)" "x untraced" \
+		"x $floor_label"
+	for c in "$@"; do
+		name=${c%%|*}
+		range=$(tr ' ' '\n' <<<"${results_[$name]:-}" | grep . | sort -g |
+			awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "(%.0f..%.0f)", lo, hi }')
+		awk -v n="$name" -v m="${medians_[$name]}" -v u="${medians_[untraced]:-}" \
+		    -v f="${medians_[$floor]:-}" -v r="$range" -v d="$digits" 'BEGIN {
+			printf "   %-15s %10.1f %17s %12s %14s\n", n, m, r,
+			       (u > 0 && m == m) ? sprintf("%." d "fx", m / u) : "-",
+			       (f > 0 && m == m) ? sprintf("%." d "fx", m / f) : "-" }'
+	done
+	echo
+}
+
 # BPF map memory of a process, from the memlock field of /proc/PID/fdinfo of its map fds (the
 # kernel's accounting of each map's memory; for BPF_F_NO_PREALLOC hashes it follows the
 # element count).  Prints the total; "map NAME BYTES MAX_ENTRIES" lines go to $TMP/maps.
@@ -397,14 +444,17 @@ pairs_once() {
 
 # quiet_attempts NAME CMD...: run CMD (a *_once function: 0 measured, 1 failed, 2 the machine
 # was not quiet after it) until a run starts and ends quiet, at most ATTEMPTS times while the
-# waiting budget lasts; counts discarded runs and configurations never measured quiet.
-# Returns 1 when CMD failed.
+# waiting budget lasts; counts discarded runs and configurations never measured quiet (in
+# UNQUIET, and in the variable QA_UNQUIET names, if set).  What "quiet" is: wait_quiet's
+# arguments in the array QA_QUIET (default: its own); QA_AGAIN, if set, is a function printing
+# the line said when a run is done again.  Returns 1 when CMD failed.
+QA_QUIET=() QA_AGAIN="" QA_UNQUIET=""
 quiet_attempts() {
 	local name=$1 try pre rc ok=0
 	shift
 
 	for ((try = 1; try <= ATTEMPTS; try++)); do
-		wait_quiet
+		wait_quiet "${QA_QUIET[@]}"
 		pre=$?
 		"$@"
 		rc=$?
@@ -415,10 +465,17 @@ quiet_attempts() {
 		fi
 		# No point in measuring again once the waiting budget is spent.
 		[ "$try" -lt "$ATTEMPTS" ] && [ "$WAITED" -lt "$QUIET_BUDGET" ] || break
-		echo "   (other uprobes on every libc around the $name run ($NS ns/pair): again)"
+		if [ -n "$QA_AGAIN" ]; then
+			"$QA_AGAIN" "$name"
+		else
+			echo "   (other uprobes on every libc around the $name run ($NS ns/pair): again)"
+		fi
 		DISCARDED=$((DISCARDED + 1))
 	done
-	[ "$ok" -eq 1 ] || UNQUIET=$((UNQUIET + 1))
+	if [ "$ok" -ne 1 ]; then
+		UNQUIET=$((UNQUIET + 1))
+		[ -z "$QA_UNQUIET" ] || printf -v "$QA_UNQUIET" '%d' $((${!QA_UNQUIET} + 1))
+	fi
 	return 0
 }
 
@@ -441,38 +498,9 @@ echo "1. malloc(64)+free pairs: $ROUNDS processes per configuration, interleaved
 echo "   $INNER loops of $PAIRS pairs and keeps the median loop; the table gives the median"
 echo "   over processes (min..max in brackets)."
 t_start=$SECONDS
-for ((r = 0; r < ROUNDS; r++)); do
-	n=${#CONFIGS[@]}
-	line="   round $((r + 1))/$ROUNDS:"
-	# Rotate the order each round so no configuration always runs first or last.
-	for ((k = 0; k < n; k++)); do
-		c=${CONFIGS[$(((k + r) % n))]}
-		name=${c%%|*}
-		run_pairs "$name" "${c#*|}" || continue
-		line+=" $name $NS"
-	done
-	echo "$line"
-done
-echo
-
+interleaved "$ROUNDS" run_pairs "${CONFIGS[@]}"
 declare -A MED
-for c in "${CONFIGS[@]}"; do
-	name=${c%%|*}
-	MED[$name]=$(tr ' ' '\n' <<<"${RESULTS[$name]:-}" | grep . | median)
-done
-
-printf '   %-15s %10s %17s %12s %14s\n' config ns/pair "(min..max)" "x untraced" "x floor-entry"
-for c in "${CONFIGS[@]}"; do
-	name=${c%%|*}
-	range=$(tr ' ' '\n' <<<"${RESULTS[$name]:-}" | grep . | sort -g |
-		awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "(%.0f..%.0f)", lo, hi }')
-	awk -v n="$name" -v m="${MED[$name]}" -v u="${MED[untraced]}" -v f="${MED[floor-entry]}" \
-	    -v r="$range" 'BEGIN {
-		printf "   %-15s %10.1f %17s %12s %14s\n", n, m, r,
-		       (u > 0 && m == m) ? sprintf("%.1fx", m / u) : "-",
-		       (f > 0 && m == m) ? sprintf("%.3fx", m / f) : "-" }'
-done
-echo
+ratio_table RESULTS MED 1 floor-entry floor-entry "${CONFIGS[@]}"
 if [ -n "${EVENTS[leaktop]:-}" ]; then
 	expect=$(((PAIRS * INNER + 2000) * 2))
 	for d in ${DROPPED[leaktop]}; do
@@ -679,36 +707,9 @@ echo "   sys_enter/sys_exit (leaktop -r fd --probe-floor entry), which every sys
 echo "   process pays while they are attached; leaktop-fd: leaktop -r fd -p PID."
 t_start=$SECONDS
 UNQUIET_BEFORE=$UNQUIET
-for ((r = 0; r < ROUNDS; r++)); do
-	n=${#OC_CONFIGS[@]}
-	line="   round $((r + 1))/$ROUNDS:"
-	for ((k = 0; k < n; k++)); do
-		c=${OC_CONFIGS[$(((k + r) % n))]}
-		name=${c%%|*}
-		run_openclose "$name" "${c#*|}" || continue
-		line+=" $name $NS"
-	done
-	echo "$line"
-done
-echo
-
+interleaved "$ROUNDS" run_openclose "${OC_CONFIGS[@]}"
 declare -A OC_MED
-for c in "${OC_CONFIGS[@]}"; do
-	name=${c%%|*}
-	OC_MED[$name]=$(tr ' ' '\n' <<<"${OC_RESULTS[$name]:-}" | grep . | median)
-done
-printf '   %-15s %10s %17s %12s %12s\n' config ns/pair "(min..max)" "x untraced" "x floor-tp"
-for c in "${OC_CONFIGS[@]}"; do
-	name=${c%%|*}
-	range=$(tr ' ' '\n' <<<"${OC_RESULTS[$name]:-}" | grep . | sort -g |
-		awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "(%.0f..%.0f)", lo, hi }')
-	awk -v n="$name" -v m="${OC_MED[$name]}" -v u="${OC_MED[untraced]}" -v f="${OC_MED[floor-tp]}" \
-	    -v r="$range" 'BEGIN {
-		printf "   %-15s %10.1f %17s %12s %12s\n", n, m, r,
-		       (u > 0 && m == m) ? sprintf("%.2fx", m / u) : "-",
-		       (f > 0 && m == m) ? sprintf("%.2fx", m / f) : "-" }'
-done
-echo
+ratio_table OC_RESULTS OC_MED 2 floor-tp floor-tp "${OC_CONFIGS[@]}"
 if [ -n "${OC_OPENS[leaktop-fd]:-}" ]; then
 	for d in ${OC_DROPPED[leaktop-fd]}; do
 		if [ "$d" != 0 ]; then
@@ -1719,26 +1720,20 @@ rw_redis_once() {
 	return 0
 }
 
+# The line said when a real-work run is done again (RW_PART: which part).
+rw_again() {
+	echo "   (other tracers (pids $(rw_foreign)) around the $RW_PART run under $1: again)"
+	RW_DISCARDED=$((RW_DISCARDED + 1))
+}
+
 # rw_run PART NAME FLAGS ROUND: one measurement, again (up to ATTEMPTS times while the waiting
 # budget lasts) when other tracers were around it; the results kept under PART/NAME.
 rw_run() {
-	local part=$1 name=$2 flags=$3 round=$4 try pre rc ok=0 k=$1/$2
+	local part=$1 name=$2 flags=$3 round=$4 k=$1/$2
+	local QA_QUIET=(rw_quiet rw_foreign "other tracers on every libc or on the syscall tracepoints")
+	local QA_AGAIN=rw_again QA_UNQUIET=RW_UNQUIET RW_PART=$part
 
-	for ((try = 1; try <= ATTEMPTS; try++)); do
-		wait_quiet rw_quiet rw_foreign "other tracers on every libc or on the syscall tracepoints"
-		pre=$?
-		"rw_${part}_once" "$name" "$flags"
-		rc=$?
-		[ "$rc" -eq 1 ] && return 1
-		if [ "$rc" -eq 0 ] && [ "$pre" -eq 0 ]; then
-			ok=1
-			break
-		fi
-		[ "$try" -lt "$ATTEMPTS" ] && [ "$WAITED" -lt "$QUIET_BUDGET" ] || break
-		echo "   (other tracers (pids $(rw_foreign)) around the $part run under $name: again)"
-		RW_DISCARDED=$((RW_DISCARDED + 1))
-	done
-	[ "$ok" -eq 1 ] || { UNQUIET=$((UNQUIET + 1)); RW_UNQUIET=$((RW_UNQUIET + 1)); }
+	quiet_attempts "$name" "rw_${part}_once" "$name" "$flags" || return 1
 	RW_VAL[$k]+="$RW_V "
 	RW_CPU[$k]+="$RW_W "
 	RW_OTH[$k]+="$RW_OTHERS "
