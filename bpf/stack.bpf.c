@@ -159,6 +159,8 @@ struct uw_mod {
 	__u32 first, nrows;		/* its table */
 	__u32 exec_file;		/* an executable mapping of a file */
 	__u32 table;			/* 1: unwind_objects has the file (nrows 0: no CFI) */
+	__u64 file;			/* its struct file * as bpf_find_vma saw it; 0: unknown (a
+					 * module from the cache below) */
 };
 
 struct uw_state {
@@ -216,6 +218,7 @@ static long uw_vma_cb(struct task_struct *task, struct vm_area_struct *vma, stru
 	m->off_base = BPF_CORE_READ(vma, vm_pgoff) << 12;
 	m->exec_file = f && (BPF_CORE_READ(vma, vm_flags) & VM_EXEC);
 	if (m->exec_file) {
+		m->file = (__u64)f;
 		m->key.ino = BPF_CORE_READ(f, f_inode, i_ino);
 		m->key.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
 	}
@@ -352,39 +355,69 @@ static __always_inline void uw_table_of(struct uw_mod *m)
 }
 
 /*
- * The module mapped at addr into *out, with its table if unwind_objects has it (else asked
- * for).  0; -ENOENT: nothing mapped there; -LT_EBUSY: the mapping lock is taken and no
- * module of this address space known lately holds addr.  A global function: verified once.
+ * The mapping at addr into *out: bpf_find_vma, or with the mapping lock taken the modules this
+ * address space's walks found lately (k: its key).  0: found; 1: found in that cache (no file
+ * pointer); -ENOENT (-2): nothing mapped there; -LT_EBUSY: the lock is taken and no module
+ * known lately holds addr.  Inlined into its two callers (each a global function): one more
+ * level of calls would be past the verifier's depth from the syscall programs.
  */
-__noinline int lt_uw_module(__u64 addr, struct uw_mod *out)
+static __always_inline int lt_module_at(__u64 addr, const struct uw_mm_key *k,
+					struct uw_mod *out)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct uw_mm_key k = { .mm = (__u64)BPF_CORE_READ(task, mm),
-			       .tgid = bpf_get_current_pid_tgid() >> 32 };
 	struct uw_mod_cache *cache;
 	struct uw_mod m = {};
 	long err;
 
-	if (!out)
-		return -1;
+	if (!out || !k)
+		return -2;
 	err = bpf_find_vma(task, addr, uw_vma_cb, &m, 0);
 	if (err == -LT_EBUSY) {
-		cache = bpf_map_lookup_elem(&uw_mod_cache, &k);
+		cache = bpf_map_lookup_elem(&uw_mod_cache, k);
 		for (int i = 0; cache && i < UW_MOD_CACHE; i++) {
 			if (addr < cache->e[i].start || addr >= cache->e[i].end)
 				continue;
-			m = cache->e[i];
-			uw_table_of(&m);
-			bump(&counters, LT_CNT_WALK_LOCK_BUSY);
-			*out = m;
-			return 0;
+			*out = cache->e[i];
+			out->file = 0;
+			return 1;
 		}
 		return -LT_EBUSY;
 	}
 	if (err)
 		return -2;
+	*out = m;
+	return 0;
+}
+
+/* This thread's address space, as the module cache knows it. */
+static __always_inline struct uw_mm_key uw_mm_key_now(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return (struct uw_mm_key){ .mm = (__u64)BPF_CORE_READ(task, mm),
+				   .tgid = bpf_get_current_pid_tgid() >> 32 };
+}
+
+/*
+ * The module mapped at addr into *out, with its table if unwind_objects has it (else asked
+ * for); remembered for walks that meet the mapping lock taken.  0; -ENOENT: nothing mapped
+ * there; -LT_EBUSY: see lt_module_at().  A global function: verified once.
+ */
+__noinline int lt_uw_module(__u64 addr, struct uw_mod *out)
+{
+	struct uw_mm_key k = uw_mm_key_now();
+	struct uw_mod m = {};
+	int err;
+
+	if (!out)
+		return -1;
+	err = lt_module_at(addr, &k, &m);
+	if (err < 0)
+		return err;
+	if (err == 1)
+		bump(&counters, LT_CNT_WALK_LOCK_BUSY);
 	uw_table_of(&m);
-	if (m.exec_file)
+	if (!err && m.exec_file)
 		uw_mod_remember(&k, &m);
 	*out = m;
 	return 0;
@@ -864,70 +897,26 @@ __noinline int lt_ff_note_path(__u64 f, const struct lt_unwind_key *key)
 	return 0;
 }
 
-struct ff_map {
-	__u64 start, end;		/* the mapping; end 0: none */
-	__u64 off_base;			/* file offset of start */
-	__u64 file;			/* its struct file *, 0: unknown */
-	struct lt_unwind_key key;
-	__u32 exec_file;
-	__u32 pad;
-};
-
-static long ff_vma_cb(struct task_struct *task, struct vm_area_struct *vma, struct ff_map *m)
-{
-	struct file *f = BPF_CORE_READ(vma, vm_file);
-
-	m->start = BPF_CORE_READ(vma, vm_start);
-	m->end = BPF_CORE_READ(vma, vm_end);
-	m->off_base = BPF_CORE_READ(vma, vm_pgoff) << 12;
-	m->exec_file = f && (BPF_CORE_READ(vma, vm_flags) & VM_EXEC);
-	if (m->exec_file) {
-		m->file = (__u64)f;
-		m->key.ino = BPF_CORE_READ(f, f_inode, i_ino);
-		m->key.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
-	}
-	return 0;
-}
-
 /*
- * The mapping at pc into *out (end 0: none known): bpf_find_vma, or with the mapping lock
- * taken the modules this address space's walks found lately.  Returns 0.  A global function:
- * verified once.
+ * The mapping at pc into *out (end 0: none known), as lt_module_at() finds it.  Returns 0.
+ * A global function: verified once.
  */
-__noinline int lt_ff_lookup(__u64 pc, struct ff_map *out)
+__noinline int lt_ff_lookup(__u64 pc, struct uw_mod *out)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct uw_mm_key k = { .mm = (__u64)BPF_CORE_READ(task, mm),
-			       .tgid = bpf_get_current_pid_tgid() >> 32 };
-	struct uw_mod_cache *cache;
-	struct ff_map m = {};
-	long err;
+	struct uw_mm_key k = uw_mm_key_now();
+	struct uw_mod m = {};
 
 	if (!out)
 		return 0;
-	err = bpf_find_vma(task, pc, ff_vma_cb, &m, 0);
-	if (err) {
+	if (lt_module_at(pc, &k, &m) < 0)
 		__builtin_memset(&m, 0, sizeof(m));
-		cache = err == -LT_EBUSY ? bpf_map_lookup_elem(&uw_mod_cache, &k) : NULL;
-		for (int i = 0; cache && i < UW_MOD_CACHE; i++) {
-			if (pc < cache->e[i].start || pc >= cache->e[i].end ||
-			    !cache->e[i].exec_file)
-				continue;
-			m.start = cache->e[i].start;
-			m.end = cache->e[i].end;
-			m.off_base = cache->e[i].off_base;
-			m.key = cache->e[i].key;
-			m.exec_file = 1;
-			break;
-		}
-	}
 	*out = m;
 	return 0;
 }
 
 /* The state of a stack's file lookups: in a per-CPU map value, as uw_scratch (see there). */
 struct ff_state {
-	struct ff_map m;		/* the mapping of the last frame */
+	struct uw_mod m;		/* the mapping of the last frame */
 	struct lt_unwind_key named;	/* the last file whose name was looked for */
 	__u32 depth;
 	__u32 unknown;			/* frames left without a file */
