@@ -56,6 +56,56 @@ static void test_startup_burst_within_the_bucket_stays_exact(void)
 	heapmode__free(&h);
 }
 
+/*
+ * One process alone at 17% of the CPUs (a single-threaded server slowed threefold), two
+ * readings a second apart: exact mode ends though the bucket still holds most of its budget.
+ */
+static void test_one_process_hot_for_a_second_ends_exact_mode(void)
+{
+	struct heapmode h = hm(2, 8, false);
+
+	CHECK(heapmode__hot(&h, 1 * S, 17) == HEAPMODE_SAME);
+	CHECK(h.mode == HEAP_MODE_EXACT);
+	CHECK(heapmode__hot(&h, 2 * S, 17) == HEAPMODE_TO_SUSPECTS);
+	CHECK(h.mode == HEAP_MODE_SUSPECTS && h.switches == 1);
+	/* Suspects mode: nothing more to end. */
+	CHECK(heapmode__hot(&h, 3 * S, 90) == HEAPMODE_SAME);
+	heapmode__free(&h);
+}
+
+/* A hot reading between cool ones is a burst: it passes, however hot. */
+static void test_one_hot_reading_between_cool_ones_keeps_exact_mode(void)
+{
+	struct heapmode h = hm(2, 8, false);
+
+	for (uint64_t t = 1; t <= 9; t += 2) {
+		CHECK(heapmode__hot(&h, t * S, 47) == HEAPMODE_SAME);
+		CHECK(heapmode__hot(&h, (t + 1) * S, 1) == HEAPMODE_SAME);
+	}
+	/* Two hot readings less than a second apart are not yet a second of it. */
+	CHECK(heapmode__hot(&h, 20 * S, 47) == HEAPMODE_SAME);
+	CHECK(heapmode__hot(&h, 20 * S + S / 2, 47) == HEAPMODE_SAME);
+	CHECK(h.mode == HEAP_MODE_EXACT && h.switches == 0);
+	heapmode__free(&h);
+}
+
+/* Under five times the budget a process is the bucket's business; unknown cost changes nothing. */
+static void test_process_under_the_hot_factor_is_left_to_the_bucket(void)
+{
+	struct heapmode h = hm(2, 8, false);
+
+	for (uint64_t t = 1; t <= 30; t++)
+		CHECK(heapmode__hot(&h, t * S, t % 2 ? 9.9 : NAN) == HEAPMODE_SAME);
+	CHECK(h.mode == HEAP_MODE_EXACT);
+	heapmode__free(&h);
+	/* --exact: never. */
+	h = hm(2, 8, true);
+	for (uint64_t t = 1; t <= 5; t++)
+		CHECK(heapmode__hot(&h, t * S, 90) == HEAPMODE_SAME);
+	CHECK(h.mode == HEAP_MODE_EXACT);
+	heapmode__free(&h);
+}
+
 /* 9% on a budget of 2%: 7 budget-seconds a second over, the bucket (60) is dry in 9 s. */
 static void test_sustained_overspend_empties_the_bucket_and_switches(void)
 {
@@ -767,5 +817,8 @@ int main(void)
 	RUN(test_one_users_growers_leave_a_slot_for_another_user);
 	RUN(test_new_users_grower_takes_a_slot_from_the_user_with_most);
 	RUN(test_stronger_grower_does_not_take_another_users_only_slot);
+	RUN(test_one_process_hot_for_a_second_ends_exact_mode);
+	RUN(test_one_hot_reading_between_cool_ones_keeps_exact_mode);
+	RUN(test_process_under_the_hot_factor_is_left_to_the_bucket);
 	CHECK_EXIT();
 }

@@ -103,6 +103,8 @@ static enum heapmode_change to_suspects(struct heapmode *h, uint64_t now_ns)
 	h->mode = HEAP_MODE_SUSPECTS;
 	h->mode_since_ns = now_ns;
 	h->under_since_ns = 0;
+	h->hot_since_ns = 0;
+	h->hot_readings = 0;
 	h->n_traced = 0;
 	h->n_released = 0;
 	h->switches++;
@@ -138,6 +140,23 @@ enum heapmode_change heapmode__window(struct heapmode *h, uint64_t now_ns, uint6
 	if (h->bucket_ns < now_ns - window_ns)
 		h->bucket_ns = now_ns - window_ns;
 	return spend(h, now_ns, cost_pct) ? to_suspects(h, now_ns) : HEAPMODE_SAME;
+}
+
+enum heapmode_change heapmode__hot(struct heapmode *h, uint64_t now_ns, double top_cost_pct)
+{
+	if (h->cfg.exact || h->mode != HEAP_MODE_EXACT)
+		return HEAPMODE_SAME;
+	if (!(top_cost_pct > h->cfg.budget_pct * HEAPMODE_HOT_FACTOR)) {
+		h->hot_since_ns = 0;
+		h->hot_readings = 0;
+		return HEAPMODE_SAME;
+	}
+	if (!h->hot_since_ns)
+		h->hot_since_ns = now_ns;
+	h->hot_readings++;
+	if (h->hot_readings < 2 || now_ns - h->hot_since_ns < HEAPMODE_HOT_S * 1e9)
+		return HEAPMODE_SAME;
+	return to_suspects(h, now_ns);
 }
 
 enum heapmode_change heapmode__step(struct heapmode *h, uint64_t now_ns, double exact_cost_pct)

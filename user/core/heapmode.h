@@ -44,6 +44,16 @@ enum proc_heap_mode {
 #define HEAPMODE_BUCKET_S		30.0
 #define HEAPMODE_WINDOW_S		0.25	/* exact mode looks this often inside an interval */
 /*
+ * The bucket measures the machine; one process can be slowed far more than the machine's
+ * share says (a single-threaded server whose every allocator call traps runs at a third of
+ * its speed while the machine's share is 17%).  A process whose tracing alone costs over
+ * HEAPMODE_HOT_FACTOR times the budget, at every reading for HEAPMODE_HOT_S, ends exact mode
+ * at once (the bucket notwithstanding): it is the costliest, so it is released, and the
+ * others' counts stay exact by pid.  A start-up burst shorter than that passes.
+ */
+#define HEAPMODE_HOT_FACTOR		5.0
+#define HEAPMODE_HOT_S			1.0
+/*
  * Leaving exact mode: the costliest processes are released until what the others cost is
  * under HEAPMODE_UNDER_FRACTION of the budget; of the others, those with heap records keep
  * being traced exactly (pid-filtered probes), most blocks first, up to HEAPMODE_MAX_KEPT.
@@ -128,6 +138,9 @@ struct heapmode {
 	double bucket_pct_s;		/* exact mode's budget left: % of all CPUs x seconds */
 	uint64_t bucket_ns;		/* spent up to this time */
 	uint64_t under_since_ns;	/* well under budget since (0: not under) */
+	uint64_t hot_since_ns;		/* exact: some process over HEAPMODE_HOT_FACTOR x the
+					 * budget at every reading since (0: not) */
+	uint32_t hot_readings;		/* those readings */
 	double return_hold_s;		/* under budget this long before exact returns */
 	uint32_t switches;		/* mode changes so far */
 	double cost_per_work;		/* exact tracing's share of the machine's other busy CPU
@@ -167,6 +180,13 @@ enum heapmode_change heapmode__step(struct heapmode *h, uint64_t now_ns, double 
  */
 enum heapmode_change heapmode__window(struct heapmode *h, uint64_t now_ns, uint64_t window_ns,
 				      double cost_pct);
+
+/*
+ * Exact mode, at an interval's end: the costliest single process costs top_cost_pct (% of all
+ * CPUs; NaN: none known).  Over HEAPMODE_HOT_FACTOR x the budget at every reading for
+ * HEAPMODE_HOT_S (two readings at least): switches to suspects.
+ */
+enum heapmode_change heapmode__hot(struct heapmode *h, uint64_t now_ns, double top_cost_pct);
 
 /* The bucket's level as a share of its capacity (0 to 1). */
 double heapmode__bucket_fill(const struct heapmode *h);

@@ -168,6 +168,34 @@ static double cost_of(const struct heapctl *hc, const struct process *p)
 	       (1e9 * hc->ncpu);
 }
 
+/* The live process (leaktop aside) whose heap tracing costs the most now; NULL: none known. */
+static const struct process *costliest(const struct heapctl *hc, const struct model *m)
+{
+	const struct process *top = NULL;
+	double top_pct = 0, pct;
+
+	for (size_t i = 0; i < m->n_procs; i++) {
+		const struct process *p = &m->procs[i];
+
+		if (p->exited || p->pid == (uint32_t)hc->cfg.self_tgid)
+			continue;
+		pct = cost_of(hc, p);
+		if (pct > top_pct) {
+			top_pct = pct;
+			top = p;
+		}
+	}
+	return top;
+}
+
+/* The line's reason when the bucket is empty. */
+static const char *over_bucket(const struct heapctl *hc, char *buf, size_t len)
+{
+	snprintf(buf, len, "exact tracing cost %.2f%% of the CPUs, over the budget of %.2f%% for "
+		 "longer than the bucket holds", hc->exact_cost_pct, hc->cfg.budget_pct);
+	return buf;
+}
+
 /* "1234 (name)", the name escaped. */
 static const char *who(const struct model *m, uint32_t pid, char *buf, size_t len)
 {
@@ -344,19 +372,18 @@ static void carry_out(struct heapctl *hc, const struct model *m, struct heapmode
 	}
 }
 
-static void to_suspects(struct heapctl *hc, uint64_t now_ns, void (*say)(void *, const char *),
-			void *say_ctx)
+/* Exact mode has ended (why: the line said, after "heap tracing: suspects only"). */
+static void to_suspects(struct heapctl *hc, uint64_t now_ns, const char *why,
+			void (*say)(void *, const char *), void *say_ctx)
 {
 	struct heapmode_candidate *c = NULL;
 	struct heapmode_changes ch = { 0 };
-	char line[256];
+	char line[384];
 	size_t n = 0, kept = 0;
 
 	/* The kept processes' own probes go on before the system-wide ones come off. */
 	loader__heap_switch_begin(hc->ld, true);
-	snprintf(line, sizeof(line), "heap tracing: suspects only (exact tracing cost %.2f%% of "
-		 "the CPUs, over the budget of %.2f%% for longer than the bucket holds)",
-		 hc->exact_cost_pct, hc->cfg.budget_pct);
+	snprintf(line, sizeof(line), "heap tracing: suspects only (%s)", why);
 	say(say_ctx, line);
 	/* Process by process: the costliest released, the others' counts kept exact. */
 	if (hc->m && !candidates(hc, hc->m, &c, &n) &&
@@ -385,6 +412,7 @@ void heapctl__window(struct heapctl *hc, uint64_t now_ns, void (*say)(void *ctx,
 	uint64_t calls = 0, run_ns = 0, run_cnt, busy_ns = 0, dt_ns = now_ns - hc->win_ns;
 	bool busy_known;
 	double cost_ns, cost_pct;
+	char why[192];
 
 	if (hc->hm.mode != HEAP_MODE_EXACT || hc->cfg.exact || isnan(hc->trap_ns)) {
 		hc->win_ns = 0;		/* a return to exact starts a new window */
@@ -404,7 +432,7 @@ void heapctl__window(struct heapctl *hc, uint64_t now_ns, void (*say)(void *ctx,
 		cost_pct = 100.0 * cost_ns / ((double)dt_ns * hc->ncpu);
 		if (heapmode__window(&hc->hm, now_ns, dt_ns, cost_pct) == HEAPMODE_TO_SUSPECTS) {
 			hc->exact_cost_pct = cost_pct;
-			to_suspects(hc, now_ns, say, say_ctx);
+			to_suspects(hc, now_ns, over_bucket(hc, why, sizeof(why)), say, say_ctx);
 		}
 	}
 	hc->win_ns = now_ns;
@@ -419,14 +447,28 @@ enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, ui
 	struct heapmode_candidate *c;
 	struct heapmode_changes ch;
 	enum heapmode_change change;
+	const struct process *top;
 	size_t n = 0;
 	char line[256];
 
 	hc->m = m;
 	measure(hc, m, now_ns);
+	top = costliest(hc, m);
+	change = heapmode__hot(&hc->hm, now_ns, top ? cost_of(hc, top) : NAN);
+	if (change == HEAPMODE_TO_SUSPECTS) {
+		char name[96], why[256];
+
+		snprintf(why, sizeof(why), "tracing %s alone cost %.2f%% of the CPUs, over %g "
+			 "times the budget of %.2f%% for %g s", who(m, top->pid, name, sizeof(name)),
+			 cost_of(hc, top), HEAPMODE_HOT_FACTOR, hc->cfg.budget_pct, HEAPMODE_HOT_S);
+		to_suspects(hc, now_ns, why, say, say_ctx);
+		return change;
+	}
 	change = heapmode__step(&hc->hm, now_ns, hc->exact_cost_pct);
 	if (change == HEAPMODE_TO_SUSPECTS) {
-		to_suspects(hc, now_ns, say, say_ctx);
+		char why[192];
+
+		to_suspects(hc, now_ns, over_bucket(hc, why, sizeof(why)), say, say_ctx);
 		return change;
 	} else if (change == HEAPMODE_TO_EXACT) {
 		/*
