@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
  * test_snapshot_stacks.c - unit tests of the stacks and frames user/view/snapshot.c keeps as
- * JSON from one snapshot to the next: a snapshot written again is the same, a site resolved
- * later gets its frames, a frame several stacks hold is made once, and the stacks and frames
- * of processes that are gone are dropped (the caches hold those of the last full snapshot
- * only).
+ * JSON text from one snapshot to the next: a snapshot written again is the same, a site
+ * resolved later gets its frames, the stacks of processes that are gone are dropped (the
+ * cache holds those of the last full snapshot only), and a snapshot written in pieces reads
+ * as one document, indented (a file) or on one line.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <jansson.h>
 
 #include "check.h"
 #include "core/model.h"
@@ -105,10 +108,8 @@ static void test_snapshot_stacks_are_made_once_and_dropped_with_their_process(vo
 	CHECK_EQ_INT(apply(&m, 1, sites, 3, 100, "leak_a", 0), 0);
 	first = snapshot_line(&m);
 	CHECK(first != NULL);
-	/* Process 100's two stacks resolved, 200's not yet: only 100's are kept, their one
-	 * frame once. */
+	/* Process 100's two stacks resolved, 200's not yet: only 100's are kept. */
 	CHECK_EQ_INT(snapshot__cached_stacks(), 2);
-	CHECK_EQ_INT(snapshot__cached_frames(), 1);
 	CHECK(strstr(first, "\"stack\":[{\"addr\":\"0x401000\",\"symbol\":\"leak_a\",\"offset\":8,"
 		     "\"module\":\"/bin/prog\",\"file\":\"prog.c\",\"line\":7}]") != NULL);
 	again = snapshot_line(&m);
@@ -122,7 +123,6 @@ static void test_snapshot_stacks_are_made_once_and_dropped_with_their_process(vo
 	CHECK(later != NULL);
 	CHECK(strstr(later, "\"symbol\":\"leak_a\"") && strstr(later, "\"symbol\":\"leak_b\""));
 	CHECK_EQ_INT(snapshot__cached_stacks(), 3);
-	CHECK_EQ_INT(snapshot__cached_frames(), 2);
 	model__reported(&m);
 	CHECK_EQ_INT(model__reap(&m, &dead), 1);
 	free(dead);
@@ -134,15 +134,87 @@ static void test_snapshot_stacks_are_made_once_and_dropped_with_their_process(vo
 	CHECK(later != NULL);
 	CHECK(!strstr(later, "leak_a") && strstr(later, "\"symbol\":\"leak_b\""));
 	CHECK_EQ_INT(snapshot__cached_stacks(), 1);
-	CHECK_EQ_INT(snapshot__cached_frames(), 1);
 	free(first);
 	free(again);
 	free(later);
 	model__free(&m);
 }
 
+/* The document less the parts that change by themselves (time, leaktop's own cost). */
+static json_t *steady(json_t *doc)
+{
+	json_t *stats = json_object_get(doc, "stats");
+
+	json_object_del(doc, "time");
+	json_object_del(doc, "elapsed_s");
+	json_object_del(stats, "self_rss_bytes");
+	json_object_del(stats, "self_cpu_s");
+	return doc;
+}
+
+static void test_snapshot_file_and_line_are_the_same_document(void)
+{
+	struct sample_site sites[] = { heap_site(100, 0x60), heap_site(100, 0x61),
+				       heap_site(200, 0x70) };
+	char dir[] = "/tmp/lt-stacks-XXXXXX", path[64], *line, *text;
+	json_t *from_line, *from_file, *procs, *site;
+	json_error_t e;
+	struct model m;
+	size_t len;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/snap.json", dir);
+	model__init(&m, 1.0, RES_ALL, 8);
+	CHECK_EQ_INT(apply(&m, 1, sites, 3, 100, "leak_a", 0), 0);
+	line = NULL;
+	f = open_memstream(&line, &len);
+	CHECK(f != NULL);
+	CHECK_EQ_INT(snapshot__write_line(f, &m), 0);
+	fclose(f);
+	CHECK_EQ_INT(snapshot__write_file(path, &m), 0);
+	/* One line, ended by a newline; the file is indented over many. */
+	CHECK(len > 0 && line[len - 1] == '\n' && !memchr(line, '\n', len - 1));
+	from_line = json_loads(line, 0, &e);
+	from_file = json_load_file(path, 0, &e);
+	CHECK(from_line != NULL && from_file != NULL);
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	text = calloc(1, 1 << 16);
+	CHECK(fread(text, 1, (1 << 16) - 1, f) > 0);
+	fclose(f);
+	CHECK(strstr(text, "\n          \"stack\": [\n            {\n              \"addr\": "
+		     "\"0x401000\",") != NULL);
+	CHECK(json_equal(steady(from_line), steady(from_file)));
+	/* Both processes, every site with its stack (the unresolved one's empty). */
+	procs = json_object_get(from_line, "processes");
+	CHECK_EQ_INT(json_array_size(procs), 2);
+	for (size_t i = 0; i < json_array_size(procs); i++) {
+		json_t *p = json_array_get(procs, i), *ss = json_object_get(p, "sites");
+		long pid = (long)json_integer_value(json_object_get(p, "pid"));
+
+		CHECK_EQ_INT(json_array_size(ss), pid == 100 ? 2 : 1);
+		for (size_t k = 0; k < json_array_size(ss); k++) {
+			site = json_array_get(ss, k);
+			CHECK_EQ_INT(json_array_size(json_object_get(site, "stack")),
+				     pid == 100 ? 1 : 0);
+			CHECK(json_object_get(site, "outstanding_bytes") != NULL);
+		}
+		CHECK(json_object_get(p, "counters") != NULL);
+	}
+	CHECK(json_is_array(json_object_get(from_line, "symbols_missing")));
+	json_decref(from_line);
+	json_decref(from_file);
+	free(text);
+	free(line);
+	unlink(path);
+	rmdir(dir);
+	model__free(&m);
+}
+
 int main(void)
 {
+	RUN(test_snapshot_file_and_line_are_the_same_document);
 	RUN(test_snapshot_stacks_are_made_once_and_dropped_with_their_process);
 	CHECK_EXIT();
 }

@@ -114,15 +114,20 @@ static json_t *classes_json(const uint64_t *count, const uint64_t *bytes)
 }
 
 /*
- * Sites' stacks as JSON, kept from one snapshot to the next: resolved frames never change
- * (the model gives them a serial of their own) and they are most of a snapshot's values, so
- * each is made once instead of every interval.  Every full snapshot marks the stacks it
- * used; the others (their sites are gone) are dropped after it, so the cache holds the
- * stacks of one snapshot at most.
+ * Sites' stacks as JSON text, kept from one snapshot to the next: resolved frames never change
+ * (the model gives a site's frames a serial of their own) and they are most of a snapshot (90%
+ * of a whole-system one's bytes under a build), so each stack is built and dumped once instead
+ * of every interval, and the text is copied into the snapshot as it is.  Every full snapshot
+ * marks the stacks it used; the others (their sites are gone) are dropped after it, so the
+ * cache holds the stacks of one snapshot at most, as text (a tenth of what they take as
+ * jansson values).  The text is in the form of the snapshot being written (compact, or
+ * indented as at depth 0); a stack wanted in the other form is made again.
  */
 struct stack_entry {
 	uint64_t serial;		/* 0: free slot */
-	json_t *stack;			/* one reference of the cache's own */
+	char *text;			/* the stack as JSON (malloc'd) */
+	size_t len;
+	bool indent;			/* text is indented (JSON_INDENT), else compact */
 	uint32_t epoch;			/* of the last full snapshot that used it */
 };
 
@@ -155,7 +160,7 @@ static int stacks_rehash(size_t cap, bool all)
 		if (!e->serial)
 			continue;
 		if (!all && e->epoch != stacks.epoch) {
-			json_decref(e->stack);
+			free(e->text);
 			continue;
 		}
 		*stack_slot(v, cap, e->serial) = *e;
@@ -173,131 +178,7 @@ size_t snapshot__cached_stacks(void)
 	return stacks.n;
 }
 
-/*
- * Frames as JSON, shared by the stacks that hold the same frame: a process's sites repeat its
- * outer frames (15,000 frames of a whole-system snapshot under a build were 3,500 distinct
- * ones).  Keyed by content; swept like the stacks.
- */
-struct frame_entry {
-	uint64_t hash;
-	struct sym_frame key;		/* a copy; key.addr... as snapshot__frame() shows them */
-	json_t *json;			/* NULL: free slot */
-	uint32_t epoch;
-};
-
-static struct {
-	struct frame_entry *v;
-	size_t cap, n;
-} frames;
-
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-	for (; s && *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return (h ^ (s ? 0xff : 0xfe)) * 0x100000001b3ULL;
-}
-
-static uint64_t frame_hash(const struct sym_frame *f)
-{
-	uint64_t h = 0xcbf29ce484222325ULL ^ f->addr;
-
-	h = (h ^ f->offset) * 0x100000001b3ULL;
-	h = (h ^ (uint64_t)(unsigned int)f->line) * 0x100000001b3ULL;
-	h = hash_str(h, f->symbol);
-	h = hash_str(h, f->module);
-	return hash_str(h, f->file) | 1;
-}
-
-static bool same_str(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
-
-static bool same_frame(const struct sym_frame *a, const struct sym_frame *b)
-{
-	return a->addr == b->addr && a->offset == b->offset && a->line == b->line &&
-	       same_str(a->symbol, b->symbol) && same_str(a->module, b->module) &&
-	       same_str(a->file, b->file);
-}
-
-static struct frame_entry *frame_slot(struct frame_entry *v, size_t cap, uint64_t hash,
-				      const struct sym_frame *f)
-{
-	size_t i = (size_t)(hash >> 7) & (cap - 1);
-
-	while (v[i].json && (v[i].hash != hash || !same_frame(&v[i].key, f)))
-		i = (i + 1) & (cap - 1);
-	return &v[i];
-}
-
-static void frame_drop(struct frame_entry *e)
-{
-	json_decref(e->json);
-	sym_frame__clear(&e->key);
-}
-
-/* A table of `cap` slots with the frames of the current epoch (all, with `all`). */
-static int frames_rehash(size_t cap, bool all)
-{
-	struct frame_entry *v = calloc(cap, sizeof(*v));
-	size_t n = 0;
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < frames.cap; i++) {
-		struct frame_entry *e = &frames.v[i];
-
-		if (!e->json)
-			continue;
-		if (!all && e->epoch != stacks.epoch) {
-			frame_drop(e);
-			continue;
-		}
-		*frame_slot(v, cap, e->hash, &e->key) = *e;
-		n++;
-	}
-	free(frames.v);
-	frames.v = v;
-	frames.cap = cap;
-	frames.n = n;
-	return 0;
-}
-
-size_t snapshot__cached_frames(void)
-{
-	return frames.n;
-}
-
-/* The frame as JSON (a new reference), from the cache when it is there. */
-static json_t *frame_json(const struct sym_frame *f)
-{
-	uint64_t hash = frame_hash(f);
-	struct frame_entry *e;
-	json_t *j;
-
-	if (frames.cap) {
-		e = frame_slot(frames.v, frames.cap, hash, f);
-		if (e->json) {
-			e->epoch = stacks.epoch;
-			return json_incref(e->json);
-		}
-	}
-	j = snapshot__frame(f);
-	if (!j || (2 * (frames.n + 1) > frames.cap &&
-		   frames_rehash(frames.cap ? 2 * frames.cap : 1024, true)))
-		return j;
-	e = frame_slot(frames.v, frames.cap, hash, f);
-	if (sym_frame__copy(&e->key, f))
-		return j;
-	e->key.deferred = false;
-	e->hash = hash;
-	e->json = json_incref(j);
-	e->epoch = stacks.epoch;
-	frames.n++;
-	return j;
-}
-
-/* After a full snapshot: drop the stacks and frames it did not use. */
+/* After a full snapshot: drop the stacks it did not use. */
 static void stacks_sweep(void)
 {
 	size_t cap = 64;
@@ -308,54 +189,227 @@ static void stacks_sweep(void)
 		cap &= cap - 1;
 	if (stacks.cap)
 		stacks_rehash(cap * 4, false);
-	for (cap = 256; cap < 4 * frames.n && cap < frames.cap; cap *= 2)
-		;
-	if (frames.cap)
-		frames_rehash(cap, false);
 	stacks.epoch++;
 }
 
-/* The site's stack as a JSON array (a new reference). */
-static json_t *stack_json(const struct site *s)
+/* ---------------------------------------------------------------- the writer */
+
+/*
+ * A snapshot is written in pieces: jansson builds and dumps one object at a time (the root
+ * without its processes, each process without its sites, each site without its stack) and
+ * the pieces are joined here, with the stacks' cached text, so no tree of the whole snapshot
+ * is ever held.  The joins follow jansson's own layout (JSON_COMPACT, or JSON_INDENT(2) with
+ * each piece's lines moved to its depth), so the document reads as one dump of it would; the
+ * keys a join adds come last in their object.  Output is gathered and written a chunk at a
+ * time (json_dumpf() hands each token to its own fwrite()).
+ */
+#define DUMP_CHUNK_BYTES (64u << 10)
+#define INDENT_STEP 2
+
+struct writer {
+	FILE *f;
+	char *b;			/* the chunk being gathered */
+	size_t n;
+	bool indent;
+	size_t flags;			/* jansson's, for the pieces */
+	int err;			/* the first write's error: -1 */
+	char *piece;			/* the current piece's text */
+	size_t piece_len, piece_cap;
+};
+
+static void w_flush(struct writer *w)
+{
+	if (!w->err && w->n && fwrite(w->b, 1, w->n, w->f) != w->n)
+		w->err = -1;
+	w->n = 0;
+}
+
+static void w_raw(struct writer *w, const char *s, size_t len)
+{
+	if (w->err)
+		return;
+	if (w->n + len > DUMP_CHUNK_BYTES)
+		w_flush(w);
+	if (len > DUMP_CHUNK_BYTES) {
+		if (fwrite(s, 1, len, w->f) != len)
+			w->err = -1;
+		return;
+	}
+	memcpy(w->b + w->n, s, len);
+	w->n += len;
+}
+
+static void w_str(struct writer *w, const char *s)
+{
+	w_raw(w, s, strlen(s));
+}
+
+/* A new line, indented to depth (indented output only). */
+static void w_newline(struct writer *w, unsigned int depth)
+{
+	static const char spaces[] = "                                ";
+	size_t n = (size_t)depth * INDENT_STEP;
+
+	if (!w->indent)
+		return;
+	w_raw(w, "\n", 1);
+	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
+		w_raw(w, spaces, sizeof(spaces) - 1);
+	w_raw(w, spaces, n);
+}
+
+/* Text dumped as at depth 0, placed at depth: each of its lines moved over. */
+static void w_text(struct writer *w, const char *s, size_t len, unsigned int depth)
+{
+	const char *nl;
+
+	while (w->indent && depth && (nl = memchr(s, '\n', len))) {
+		w_raw(w, s, (size_t)(nl - s));
+		w_newline(w, depth);
+		len -= (size_t)(nl + 1 - s);
+		s = nl + 1;
+	}
+	w_raw(w, s, len);
+}
+
+static int piece_add(const char *s, size_t len, void *ctx)
+{
+	struct writer *w = ctx;
+
+	if (w->piece_len + len > w->piece_cap) {
+		size_t cap = w->piece_cap ? w->piece_cap : 4096;
+		char *p;
+
+		while (cap < w->piece_len + len)
+			cap *= 2;
+		p = realloc(w->piece, cap);
+		if (!p)
+			return -1;
+		w->piece = p;
+		w->piece_cap = cap;
+	}
+	memcpy(w->piece + w->piece_len, s, len);
+	w->piece_len += len;
+	return 0;
+}
+
+/* v dumped into w->piece (its reference taken).  0, or -1 (v NULL, or out of memory). */
+static int w_dump_piece(struct writer *w, json_t *v)
+{
+	int err;
+
+	w->piece_len = 0;
+	err = !v || json_dump_callback(v, piece_add, w, w->flags) ? -1 : 0;
+	json_decref(v);
+	if (err)
+		w->err = -1;
+	return err;
+}
+
+/* A value (its reference taken) at depth. */
+static void w_value(struct writer *w, json_t *v, unsigned int depth)
+{
+	if (!w_dump_piece(w, v))
+		w_text(w, w->piece, w->piece_len, depth);
+}
+
+/*
+ * The object obj (its reference taken) at depth, left open for more keys: false when it has
+ * none yet (the first key takes no comma).
+ */
+static bool w_open(struct writer *w, json_t *obj, unsigned int depth)
+{
+	size_t len;
+
+	if (w_dump_piece(w, obj))
+		return false;
+	len = w->piece_len;
+	if (len && w->piece[len - 1] == '}')
+		len--;
+	while (len > 1 && (w->piece[len - 1] == '\n' || w->piece[len - 1] == ' '))
+		len--;
+	w_text(w, w->piece, len, depth);
+	return len > 1;
+}
+
+/* Key `key` of the open object at depth (a name of ours: no escaping needed). */
+static void w_key(struct writer *w, const char *key, unsigned int depth, bool *any)
+{
+	if (*any)
+		w_raw(w, ",", 1);
+	*any = true;
+	w_newline(w, depth + 1);
+	w_raw(w, "\"", 1);
+	w_str(w, key);
+	w_str(w, w->indent ? "\": " : "\":");
+}
+
+static void w_close(struct writer *w, unsigned int depth, bool any, char bracket)
+{
+	if (any)
+		w_newline(w, depth);
+	w_raw(w, &bracket, 1);
+}
+
+/* Element i of the array open at depth. */
+static void w_elem(struct writer *w, size_t i, unsigned int depth)
+{
+	if (i)
+		w_raw(w, ",", 1);
+	w_newline(w, depth + 1);
+}
+
+/* The stack of site s as JSON text (from the cache when it is there), or NULL. */
+static const char *stack_text(struct writer *w, const struct site *s, size_t *len)
 {
 	struct stack_entry *e = NULL;
 	json_t *stack;
+	char *text;
 
 	if (s->frames_serial && stacks.cap) {
 		e = stack_slot(stacks.v, stacks.cap, s->frames_serial);
-		if (e->serial) {
+		if (e->serial && e->indent == w->indent) {
 			e->epoch = stacks.epoch;
-			/* Its frames stay for the new stacks that share them. */
-			for (uint32_t i = 0; frames.cap && i < s->n_frames; i++) {
-				const struct sym_frame *f = &s->frames[i];
-				struct frame_entry *fe = frame_slot(frames.v, frames.cap,
-								    frame_hash(f), f);
-
-				if (fe->json)
-					fe->epoch = stacks.epoch;
-			}
-			return json_incref(e->stack);
+			*len = e->len;
+			return e->text;
 		}
+		if (!e->serial)
+			e = NULL;
 	}
 	stack = json_array();
 	for (uint32_t i = 0; stack && i < s->n_frames; i++)
-		json_array_append_new(stack, frame_json(&s->frames[i]));
-	if (!stack || !s->frames_serial)
-		return stack;
-	/* Kept at most half full; a cache that cannot grow only makes the stack again. */
-	if (2 * (stacks.n + 1) > stacks.cap && stacks_rehash(stacks.cap ? 2 * stacks.cap : 256,
-							       true))
-		return stack;
-	e = stack_slot(stacks.v, stacks.cap, s->frames_serial);
-	*e = (struct stack_entry){ .serial = s->frames_serial, .stack = json_incref(stack),
-				   .epoch = stacks.epoch };
-	stacks.n++;
-	return stack;
+		json_array_append_new(stack, snapshot__frame(&s->frames[i]));
+	if (w_dump_piece(w, stack))
+		return NULL;
+	*len = w->piece_len;
+	if (!s->frames_serial)
+		return w->piece;
+	text = malloc(w->piece_len ? w->piece_len : 1);
+	if (!text)
+		return w->piece;
+	memcpy(text, w->piece, w->piece_len);
+	if (e) {
+		/* Kept in the other form: this one replaces it. */
+		free(e->text);
+	} else {
+		/* Kept at most half full; a cache that cannot grow only makes the stack again. */
+		if (2 * (stacks.n + 1) > stacks.cap &&
+		    stacks_rehash(stacks.cap ? 2 * stacks.cap : 256, true)) {
+			free(text);
+			return w->piece;
+		}
+		e = stack_slot(stacks.v, stacks.cap, s->frames_serial);
+		stacks.n++;
+	}
+	*e = (struct stack_entry){ .serial = s->frames_serial, .text = text, .len = *len,
+				   .indent = w->indent, .epoch = stacks.epoch };
+	return text;
 }
 
+/* The site as JSON, less its stack (the writer adds it). */
 static json_t *site_json(const struct model *m, const struct site *s)
 {
-	json_t *stack = stack_json(s), *obj;
+	json_t *obj;
 	int64_t outstanding = site__outstanding(s);
 	char id[24];
 	double age = -1;
@@ -363,7 +417,7 @@ static json_t *site_json(const struct model *m, const struct site *s)
 	if (outstanding > 0 && s->live_since_ns && s->live_since_ns <= m->now_ns)
 		age = (m->now_ns - s->live_since_ns) / 1e9;
 	snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t)s->stack_hash);
-	obj = json_pack("{s:s, s:I, s:I, s:I, s:I, s:f, s:b, s:o, s:s, s:o}",
+	obj = json_pack("{s:s, s:I, s:I, s:I, s:I, s:f, s:b, s:o, s:s}",
 			"kind", site_kind_name(s->kind),
 			"outstanding_bytes", (json_int_t)s->outstanding_bytes,
 			"outstanding_count", (json_int_t)outstanding,
@@ -372,8 +426,7 @@ static json_t *site_json(const struct model *m, const struct site *s)
 			"growth_per_s", s->growth_per_s,
 			"flagged", s->flagged,
 			"oldest_age_s", age >= 0 ? json_real(age) : json_null(),
-			"stack_id", id,
-			"stack", stack);
+			"stack_id", id);
 	if (!obj)
 		return NULL;
 	json_object_set_new(obj, "trend_z", json_real(s->trend_z));
@@ -517,19 +570,16 @@ static void heap_stats_json(const struct model *m, json_t *stats)
 			    json_integer((json_int_t)model__heap_released(m)) : json_null());
 }
 
+/* The process as JSON, less its sites (the writer adds them). */
 static json_t *process_json(const struct model *m, const struct process *p)
 {
-	struct site **sites = model__sites_by_outstanding(p);
-	json_t *arr = json_array(), *obj, *flags;
+	json_t *obj, *flags;
 
-	for (size_t i = 0; sites && i < p->n_sites; i++)
-		json_array_append_new(arr, site_json(m, sites[i]));
-	free(sites);
 	flags = json_array();
 	for (int f = 0; f < PROC_FLAG__COUNT; f++)
 		if (p->flags & (1u << f))
 			json_array_append_new(flags, json_string(proc_flags[f].name));
-	obj = json_pack("{s:I, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I}, s:o, s:b, s:o}",
+	obj = json_pack("{s:I, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I}, s:o, s:b}",
 			"pid", (json_int_t)p->pid,
 			"comm", snapshot__string(p->comm[0] ? p->comm : NULL),
 			"cmdline", snapshot__string(p->cmdline),
@@ -540,8 +590,7 @@ static json_t *process_json(const struct model *m, const struct process *p)
 			"allocs", (json_int_t)p->heap_allocs,
 			"frees", (json_int_t)p->heap_frees,
 			"flags", flags,
-			"exited", p->exited,
-			"sites", arr);
+			"exited", p->exited);
 	if (obj) {
 		json_t *heap = json_object_get(obj, "heap");
 
@@ -640,15 +689,14 @@ static json_t *stop_json(const struct model *m)
 			 "stack", stack);
 }
 
-static json_t *model_json(const struct model *m, const struct process *only)
+/* The snapshot's root, less its processes, symbols_missing and stop_at (the writer adds them). */
+static json_t *root_json(const struct model *m)
 {
-	struct process **procs;
-	json_t *root, *stats, *arr = json_array(), *drops = json_object();
+	json_t *root, *stats, *drops = json_object();
 	struct utsname u;
 	char when[32];
 	time_t now = time(NULL);
 	struct tm tm;
-	size_t n;
 
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -656,15 +704,6 @@ static json_t *model_json(const struct model *m, const struct process *only)
 		memset(&u, 0, sizeof(u));
 	for (int i = 0; i < LT_DROP__COUNT; i++)
 		json_object_set_new(drops, drop_names[i], json_integer(m->drops[i]));
-	procs = only ? NULL : model__procs_by_outstanding(m, &n);
-	for (size_t i = 0; procs && i < n; i++) {
-		if (!model__visible(procs[i]))
-			continue;
-		json_array_append_new(arr, process_json(m, procs[i]));
-	}
-	free(procs);
-	if (only)
-		json_array_append_new(arr, process_json(m, only));
 	stats = json_pack("{s:I, s:I, s:o}",
 			  "events", (json_int_t)model__events(m),
 			  "dropped", (json_int_t)model__dropped(m),
@@ -699,7 +738,7 @@ static json_t *model_json(const struct model *m, const struct process *only)
 				    json_integer((json_int_t)m->oom_snapshots_removed));
 		unwind_json(stats, &m->unwind);
 	}
-	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:o, s:o}",
+	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:o}",
 			 "schema", SNAPSHOT_SCHEMA,
 			 "leaktop_version", LEAKTOP_VERSION,
 			 "host", u.nodename,
@@ -707,8 +746,7 @@ static json_t *model_json(const struct model *m, const struct process *only)
 			 "time", when,
 			 "elapsed_s", model__elapsed_s(m),
 			 "interval_s", m->interval_s,
-			 "stats", stats,
-			 "processes", arr);
+			 "stats", stats);
 	stats = root ? json_object_get(root, "stats") : NULL;
 	if (stats) {
 		/* Work the interval's budget left for the next one. */
@@ -728,78 +766,114 @@ static json_t *model_json(const struct model *m, const struct process *only)
 				    json_real(m->self_cpu_s) : json_null());
 		heap_stats_json(m, stats);
 	}
-	if (root)
-		json_object_set_new(root, "symbols_missing", symbols_missing_json(m));
-	if (root && m->stop.fired && (!only || only->pid == m->stop.pid))
-		json_object_set_new(root, "stop_at", stop_json(m));
-	if (!only)
-		stacks_sweep();
 	return root;
 }
 
+/* Site s at depth (an element of its process's "sites"). */
+static void write_site(struct writer *w, const struct model *m, const struct site *s,
+		       unsigned int depth)
+{
+	bool any = w_open(w, site_json(m, s), depth);
+	const char *stack;
+	size_t len;
+
+	if (w->err)
+		return;
+	w_key(w, "stack", depth, &any);
+	stack = stack_text(w, s, &len);
+	if (stack)
+		w_text(w, stack, len, depth + 1);
+	w_close(w, depth, any, '}');
+}
+
+/* Process p at depth (an element of "processes"). */
+static void write_process(struct writer *w, const struct model *m, const struct process *p,
+			  unsigned int depth)
+{
+	struct site **sites = model__sites_by_outstanding(p);
+	bool any = w_open(w, process_json(m, p), depth);
+
+	if (!sites && p->n_sites)
+		w->err = -1;
+	if (!w->err) {
+		w_key(w, "sites", depth, &any);
+		w_raw(w, "[", 1);
+		for (size_t i = 0; i < p->n_sites && !w->err; i++) {
+			w_elem(w, i, depth + 1);
+			write_site(w, m, sites[i], depth + 2);
+		}
+		w_close(w, depth + 1, p->n_sites > 0, ']');
+		w_close(w, depth, any, '}');
+	}
+	free(sites);
+}
+
 /*
- * json_dumpf() hands each token to its own fwrite() (a lock and a call for every comma and
- * quote of a snapshot of a megabyte or more): gathered here, one fwrite() a chunk.
+ * The model as a snapshot to f (indented, or one line): every visible process, or only
+ * `only` (visible or not).  0, or -1 with errno from the failed write (or ENOMEM).
  */
-#define DUMP_CHUNK_BYTES (64u << 10)
-
-struct dump_buf {
-	FILE *f;
-	size_t n;
-	char *b;
-};
-
-static int dump_flush(struct dump_buf *d)
+static int write_snapshot(FILE *f, const struct model *m, const struct process *only,
+			  bool indent)
 {
-	if (d->n && fwrite(d->b, 1, d->n, d->f) != d->n)
+	struct writer w = { .f = f, .b = malloc(DUMP_CHUNK_BYTES), .indent = indent,
+			    .flags = (indent ? JSON_INDENT(INDENT_STEP) : JSON_COMPACT) |
+				     JSON_REAL_PRECISION(10) };
+	struct process **procs = NULL;
+	size_t n = 0, shown = 0;
+	bool any;
+
+	if (!w.b) {
+		errno = ENOMEM;
 		return -1;
-	d->n = 0;
-	return 0;
-}
-
-static int dump_chunk(const char *s, size_t len, void *ctx)
-{
-	struct dump_buf *d = ctx;
-
-	if (d->n + len > DUMP_CHUNK_BYTES && dump_flush(d))
-		return -1;
-	if (len > DUMP_CHUNK_BYTES)
-		return fwrite(s, 1, len, d->f) == len ? 0 : -1;
-	memcpy(d->b + d->n, s, len);
-	d->n += len;
-	return 0;
-}
-
-/* json_dumpf(root, f, flags), through a buffer.  0 or -1 (errno from the failed write). */
-static int dump_json(const json_t *root, FILE *f, size_t flags)
-{
-	struct dump_buf d = { .f = f, .b = malloc(DUMP_CHUNK_BYTES) };
-	int err;
-
-	if (!d.b)
-		return json_dumpf(root, f, flags);
-	err = json_dump_callback(root, dump_chunk, &d, flags) || dump_flush(&d) ? -1 : 0;
-	free(d.b);
-	return err;
+	}
+	if (!only) {
+		procs = model__procs_by_outstanding(m, &n);
+		if (!procs && n)
+			w.err = -1;
+	}
+	any = w_open(&w, root_json(m), 0);
+	w_key(&w, "processes", 0, &any);
+	w_raw(&w, "[", 1);
+	for (size_t i = 0; i < n && !w.err; i++) {
+		if (!model__visible(procs[i]))
+			continue;
+		w_elem(&w, shown++, 1);
+		write_process(&w, m, procs[i], 2);
+	}
+	if (only) {
+		w_elem(&w, shown++, 1);
+		write_process(&w, m, only, 2);
+	}
+	free(procs);
+	w_close(&w, 1, shown > 0, ']');
+	w_key(&w, "symbols_missing", 0, &any);
+	w_value(&w, symbols_missing_json(m), 1);
+	if (m->stop.fired && (!only || only->pid == m->stop.pid)) {
+		w_key(&w, "stop_at", 0, &any);
+		w_value(&w, stop_json(m), 1);
+	}
+	w_close(&w, 0, any, '}');
+	w_raw(&w, "\n", 1);
+	w_flush(&w);
+	if (!only && !w.err)
+		stacks_sweep();
+	free(w.b);
+	free(w.piece);
+	if (w.err && !errno)
+		errno = EIO;
+	return w.err;
 }
 
 static int write_file(const char *path, const struct model *m, const struct process *only)
 {
 	struct atomic_file af;
-	json_t *root = model_json(m, only);
 	int err, ok;
 
-	if (!root)
-		return -ENOMEM;
 	err = atomic_file__open(&af, path);
-	if (err) {
-		json_decref(root);
+	if (err)
 		return err;
-	}
-	ok = dump_json(root, af.f, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) == 0;
-	if (ok)
-		fputc('\n', af.f);
-	json_decref(root);
+	errno = 0;
+	ok = write_snapshot(af.f, m, only, true) == 0;
 	err = atomic_file__close(&af, ok);
 	return err ? err : (ok ? 0 : -EIO);
 }
@@ -817,14 +891,8 @@ int snapshot__write_process_file(const char *path, const struct model *m,
 
 int snapshot__write_line(FILE *out, const struct model *m)
 {
-	json_t *root = model_json(m, NULL);
-	int err = 0;
-
-	if (!root)
-		return -ENOMEM;
-	if (dump_json(root, out, JSON_COMPACT | JSON_REAL_PRECISION(10)) || fputc('\n', out) == EOF ||
-	    fflush(out))
-		err = errno == EPIPE ? -EPIPE : -EIO;
-	json_decref(root);
-	return err;
+	errno = 0;
+	if (write_snapshot(out, m, NULL, false) || fflush(out))
+		return errno == EPIPE ? -EPIPE : -EIO;
+	return 0;
 }

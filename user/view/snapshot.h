@@ -16,10 +16,8 @@
 /* 0 or -errno (-ELOOP: path is a symlink). */
 int snapshot__write_file(const char *path, const struct model *m);
 int snapshot__write_line(FILE *out, const struct model *m);
-/* Sites' stacks kept as JSON between snapshots (those of the last full snapshot, at most). */
+/* Sites' stacks kept as JSON text between snapshots (those of the last full snapshot, at most). */
 size_t snapshot__cached_stacks(void);
-/* Distinct frames kept as JSON between snapshots, shared by the stacks that hold them. */
-size_t snapshot__cached_frames(void);
 /*
  * The same document holding only process p (every site and its whole stack, as ever),
  * shown or not: an OOM victim's snapshot.  0 or -errno.
