@@ -40,6 +40,13 @@ void tracker__free(struct tracker *t);
  * for the next sample.  With fork_borrows, a forked child takes its parent's at once.
  */
 void tracker__on_event(struct tracker *t, const struct lt_event *ev);
+/*
+ * OOM victims among the events queued for the next sample (an LT_EV_OOM each): up to max
+ * into out; returns how many there are.
+ */
+size_t tracker__queued_oom(const struct tracker *t, struct dead_image *out, size_t max);
+/* --stop-at: the allocation it stopped a process at (LT_EV_STOP_AT; fired: it came). */
+const struct stop_record *tracker__stop(const struct tracker *t);
 /* Image (pid, gen) is traced by name (-p, --): read it now, queue its first sighting. */
 int tracker__add_target(struct tracker *t, uint32_t pid, uint64_t gen);
 /* Between samples: re-read the maps of young images still loading their libraries. */
