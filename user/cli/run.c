@@ -26,20 +26,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <inttypes.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/emit.h"
-#include "cli/lastref_cmd.h"
 #include "cli/launcher.h"
 #include "cli/metrics_server.h"
 #include "cli/oom.h"
+#include "cli/preflight.h"
 #include "cli/run.h"
 #include "core/analysis.h"
 #include "core/model.h"
 #include "live/session.h"
 #include "tui/tui.h"
+#include "view/lastref_out.h"
 #include "view/report.h"
 #include "util/atomic_file.h"
 #include "util/budget.h"
@@ -99,18 +99,16 @@ struct run {
 	bool have_child;
 	struct emitter em;		/* the interval's outputs */
 	const struct run_hooks *hooks;	/* a mode built on the run (leaktop lastref), or NULL */
-	struct lastref *lr;		/* the TUI's L: a lastref on this run, or NULL */
 	int hook_status;		/* its step ended the run: 1 failed, 0 done */
 	uint64_t last_reach_scan_ns;	/* the last scan of every target (--scan-every) */
 };
 
 static struct run_live live_of(struct run *r)
 {
-	return (struct run_live){ session__loader(r->sess), session__collector(r->sess),
-				  session__symbolizer(r->sess), &r->model };
+	return (struct run_live){ r->sess, &r->model };
 }
 
-/* A lastref line (a verdict, progress) on the TUI's message line. */
+/* A lastref line (progress) on the TUI's message line. */
 static void lastref_to_tui(void *ctx, const char *line)
 {
 	struct run *r = ctx;
@@ -119,19 +117,28 @@ static void lastref_to_tui(void *ctx, const char *line)
 		tui__message(r->em.tui, &r->model, line);
 }
 
+/* A lastref verdict on the TUI's message line. */
+static void verdict_to_tui(void *ctx, const struct lastref_result *v)
+{
+	char line[1024];
+
+	lastref_to_tui(ctx, lastref_out__line(line, sizeof(line), v));
+}
+
 /* The TUI's L: a lastref on the selected heap site; msg says what happened. */
 static void start_lastref(struct run *r, char *msg, size_t len)
 {
-	struct run_live lv = live_of(r);
+	struct lastref_spec spec = { .max_stop_ms = r->o->scan_max_stop_ms,
+				     .out = verdict_to_tui, .say = lastref_to_tui, .ctx = r };
 	const struct process *p;
 	uint32_t pid, kind;
-	uint64_t hash;
+	int err;
 
 	if (r->hooks) {
 		snprintf(msg, len, "this run is a lastref already");
 		return;
 	}
-	if (!tui__selected_site(r->em.tui, &pid, &kind, &hash) || kind != LT_KIND_HEAP) {
+	if (!tui__selected_site(r->em.tui, &pid, &kind, &spec.site_id) || kind != LT_KIND_HEAP) {
 		snprintf(msg, len, "L follows a heap site: Enter on a process, then select a site");
 		return;
 	}
@@ -144,32 +151,14 @@ static void start_lastref(struct run *r, char *msg, size_t len)
 		snprintf(msg, len, "process %u's heap is not traced: t traces it first", pid);
 		return;
 	}
-	lastref__free(r->lr, &lv);
-	r->lr = lastref__new(pid, hash, 0, lastref_to_tui, lastref_to_tui, r);
-	if (!r->lr) {
-		snprintf(msg, len, "out of memory");
-		return;
-	}
-	lastref__set_max_stop(r->lr, r->o->scan_max_stop_ms);
-	if (lastref__start(r->lr, &lv)) {
-		lastref__free(r->lr, &lv);
-		r->lr = NULL;
-		snprintf(msg, len, "lastref could not start");
+	spec.pid = pid;
+	err = session__lastref_start(r->sess, &r->model, &spec);
+	if (err) {
+		snprintf(msg, len, err == -ENOMEM ? "out of memory" : "lastref could not start");
 		return;
 	}
 	snprintf(msg, len, "lastref: following new blocks of site %016" PRIx64 " of process %u; "
-		 "verdicts show here", hash, pid);
-}
-
-/* The TUI's lastref, a turn: freed once it has every verdict or failed (it said why). */
-static void lastref_step(struct run *r)
-{
-	struct run_live lv = live_of(r);
-
-	if (r->lr && lastref__step(r->lr, &lv)) {
-		lastref__free(r->lr, &lv);
-		r->lr = NULL;
-	}
+		 "verdicts show here", spec.site_id, pid);
 }
 
 /* The mode's turn: true when it ends the run. */
@@ -383,7 +372,9 @@ static int wait_tick(struct run *r, uint64_t next, uint64_t end, uint64_t interv
 			*last = true;
 			return 0;
 		}
-		lastref_step(r);
+		/* The TUI's lastref (the mode's is its hook's). */
+		if (!r->hooks)
+			session__lastref_step(r->sess, &r->model);
 		if (err < 0 && err != -EINTR) {
 			err_line("cannot read lifecycle events: %s", strerror(-err));
 			return 1;
@@ -489,78 +480,6 @@ static int loop(struct run *r)
 	}
 	/* The files do not hold the final report. */
 	return r->em.files_failed || r->hook_status ? 1 : 0;
-}
-
-static int check_json_path(const char *path)
-{
-	char dir[4096], msg[4200], *slash;
-	struct stat st;
-
-	if (!path || !strcmp(path, "-"))
-		return 0;
-	if (!lstat(path, &st) && (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode))) {
-		int err = S_ISLNK(st.st_mode) ? -ELOOP : -EISDIR;
-
-		err_line("%s", msg__write_failed(msg, sizeof(msg), path, err));
-		return err;
-	}
-	/* The snapshot is written beside its final name: that directory must take files. */
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
-	if (access(dir, W_OK | X_OK)) {
-		err_line("cannot write %s: directory %s: %s; create it or choose another path",
-			 path, dir, strerror(errno));
-		return -errno;
-	}
-	return 0;
-}
-
-/* What is checked before anything loads: the exit status, or 0 to go on. */
-static int check_run(const struct options *o, char *oom_dir, size_t oom_len)
-{
-	char msg[4200];
-	int err;
-
-	if (session__check_privileges()) {
-		err_line("not enough privileges: needs root, or CAP_BPF + CAP_PERFMON + "
-			 "CAP_SYS_PTRACE; run it with sudo");
-		return 1;
-	}
-	atomic_file__set_mode(o->file_mode);
-	if (check_json_path(o->json_path) || check_json_path(o->pprof_path) ||
-	    check_json_path(o->folded_path))
-		return 1;
-	/* An --oom-dir given is checked like -j; the default one is tried when needed. */
-	oom__dir(oom_dir, oom_len, o->oom_dir, o->json_path);
-	if (o->oom_dir && oom__check_dir(oom_dir, msg, sizeof(msg))) {
-		err_line("%s", msg);
-		return 1;
-	}
-	for (size_t i = 0; i < o->n_pids; i++) {
-		if (o->pids[i] == getpid()) {
-			err_line("PID %d is leaktop itself; choose another process", o->pids[i]);
-			return 2;
-		}
-		if (!session__process_exists(o->pids[i])) {
-			err_line("PID %d not found; check it with 'ps -p %d'", o->pids[i], o->pids[i]);
-			return 1;
-		}
-	}
-	if (o->mode == MODE_COMMAND) {
-		err = launcher__check(o->cmd[0]);
-		if (err) {
-			err_line("cannot run '%s': %s; check the command name and PATH", o->cmd[0],
-				 err == -ENOENT ? "command not found" : strerror(-err));
-			return 1;
-		}
-	}
-	return 0;
 }
 
 static void set_signals(void)
@@ -669,15 +588,11 @@ static int finish(struct run *r, int status, uint64_t t_report_ns)
 
 	/* No process stays held at exec past here (none is held from now on). */
 	session__release_held(r->sess);
+	session__lastref_stop(r->sess, &r->model);
 	if (r->hooks && r->hooks->finish) {
-		struct run_live lv = r->sess ? live_of(r) : (struct run_live){ .model = &r->model };
-
-		r->hooks->finish(r->hooks->ctx, &lv);
-	}
-	if (r->lr) {
 		struct run_live lv = live_of(r);
 
-		lastref__free(r->lr, &lv);
+		r->hooks->finish(r->hooks->ctx, &lv);
 	}
 	tui__stop(r->em.tui);
 	tui_active = 0;
@@ -729,7 +644,7 @@ int run__main_hooked(const struct options *o, const struct run_hooks *hooks)
 	uint64_t t_report_ns = 0;
 	int err, status = 1;
 
-	err = check_run(o, oom_dir, sizeof(oom_dir));
+	err = preflight__check(o, oom_dir, sizeof(oom_dir));
 	if (err)
 		return err;
 	if (o->listen_len) {

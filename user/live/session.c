@@ -19,6 +19,7 @@
 #include "live/collector.h"
 #include "live/fdcensus.h"
 #include "live/heapctl.h"
+#include "live/lastref_session.h"
 #include "live/loader.h"
 #include "live/mounts.h"
 #include "live/procfs.h"
@@ -51,6 +52,8 @@ struct session {
 	struct unwind_store *uw;	/* --unwind cfi: the unwind tables */
 	struct allocs *al;		/* which allocators processes use */
 	struct attach *at;		/* which objects get probes */
+	struct lastref *lr;		/* a lastref on this session, or NULL */
+	bool lr_ended;			/* ... that has ended (its verdicts kept) */
 	uint64_t last_libc_scan_ns, last_sweep_ns, last_gc_ns;
 	struct dead_image *pending;	/* dead images whose live-block records await a sweep */
 	size_t n_pending;
@@ -443,6 +446,67 @@ bool session__heap_toggle(struct session *s, const struct model *m, uint32_t pid
 	return true;
 }
 
+static struct lastref_env lastref_env(struct session *s, const struct model *m)
+{
+	return (struct lastref_env){ s->ld, s->col, s->sym, m };
+}
+
+int session__lastref_start(struct session *s, const struct model *m,
+			   const struct lastref_spec *spec)
+{
+	struct lastref_env env = lastref_env(s, m);
+	int err;
+
+	lastref__free(s->lr, &env);
+	s->lr_ended = false;
+	s->lr = lastref__new(spec);
+	if (!s->lr)
+		return -ENOMEM;
+	err = lastref__start(s->lr, &env);
+	if (err) {
+		lastref__free(s->lr, &env);
+		s->lr = NULL;
+	}
+	return err;
+}
+
+int session__lastref_step(struct session *s, const struct model *m)
+{
+	struct lastref_env env = lastref_env(s, m);
+	int ret;
+
+	if (!s->lr || s->lr_ended)
+		return 0;
+	ret = lastref__step(s->lr, &env);
+	if (ret) {
+		lastref__stop(s->lr, &env);
+		s->lr_ended = true;
+	}
+	return ret;
+}
+
+void session__lastref_stop(struct session *s, const struct model *m)
+{
+	struct lastref_env env;
+
+	if (!s || !s->lr || s->lr_ended)
+		return;
+	env = lastref_env(s, m);
+	lastref__stop(s->lr, &env);
+	s->lr_ended = true;
+}
+
+size_t session__lastref_results(struct session *s, const struct lastref_result **v,
+				int *watchpoints)
+{
+	*v = NULL;
+	*watchpoints = -1;
+	if (!s || !s->lr)
+		return 0;
+	*watchpoints = lastref__watchpoints(s->lr);
+	return lastref__results(s->lr, v);
+}
+
 char *session__build_id(void *session, const char *module)
 {
 	struct session *s = session;
@@ -456,6 +520,7 @@ void session__close(struct session *s, uint64_t *detach_ns, uint64_t *free_ns)
 
 	if (!s)
 		return;
+	lastref__free(s->lr, &(struct lastref_env){ s->ld, s->col, s->sym, NULL });
 	free(s->pending);
 	scanner__free(s->sc);
 	heapctl__free(s->hc);
@@ -473,19 +538,4 @@ void session__close(struct session *s, uint64_t *detach_ns, uint64_t *free_ns)
 		*detach_ns = t_detach;
 	if (free_ns)
 		*free_ns = t_free;
-}
-
-struct loader *session__loader(struct session *s)
-{
-	return s->ld;
-}
-
-struct collector *session__collector(struct session *s)
-{
-	return s->col;
-}
-
-struct symbolizer *session__symbolizer(struct session *s)
-{
-	return s->sym;
 }

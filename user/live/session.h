@@ -21,6 +21,7 @@
 #include "core/sample.h"
 #include "core/types.h"
 #include "live/attach.h"
+#include "live/lastref_session.h"
 #include "live/stop_at.h"
 #include "util/budget.h"
 
@@ -115,15 +116,28 @@ void session__scan_now(struct session *s, uint32_t pid, uint64_t gen, char *msg,
 /* pid 0: none selected.  false: the mode traces every traced process's heap (no budget). */
 bool session__heap_toggle(struct session *s, const struct model *m, uint32_t pid, char *msg,
 			  size_t len);
+/*
+ * A lastref on this session (the TUI's L, `leaktop lastref`), one at a time: a new one
+ * replaces the last.  0, -ENOMEM, or its start's error.
+ */
+int session__lastref_start(struct session *s, const struct model *m,
+			   const struct lastref_spec *spec);
+/*
+ * Its turn (m the latest model): 1 it ended (every verdict, or the process is gone), -errno
+ * it failed (it said why), 0 it goes on or none runs.  An ended one's watchpoints are
+ * removed; its verdicts stay until the next start or the close.
+ */
+int session__lastref_step(struct session *s, const struct model *m);
+/* The run ends: the blocks left get their verdict (unresolved), the watchpoints go. */
+void session__lastref_stop(struct session *s, const struct model *m);
+/* Its verdicts so far (0: none runs); *watchpoints as lastref__watchpoints. */
+size_t session__lastref_results(struct session *s, const struct lastref_result **v,
+				int *watchpoints);
+
 /* export_opts.build_id for this session's symbolizer. */
 char *session__build_id(void *session, const char *module);
 
 /* Tear it all down.  detach_ns, free_ns (may be NULL): when the probes and the rest went. */
 void session__close(struct session *s, uint64_t *detach_ns, uint64_t *free_ns);
-
-/* For live/ modules built on a session (lastref): its parts. */
-struct loader *session__loader(struct session *s);
-struct collector *session__collector(struct session *s);
-struct symbolizer *session__symbolizer(struct session *s);
 
 #endif

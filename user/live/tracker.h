@@ -58,9 +58,9 @@ void tracker__refresh_young(struct tracker *t);
 void tracker__step_packages(struct tracker *t);
 
 /*
- * This interval's part of s (after the collector's): the queued events; images first seen
- * in s->sites; a reading of every image (identity; for live ones counters too), sorted;
- * frames of stacks new to their image.  Within budget b (NULL: none): /proc reads past it
+ * This interval's part of s (after the collector's): the queued events; --stop-at's record
+ * (s->stop); images first seen in s->sites; a reading of every image (identity; for live
+ * ones counters too), sorted; frames of stacks new to their image.  Within budget b (NULL: none): /proc reads past it
  * wait for the next sample (round robin, procs_deferred) and so do new stacks
  * (stacks_pending).  Live images read are reconciled with /proc: one shown ended at two
  * readings in a row, while no event said so, gets the lost EXIT event (reconciled_*).
