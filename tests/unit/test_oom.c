@@ -420,7 +420,7 @@ static void test_writer_removes_the_oldest_of_its_own_files_and_nothing_else(voi
 	model__init(&m, 1.0, RES_ALL, 8);
 	fold_heap(&m, 1, 200, 8, 8192, SAMPLE_EV_FIRST, true);
 	CHECK_EQ_INT(oom_writer__new(&w, dir, true, &lim), 0);
-	oom_writer__note(w, &ev, &m);
+	oom_writer__note(w, ev.tgid, ev.new_gen, &m);
 	CHECK(oom_writer__pending(w));
 	oom_writer__write(w, &m, collect_line, &lines);
 	CHECK_EQ_INT(lines, 1);
@@ -446,6 +446,37 @@ static void test_writer_removes_the_oldest_of_its_own_files_and_nothing_else(voi
 	CHECK_EQ_INT(system(cmd), 0);
 }
 
+/* The OOM writer hears of victims from the model: those marked in this interval's fold only. */
+static void test_writer_queues_the_victims_of_this_interval_from_the_model(void)
+{
+	char dir[] = "/tmp/leaktop-test-oom.XXXXXX", cmd[600];
+	struct oom_limits lim = { 0 };
+	struct oom_writer *w;
+	struct model m;
+
+	CHECK(mkdtemp(dir));
+	model__init(&m, 1.0, RES_ALL, 8);
+	fold_heap(&m, 1, 200, 8, 8192, SAMPLE_EV_FIRST, true);
+	fold_heap(&m, 1, 201, 9, 8192, SAMPLE_EV_FIRST, true);
+	CHECK_EQ_INT(oom_writer__new(&w, dir, true, &lim), 0);
+	oom_writer__note_new(w, &m);
+	CHECK(!oom_writer__pending(w));
+	fold_heap(&m, 2, 200, 8, 8192, SAMPLE_EV_OOM, true);
+	CHECK(model__find(&m, 200, 8)->oom_ns == m.now_ns);
+	oom_writer__note_new(w, &m);
+	CHECK(oom_writer__pending(w));
+	oom_writer__write(w, &m, collect_line, &(int){ 0 });
+	CHECK(!oom_writer__pending(w));
+	/* The next interval: 200 was announced before, nothing is new. */
+	fold_heap(&m, 3, 201, 9, 8192, SAMPLE_EV_FIRST, false);
+	oom_writer__note_new(w, &m);
+	CHECK(!oom_writer__pending(w));
+	oom_writer__free(w);
+	model__free(&m);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK_EQ_INT(system(cmd), 0);
+}
+
 static void test_writer_skips_a_second_victim_of_one_cgroup_within_the_gap(void)
 {
 	char dir[] = "/tmp/leaktop-test-oom.XXXXXX", cmd[600];
@@ -460,17 +491,17 @@ static void test_writer_skips_a_second_victim_of_one_cgroup_within_the_gap(void)
 	fold_heap(&m, 1, 200, 8, 8192, SAMPLE_EV_FIRST, true);
 	fold_heap(&m, 1, 201, 9, 8192, SAMPLE_EV_FIRST, true);
 	CHECK_EQ_INT(oom_writer__new(&w, dir, true, &lim), 0);
-	oom_writer__note(w, &ev, &m);
+	oom_writer__note(w, ev.tgid, ev.new_gen, &m);
 	ev.tgid = 201;
 	ev.new_gen = 9;
-	oom_writer__note(w, &ev, &m);
+	oom_writer__note(w, ev.tgid, ev.new_gen, &m);
 	ev.tgid = 200;
 	ev.new_gen = 8;
 	oom_writer__write(w, &m, collect_line, &lines);
 	/* One written, one skipped: said once. */
 	CHECK_EQ_INT(oom_writer__skipped(w), 1);
 	CHECK_EQ_INT(lines, 2);
-	oom_writer__note(w, &ev, &m);
+	oom_writer__note(w, ev.tgid, ev.new_gen, &m);
 	oom_writer__write(w, &m, collect_line, &lines);
 	CHECK_EQ_INT(oom_writer__skipped(w), 2);
 	CHECK_EQ_INT(lines, 2);
@@ -495,7 +526,7 @@ static void test_writer_takes_another_name_when_something_is_planted_at_its_own(
 	model__init(&m, 1.0, RES_ALL, 8);
 	fold_heap(&m, 1, 200, 8, 8192, SAMPLE_EV_FIRST, true);
 	CHECK_EQ_INT(oom_writer__new(&w, dir, true, &lim), 0);
-	oom_writer__note(w, &ev, &m);
+	oom_writer__note(w, ev.tgid, ev.new_gen, &m);
 	/* The name of this second and the next: a link planted at both. */
 	for (int i = 0; i < 2; i++) {
 		CHECK_EQ_INT(oom__file_name(path, sizeof(path), dir, 200, time(NULL) + i), 0);
@@ -535,7 +566,7 @@ static void test_writer_says_failed_snapshots_once_a_minute_and_counts_them_all(
 	/* Victims leaktop holds no record of: each fails. */
 	for (uint32_t pid = 300; pid < 310; pid++) {
 		ev.tgid = pid;
-		oom_writer__note(w, &ev, &m);
+		oom_writer__note(w, ev.tgid, ev.new_gen, &m);
 	}
 	oom_writer__write(w, &m, collect_line, &lines);
 	CHECK_EQ_INT(oom_writer__failed(w), 10);
@@ -604,6 +635,7 @@ int main(void)
 	RUN(test_writer_skips_a_second_victim_of_one_cgroup_within_the_gap);
 	RUN(test_writer_takes_another_name_when_something_is_planted_at_its_own);
 	RUN(test_writer_says_failed_snapshots_once_a_minute_and_counts_them_all);
+	RUN(test_writer_queues_the_victims_of_this_interval_from_the_model);
 	RUN(test_check_dir_refuses_a_world_writable_directory_without_sticky_bit);
 	RUN(test_atomic_file_mode_is_the_chosen_mode_less_the_umask_left_unchanged);
 	CHECK_EXIT();

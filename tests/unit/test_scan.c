@@ -10,6 +10,7 @@
 #endif
 #include "check.h"
 #include "core/scan.h"
+#include "live/scanner.h"
 #include "live/ptrace_stop.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * oom.c - OOM-kill snapshots: owns the queue of victims the ring buffer announced, the OOM
+ * oom.c - OOM-kill snapshots: owns the queue of victims the model announced, the OOM
  * directory and the files written into it (view/snapshot.c writes them, through the atomic
  * writer: temp file + rename, never through a symbolic link, the --file-mode mode), the rate
  * limit per cgroup and the caps on the directory's snapshot files (oldest removed first).
@@ -217,27 +217,46 @@ static double wall_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-void oom_writer__note(struct oom_writer *w, const struct lt_event *ev, const struct model *m)
+bool oom_writer__wants_collect(const struct oom_writer *w, const struct model *m, uint32_t pid,
+			       uint64_t gen)
+{
+	const struct process *p = model__find(m, pid, gen);
+
+	/* A cgroup known to have had its snapshot lately: no forced collect for it. */
+	return w && !(p && p->cgroup && !oom_rate__allowed(&w->rate, oom__rate_key(p->cgroup),
+							   wall_s(), w->lim.min_gap_s));
+}
+
+void oom_writer__note(struct oom_writer *w, uint32_t pid, uint64_t gen, const struct model *m)
 {
 	const struct process *p;
 
-	if (!w || ev->type != LT_EV_OOM)
+	if (!w)
 		return;
-	/* A cgroup known to have had its snapshot lately: no forced collect for it. */
-	p = m ? model__find(m, ev->tgid, ev->new_gen) : NULL;
+	/* A cgroup known to have had its snapshot lately: skipped. */
+	p = m ? model__find(m, pid, gen) : NULL;
 	if (p && p->cgroup && !oom_rate__allowed(&w->rate, oom__rate_key(p->cgroup), wall_s(),
 						 w->lim.min_gap_s)) {
 		w->skipped++;
 		if (!w->said_skipped && !w->skip_unsaid)
-			w->skip_unsaid = ev->tgid;
+			w->skip_unsaid = pid;
 		return;
 	}
 	if (w->n_queue == OOM_QUEUE_MAX) {
 		w->lost++;
 		return;
 	}
-	w->queue[w->n_queue++] = (struct oom_victim){ .pid = ev->tgid, .gen = ev->new_gen,
-						      .when = time(NULL) };
+	w->queue[w->n_queue++] = (struct oom_victim){ .pid = pid, .gen = gen, .when = time(NULL) };
+}
+
+void oom_writer__note_new(struct oom_writer *w, const struct model *m)
+{
+	for (size_t i = 0; w && i < m->n_procs; i++) {
+		const struct process *p = &m->procs[i];
+
+		if ((p->flags & PROC_OOM_KILLED) && p->oom_ns == m->now_ns)
+			oom_writer__note(w, p->pid, p->gen, m);
+	}
 }
 
 bool oom_writer__pending(const struct oom_writer *w)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * oom.h - OOM-kill snapshots: the victims the kernel announces (LT_EV_OOM) among the watched
- * processes are queued, and once the interval's collect has read their records (started at
- * once, not at the next tick), each one's full snapshot is written to the OOM directory,
+ * oom.h - OOM-kill snapshots: the victims the kernel announces among the watched processes
+ * (the model's OOM-killed images, new in this interval) are queued, and once the interval's
+ * collect has read their records (started at once, not at the next tick), each one's full snapshot is written to the OOM directory,
  * atomically, as leaktop-oom-PID-YYYYmmddTHHMMSSZ.json.
  *
  * Bounded, because any user who can OOM-kill their own processes (a memory-limited scope or
@@ -20,7 +20,6 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "bpf/leaktop.h"
 #include "core/model.h"
 
 /* Victims waiting for their snapshot, at most (more in one interval are counted failed). */
@@ -94,11 +93,19 @@ int oom_writer__new(struct oom_writer **out, const char *dir, bool strict,
 		    const struct oom_limits *lim);
 void oom_writer__free(struct oom_writer *w);
 /*
- * A lifecycle event: an LT_EV_OOM queues its victim (others are ignored), unless m already
- * knows the victim's cgroup and that cgroup had its snapshot less than min_gap_s ago (then
- * it is counted skipped and nothing is forced).
+ * An OOM victim (pid, gen) was announced: should the interval's collect start now?  Not when
+ * m already knows the victim's cgroup and that cgroup had its snapshot less than min_gap_s
+ * ago (nothing is forced for it).
  */
-void oom_writer__note(struct oom_writer *w, const struct lt_event *ev, const struct model *m);
+bool oom_writer__wants_collect(const struct oom_writer *w, const struct model *m, uint32_t pid,
+			       uint64_t gen);
+/*
+ * Victim (pid, gen) is queued, unless m already knows its cgroup and that cgroup had its
+ * snapshot less than min_gap_s ago (then it is counted skipped).
+ */
+void oom_writer__note(struct oom_writer *w, uint32_t pid, uint64_t gen, const struct model *m);
+/* After the interval's fold: each image m marks OOM-killed in it (oom_ns is m->now_ns). */
+void oom_writer__note_new(struct oom_writer *w, const struct model *m);
 /* Victims wait for their snapshot: collect now. */
 bool oom_writer__pending(const struct oom_writer *w);
 

@@ -403,216 +403,229 @@ int options__parse_listen(const char *s, struct sockaddr_storage *addr, socklen_
 	return 0;
 }
 
-int options__parse(int argc, char **argv, struct options *o, char *err, size_t len)
+/* One option of the whole-system budget and the maps' shares: as parse_trace_opt. */
+static int parse_budget_opt(int c, struct options *o, char *err, size_t len)
 {
 	unsigned long n;
-	int c, ret;
 
-	defaults(o);
-	err[0] = '\0';
-
-	/* "+": stop at the first non-option so CMD's own options are left alone. */
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:p:i:d:bj:r:n:qvhV", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			ret = parse_pids(optarg, o, err, len);
-			if (ret)
-				return ret;
-			break;
-		case 'i':
-			if (parse_seconds(optarg, 0.01, &o->interval_s))
-				return msg__set(err, len, -EINVAL, "invalid interval '%s': "
-						"expected seconds >= 0.01", optarg);
-			break;
-		case 'd':
-			if (parse_seconds(optarg, 0, &o->duration_s))
-				return msg__set(err, len, -EINVAL, "invalid duration '%s': "
-						"expected seconds >= 0", optarg);
-			break;
-		case 'b':
-			o->batch = true;
-			o->batch_set = true;
-			break;
-		case 'j':
-			if (check_path_arg("json", optarg, true, err, len))
-				return -EINVAL;
-			o->json_path = optarg;
-			break;
-		case OPT_PPROF:
-			if (check_path_arg("pprof", optarg, false, err, len))
-				return -EINVAL;
-			o->pprof_path = optarg;
-			break;
-		case OPT_FOLDED:
-			if (check_path_arg("folded", optarg, false, err, len))
-				return -EINVAL;
-			o->folded_path = optarg;
-			break;
-		case OPT_STOP_AT:
-			if (options__parse_stop_at(optarg, o->stop_at_fn, sizeof(o->stop_at_fn),
-						   &o->stop_at_hash, &o->stop_at_seq))
-				return msg__set(err, len, -EINVAL, "invalid --stop-at '%s': expected "
-						"SITE:N, SITE a function name or a site id (16 hex "
-						"digits), N an allocation number from 1", optarg);
-			break;
-		case OPT_OOM_DIR:
-			if (!*optarg || !strcmp(optarg, "--"))
-				return msg__set(err, len, -EINVAL, "--oom-dir needs a directory; "
-						"see leaktop --help");
-			o->oom_dir = optarg;
-			break;
-		case OPT_OOM_MAX_FILES:
-			if (options__parse_uint(optarg, 0, OPT_MAX_OOM_FILES, &n))
-				return msg__set(err, len, -EINVAL, "invalid --oom-max-files '%s': "
-						"expected 0 (no limit) to %d files", optarg,
-						OPT_MAX_OOM_FILES);
-			o->oom.max_files = n;
-			break;
-		case OPT_OOM_MAX_BYTES:
-			if (options__parse_size(optarg, &o->oom.max_bytes))
-				return msg__set(err, len, -EINVAL, "invalid --oom-max-bytes '%s': "
-						"expected bytes, or a size such as 64M or 1G (0: no "
-						"limit)", optarg);
-			break;
-		case OPT_OOM_MIN_GAP:
-			if (parse_seconds(optarg, 0, &o->oom.min_gap_s))
-				return msg__set(err, len, -EINVAL, "invalid --oom-min-gap '%s': "
-						"expected seconds >= 0", optarg);
-			break;
-		case OPT_SCAN_EVERY:
-			if (parse_seconds(optarg, 0.01, &o->scan_every_s))
-				return msg__set(err, len, -EINVAL, "invalid --scan-every '%s': "
-						"expected seconds >= 0.01", optarg);
-			break;
-		case OPT_SCAN_MAX_STOP:
-			if (options__parse_uint(optarg, 1, OPT_MAX_SCAN_STOP_MS, &n))
-				return msg__set(err, len, -EINVAL, "invalid --scan-max-stop '%s': "
-						"expected 1 to %d milliseconds", optarg,
-						OPT_MAX_SCAN_STOP_MS);
-			o->scan_max_stop_ms = n;
-			break;
-		case OPT_FILE_MODE:
-			if (options__parse_mode(optarg, &o->file_mode))
-				return msg__set(err, len, -EINVAL, "invalid --file-mode '%s': "
-						"expected an octal mode such as 0600 or 0640",
-						optarg);
-			break;
-		case OPT_BUDGET:
-			if (parse_seconds(optarg, 0, &o->budget_pct) || o->budget_pct <= 0 ||
-			    o->budget_pct > 100)
-				return msg__set(err, len, -EINVAL, "invalid --budget '%s': expected a "
-						"percentage of the CPUs above 0 and up to 100", optarg);
-			o->budget_set = true;
-			break;
-		case OPT_MAP_SHARE:
-			if (options__parse_uint(optarg, 1, 100, &n))
-				return msg__set(err, len, -EINVAL, "invalid --map-share '%s': "
-						"expected 1 to 100 percent", optarg);
-			o->map_share_pct = n;
-			o->map_share_set = true;
-			break;
-		case OPT_MAX_SUSPECTS:
-			if (options__parse_uint(optarg, 0, HEAPMODE_MAX_SUSPECTS, &n))
-				return msg__set(err, len, -EINVAL, "invalid --max-suspects '%s': "
-						"expected 0 to %d processes", optarg,
-						HEAPMODE_MAX_SUSPECTS);
-			o->max_suspects = n;
-			o->budget_set = true;
-			break;
-		case OPT_EXACT:
-			o->exact = true;
-			o->budget_set = true;
-			break;
-		case OPT_UNWIND:
-			if (strcmp(optarg, "cfi") && strcmp(optarg, "fp"))
-				return msg__set(err, len, -EINVAL, "invalid --unwind '%s': expected "
-						"'cfi' or 'fp'", optarg);
-			o->unwind_cfi = !strcmp(optarg, "cfi");
-			break;
-		case 'r':
-			ret = parse_resources(optarg, &o->resources, err, len);
-			if (ret)
-				return ret;
-			break;
-		case OPT_STACK_DEPTH:
-			if (options__parse_uint(optarg, 1, LT_MAX_STACK_DEPTH, &n))
-				return msg__set(err, len, -EINVAL, "invalid stack depth '%s': "
-						"expected 1 to %d", optarg, LT_MAX_STACK_DEPTH);
-			o->stack_depth = n;
-			break;
-		case 'n':
-			if (options__parse_uint(optarg, 1, OPT_MAX_TOP, &n))
-				return msg__set(err, len, -EINVAL, "invalid --top '%s': expected a "
-						"positive number", optarg);
-			o->top_sites = n;
-			break;
-		case OPT_WINDOW:
-			if (options__parse_uint(optarg, OPT_MIN_WINDOW, OPT_MAX_WINDOW, &n))
-				return msg__set(err, len, -EINVAL, "invalid --window '%s': "
-						"expected %d to %d samples",
-						optarg, OPT_MIN_WINDOW, OPT_MAX_WINDOW);
-			o->window = n;
-			break;
-		case OPT_PROBE_FLOOR:
-			if (!strcmp(optarg, "entry"))
-				o->probe_floor = 1;
-			else if (!strcmp(optarg, "planned"))
-				o->probe_floor = 2;
-			else
-				return msg__set(err, len, -EINVAL, "invalid --probe-floor '%s': "
-						"use entry or planned", optarg);
-			break;
-		case OPT_LISTEN:
-			if (strlen(optarg) >= sizeof(o->listen_text) ||
-			    options__parse_listen(optarg, &o->listen_addr, &o->listen_len))
-				return msg__set(err, len, -EINVAL, "invalid --listen '%s': expected "
-						"PORT, ADDR:PORT or [IPv6]:PORT (an address, not a "
-						"name; port 1-65535)", optarg);
-			snprintf(o->listen_text, sizeof(o->listen_text), "%s", optarg);
-			break;
-		case OPT_LISTEN_AUTH:
-			if (check_path_arg("listen-auth", optarg, false, err, len))
-				return -EINVAL;
-			o->listen_auth_path = optarg;
-			break;
-		case OPT_LISTEN_TOKEN:
-			if (check_path_arg("listen-token", optarg, false, err, len))
-				return -EINVAL;
-			o->listen_token_path = optarg;
-			break;
-		case OPT_METRICS_SITES:
-			if (options__parse_uint(optarg, 0, OPT_MAX_METRICS_SITES, &n))
-				return msg__set(err, len, -EINVAL, "invalid --metrics-sites '%s': "
-						"expected 0 to %d call sites", optarg,
-						OPT_MAX_METRICS_SITES);
-			o->metrics_sites = n;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			o->help = true;
-			return 0;
-		case 'V':
-			o->version = true;
-			return 0;
-		case ':':
-			return msg__set(err, len, -EINVAL, "option '%s' needs a value; see leaktop "
-					"--help", argv[optind - 1]);
-		default:
-			if (optopt && optopt < 256)
-				return msg__set(err, len, -EINVAL, "unknown option '-%c'; see "
-						"leaktop --help", optopt);
-			return msg__set(err, len, -EINVAL, "unknown option '%s'; see leaktop "
-					"--help", argv[optind - 1]);
-		}
+	switch (c) {
+	case OPT_BUDGET:
+		if (parse_seconds(optarg, 0, &o->budget_pct) || o->budget_pct <= 0 ||
+		    o->budget_pct > 100)
+			return msg__set(err, len, -EINVAL, "invalid --budget '%s': expected a "
+					"percentage of the CPUs above 0 and up to 100", optarg);
+		o->budget_set = true;
+		break;
+	case OPT_MAP_SHARE:
+		if (options__parse_uint(optarg, 1, 100, &n))
+			return msg__set(err, len, -EINVAL, "invalid --map-share '%s': "
+					"expected 1 to 100 percent", optarg);
+		o->map_share_pct = n;
+		o->map_share_set = true;
+		break;
+	case OPT_MAX_SUSPECTS:
+		if (options__parse_uint(optarg, 0, HEAPMODE_MAX_SUSPECTS, &n))
+			return msg__set(err, len, -EINVAL, "invalid --max-suspects '%s': "
+					"expected 0 to %d processes", optarg,
+					HEAPMODE_MAX_SUSPECTS);
+		o->max_suspects = n;
+		o->budget_set = true;
+		break;
+	case OPT_EXACT:
+		o->exact = true;
+		o->budget_set = true;
+		break;
+	default:
+		return 1;
 	}
+	return 0;
+}
 
+/* One option of what is traced and how: 0, -EINVAL with one line in err, or 1: not one
+ * of these. */
+static int parse_trace_opt(int c, struct options *o, char *err, size_t len)
+{
+	unsigned long n;
+	int ret;
+
+	ret = parse_budget_opt(c, o, err, len);
+	if (ret != 1)
+		return ret;
+	switch (c) {
+	case 'p':
+		ret = parse_pids(optarg, o, err, len);
+		if (ret)
+			return ret;
+		break;
+	case 'i':
+		if (parse_seconds(optarg, 0.01, &o->interval_s))
+			return msg__set(err, len, -EINVAL, "invalid interval '%s': "
+					"expected seconds >= 0.01", optarg);
+		break;
+	case 'd':
+		if (parse_seconds(optarg, 0, &o->duration_s))
+			return msg__set(err, len, -EINVAL, "invalid duration '%s': "
+					"expected seconds >= 0", optarg);
+		break;
+	case 'b':
+		o->batch = true;
+		o->batch_set = true;
+		break;
+	case OPT_STOP_AT:
+		if (options__parse_stop_at(optarg, o->stop_at_fn, sizeof(o->stop_at_fn),
+					   &o->stop_at_hash, &o->stop_at_seq))
+			return msg__set(err, len, -EINVAL, "invalid --stop-at '%s': expected "
+					"SITE:N, SITE a function name or a site id (16 hex "
+					"digits), N an allocation number from 1", optarg);
+		break;
+	case OPT_SCAN_EVERY:
+		if (parse_seconds(optarg, 0.01, &o->scan_every_s))
+			return msg__set(err, len, -EINVAL, "invalid --scan-every '%s': "
+					"expected seconds >= 0.01", optarg);
+		break;
+	case OPT_SCAN_MAX_STOP:
+		if (options__parse_uint(optarg, 1, OPT_MAX_SCAN_STOP_MS, &n))
+			return msg__set(err, len, -EINVAL, "invalid --scan-max-stop '%s': "
+					"expected 1 to %d milliseconds", optarg,
+					OPT_MAX_SCAN_STOP_MS);
+		o->scan_max_stop_ms = n;
+		break;
+	case OPT_UNWIND:
+		if (strcmp(optarg, "cfi") && strcmp(optarg, "fp"))
+			return msg__set(err, len, -EINVAL, "invalid --unwind '%s': expected "
+					"'cfi' or 'fp'", optarg);
+		o->unwind_cfi = !strcmp(optarg, "cfi");
+		break;
+	case 'r':
+		ret = parse_resources(optarg, &o->resources, err, len);
+		if (ret)
+			return ret;
+		break;
+	case OPT_STACK_DEPTH:
+		if (options__parse_uint(optarg, 1, LT_MAX_STACK_DEPTH, &n))
+			return msg__set(err, len, -EINVAL, "invalid stack depth '%s': "
+					"expected 1 to %d", optarg, LT_MAX_STACK_DEPTH);
+		o->stack_depth = n;
+		break;
+	case OPT_WINDOW:
+		if (options__parse_uint(optarg, OPT_MIN_WINDOW, OPT_MAX_WINDOW, &n))
+			return msg__set(err, len, -EINVAL, "invalid --window '%s': "
+					"expected %d to %d samples",
+					optarg, OPT_MIN_WINDOW, OPT_MAX_WINDOW);
+		o->window = n;
+		break;
+	case OPT_PROBE_FLOOR:
+		if (!strcmp(optarg, "entry"))
+			o->probe_floor = 1;
+		else if (!strcmp(optarg, "planned"))
+			o->probe_floor = 2;
+		else
+			return msg__set(err, len, -EINVAL, "invalid --probe-floor '%s': "
+					"use entry or planned", optarg);
+		break;
+	case 'v':
+		o->verbose = true;
+		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+/* One option of the outputs: as parse_trace_opt. */
+static int parse_output_opt(int c, struct options *o, char *err, size_t len)
+{
+	unsigned long n;
+
+	switch (c) {
+	case 'j':
+		if (check_path_arg("json", optarg, true, err, len))
+			return -EINVAL;
+		o->json_path = optarg;
+		break;
+	case OPT_PPROF:
+		if (check_path_arg("pprof", optarg, false, err, len))
+			return -EINVAL;
+		o->pprof_path = optarg;
+		break;
+	case OPT_FOLDED:
+		if (check_path_arg("folded", optarg, false, err, len))
+			return -EINVAL;
+		o->folded_path = optarg;
+		break;
+	case OPT_OOM_DIR:
+		if (!*optarg || !strcmp(optarg, "--"))
+			return msg__set(err, len, -EINVAL, "--oom-dir needs a directory; "
+					"see leaktop --help");
+		o->oom_dir = optarg;
+		break;
+	case OPT_OOM_MAX_FILES:
+		if (options__parse_uint(optarg, 0, OPT_MAX_OOM_FILES, &n))
+			return msg__set(err, len, -EINVAL, "invalid --oom-max-files '%s': "
+					"expected 0 (no limit) to %d files", optarg,
+					OPT_MAX_OOM_FILES);
+		o->oom.max_files = n;
+		break;
+	case OPT_OOM_MAX_BYTES:
+		if (options__parse_size(optarg, &o->oom.max_bytes))
+			return msg__set(err, len, -EINVAL, "invalid --oom-max-bytes '%s': "
+					"expected bytes, or a size such as 64M or 1G (0: no "
+					"limit)", optarg);
+		break;
+	case OPT_OOM_MIN_GAP:
+		if (parse_seconds(optarg, 0, &o->oom.min_gap_s))
+			return msg__set(err, len, -EINVAL, "invalid --oom-min-gap '%s': "
+					"expected seconds >= 0", optarg);
+		break;
+	case OPT_FILE_MODE:
+		if (options__parse_mode(optarg, &o->file_mode))
+			return msg__set(err, len, -EINVAL, "invalid --file-mode '%s': "
+					"expected an octal mode such as 0600 or 0640",
+					optarg);
+		break;
+	case 'n':
+		if (options__parse_uint(optarg, 1, OPT_MAX_TOP, &n))
+			return msg__set(err, len, -EINVAL, "invalid --top '%s': expected a "
+					"positive number", optarg);
+		o->top_sites = n;
+		break;
+	case OPT_LISTEN:
+		if (strlen(optarg) >= sizeof(o->listen_text) ||
+		    options__parse_listen(optarg, &o->listen_addr, &o->listen_len))
+			return msg__set(err, len, -EINVAL, "invalid --listen '%s': expected "
+					"PORT, ADDR:PORT or [IPv6]:PORT (an address, not a "
+					"name; port 1-65535)", optarg);
+		snprintf(o->listen_text, sizeof(o->listen_text), "%s", optarg);
+		break;
+	case OPT_LISTEN_AUTH:
+		if (check_path_arg("listen-auth", optarg, false, err, len))
+			return -EINVAL;
+		o->listen_auth_path = optarg;
+		break;
+	case OPT_LISTEN_TOKEN:
+		if (check_path_arg("listen-token", optarg, false, err, len))
+			return -EINVAL;
+		o->listen_token_path = optarg;
+		break;
+	case OPT_METRICS_SITES:
+		if (options__parse_uint(optarg, 0, OPT_MAX_METRICS_SITES, &n))
+			return msg__set(err, len, -EINVAL, "invalid --metrics-sites '%s': "
+					"expected 0 to %d call sites", optarg,
+					OPT_MAX_METRICS_SITES);
+		o->metrics_sites = n;
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+/* After the options: the mode (CMD after --, -p) and the combinations refused. */
+static int check_mode(int argc, char **argv, struct options *o, char *err, size_t len)
+{
 	if (optind < argc) {
 		if (strcmp(argv[optind - 1], "--"))
 			return msg__set(err, len, -EINVAL, "unexpected argument '%s'; to run a "
@@ -640,6 +653,40 @@ int options__parse(int argc, char **argv, struct options *o, char *err, size_t l
 		return msg__set(err, len, -EINVAL, "--stop-at stops a traced process: give -p PID "
 				"or -- CMD");
 	return 0;
+}
+
+int options__parse(int argc, char **argv, struct options *o, char *err, size_t len)
+{
+	int c, ret;
+
+	defaults(o);
+	err[0] = '\0';
+
+	/* "+": stop at the first non-option so CMD's own options are left alone. */
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:p:i:d:bj:r:n:qvhV", long_opts, NULL)) != -1) {
+		if (c == 'h' || c == 'V') {
+			o->help = c == 'h';
+			o->version = c == 'V';
+			return 0;
+		}
+		if (c == ':')
+			return msg__set(err, len, -EINVAL, "option '%s' needs a value; see leaktop "
+					"--help", argv[optind - 1]);
+		ret = parse_trace_opt(c, o, err, len);
+		if (ret == 1)
+			ret = parse_output_opt(c, o, err, len);
+		if (ret == 1 && optopt && optopt < 256)
+			return msg__set(err, len, -EINVAL, "unknown option '-%c'; see "
+					"leaktop --help", optopt);
+		if (ret == 1)
+			return msg__set(err, len, -EINVAL, "unknown option '%s'; see leaktop "
+					"--help", argv[optind - 1]);
+		if (ret)
+			return ret;
+	}
+	return check_mode(argc, argv, o, err, len);
 }
 
 int options__parse_scan(int argc, char **argv, struct options *o, char *err, size_t len)

@@ -10,17 +10,13 @@
 /* Returns the process exit status: 0, 1 (runtime failure) or 2 (usage). */
 int run__main(const struct options *o);
 
-struct loader;
-struct collector;
-struct symbolizer;
+struct session;
 struct model;
 
 /* What a mode built on the live run (`leaktop lastref`) sees of it. */
 struct run_live {
-	struct loader *ld;
-	struct collector *col;
-	struct symbolizer *sym;
-	const struct model *model;
+	struct session *sess;		/* the live side (live/session.h) */
+	const struct model *model;	/* the latest interval's */
 };
 
 /* A mode built on the live run: called from its loop, on the run's own machinery. */
@@ -39,7 +35,5 @@ struct run_hooks {
 int run__main_hooked(const struct options *o, const struct run_hooks *hooks);
 /* `leaktop scan ...`: exit status. */
 int run__scan_main(int argc, char **argv);
-/* Privileges the live run needs: 0, or -EPERM with nothing printed. */
-int run__check_privileges(void);
 
 #endif

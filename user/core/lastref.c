@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/lastref.h"
@@ -363,4 +364,15 @@ size_t lastref__pick(const struct lr_block *b, size_t n, unsigned int slots, boo
 		out[got++] = (struct lr_pick){ best_k, best_i };
 	}
 	return got;
+}
+
+void lastref_result__free(struct lastref_result *r)
+{
+	sym_frame__clear(&r->alloc);
+	sym_frame__clear(&r->frame);
+	for (uint32_t i = 0; i < r->n_at; i++)
+		sym_frame__clear(&r->at[i]);
+	free(r->at);
+	r->at = NULL;
+	r->n_at = 0;
 }

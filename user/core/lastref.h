@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/frame.h"
+
 #define LR_MAX_REFS		32	/* references kept per block */
 #define LR_MAX_FRAMES		32	/* frames of the stack that resolved a block */
 
@@ -197,5 +199,19 @@ size_t lastref__watchable(const struct lr_block *b, size_t n);
 
 /* Mark b->refs[i] armed (watched) or not, at now_ns. */
 void lastref__mark(struct lr_ref *r, bool watched, uint64_t now_ns);
+
+/* One resolved block, its addresses named. */
+struct lastref_result {
+	struct lr_block b;
+	struct sym_frame alloc;		/* where it was allocated (the site's innermost frame) */
+	struct sym_frame *at;		/* the stack of the moment, innermost first */
+	uint32_t n_at;
+	struct sym_frame frame;		/* LR_FRAME_RETURNED: the frame that held the pointer;
+					 * LR_REGISTER_ONLY: where the thread was */
+	const char *reg;		/* LR_REGISTER_ONLY: the register's name */
+	double at_s, since_s;		/* run clock: the moment; unwatched: last known good */
+};
+
+void lastref_result__free(struct lastref_result *r);
 
 #endif

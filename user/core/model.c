@@ -600,6 +600,7 @@ static int apply_event(struct model *m, const struct sample_event *ev)
 		if (!p)
 			return -ENOMEM;
 		p->flags |= PROC_OOM_KILLED;
+		p->oom_ns = m->now_ns;
 		return 0;
 	case SAMPLE_EV_FIRST:
 	case SAMPLE_EV_FORK:

@@ -159,6 +159,7 @@ struct process {
 	bool exited;			/* exited or exec'd: in this report, gone from the next */
 	bool exit_reported;		/* exited and already in a report: reaped next update */
 	uint64_t exited_ns;		/* sample time its exit was applied (0: alive) */
+	uint64_t oom_ns;		/* sample time the OOM killer's choice was applied */
 	/* An OOM-killed image kept after its exit (OOM_KEEP_NS): its kernel records were
 	 * purged, its sites are frozen at their last values. */
 	bool records_released;

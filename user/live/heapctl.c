@@ -26,6 +26,7 @@
 #include "live/collector.h"
 #include "live/heapctl.h"
 #include "live/allocs.h"
+#include "live/attach.h"
 #include "live/loader.h"
 #include "live/procfs.h"
 #include "live/tracker.h"
@@ -441,8 +442,8 @@ void heapctl__window(struct heapctl *hc, uint64_t now_ns, void (*say)(void *ctx,
 	hc->win_busy_ns = busy_ns;
 }
 
-enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, uint64_t now_ns,
-				   void (*say)(void *ctx, const char *line), void *say_ctx)
+void heapctl__step(struct heapctl *hc, const struct model *m, uint64_t now_ns,
+		   void (*say)(void *ctx, const char *line), void *say_ctx)
 {
 	struct heapmode_candidate *c;
 	struct heapmode_changes ch;
@@ -462,43 +463,38 @@ enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, ui
 			 "times the budget of %.2f%% for %g s", who(m, top->pid, name, sizeof(name)),
 			 cost_of(hc, top), HEAPMODE_HOT_FACTOR, hc->cfg.budget_pct, HEAPMODE_HOT_S);
 		to_suspects(hc, now_ns, why, say, say_ctx);
-		return change;
+		return;
 	}
 	change = heapmode__step(&hc->hm, now_ns, hc->exact_cost_pct);
 	if (change == HEAPMODE_TO_SUSPECTS) {
 		char why[192];
 
 		to_suspects(hc, now_ns, over_bucket(hc, why, sizeof(why)), say, say_ctx);
-		return change;
+		return;
 	} else if (change == HEAPMODE_TO_EXACT) {
 		/*
-		 * The caller attaches the system-wide probes, then heapctl__exact_attached()
-		 * takes the pid-filtered ones off (no call missed nor seen twice in between).
-		 * Every record stays.
+		 * The system-wide probes go in, then the pid-filtered ones come off (no call
+		 * missed nor seen twice in between).  Every record stays.
 		 */
 		loader__heap_switch_begin(hc->ld, false);
 		snprintf(line, sizeof(line), "heap tracing: exact again (exact tracing would cost "
 			 "%.2f%% of the CPUs, under half the budget of %.2f%%)",
 			 hc->exact_cost_pct, hc->cfg.budget_pct);
 		say(say_ctx, line);
+		attach__system(hc->cfg.attach, true);
+		loader__heap_switch_end(hc->ld, false);
 	}
 	if (hc->hm.mode != HEAP_MODE_SUSPECTS)
-		return change;
+		return;
 	if (candidates(hc, m, &c, &n)) {
 		free(c);
-		return change;
+		return;
 	}
 	if (!heapmode__choose(&hc->hm, now_ns, c, n, &ch)) {
 		carry_out(hc, m, &ch, now_ns, say, say_ctx);
 		heapmode_changes__free(&ch);
 	}
 	free(c);
-	return change;
-}
-
-void heapctl__exact_attached(struct heapctl *hc)
-{
-	loader__heap_switch_end(hc->ld, false);
 }
 
 static int set_picked(struct heapctl *hc, uint32_t pid, bool on)

@@ -21,6 +21,7 @@ struct collector;
 struct tracker;
 struct model;
 struct sample_heap;
+struct attach;
 
 struct heapctl_config {
 	double budget_pct;
@@ -30,6 +31,7 @@ struct heapctl_config {
 	int self_tgid;
 	bool verbose;
 	struct allocs *allocs;		/* which allocators a suspect uses */
+	struct attach *attach;		/* the system-wide probes, when exact again */
 };
 
 /* Calibrates the trap cost (about 0.1 s) and starts counting the programs' run time. */
@@ -39,18 +41,13 @@ int heapctl__new(struct heapctl **out, struct loader *ld, struct collector *col,
 void heapctl__free(struct heapctl *hc);
 
 /*
- * After an interval's analysis: measure the cost, decide, attach and detach.  Returns the
- * change of mode (HEAPMODE_TO_EXACT: the caller attaches the system-wide probes again).
- * Lines worth telling the user (switches, suspects taken and released) go to say(ctx, line).
+ * After an interval's analysis: measure the cost, decide, and carry the decision out (attach
+ * and detach; back to exact: the system-wide probes go in again through the attach policy,
+ * then the per-process ones come off, no call missed nor seen twice in between).  Lines
+ * worth telling the user (switches, suspects taken and released) go to say(ctx, line).
  */
-enum heapmode_change heapctl__step(struct heapctl *hc, const struct model *m, uint64_t now_ns,
-				   void (*say)(void *ctx, const char *line), void *say_ctx);
-
-/*
- * After HEAPMODE_TO_EXACT from heapctl__step() the caller attaches the system-wide heap probes,
- * then calls this: the per-process ones come off.
- */
-void heapctl__exact_attached(struct heapctl *hc);
+void heapctl__step(struct heapctl *hc, const struct model *m, uint64_t now_ns,
+		   void (*say)(void *ctx, const char *line), void *say_ctx);
 
 /*
  * Exact mode, between intervals (called often; acts every HEAPMODE_WINDOW_S): a cost far over

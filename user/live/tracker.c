@@ -100,6 +100,7 @@ struct tracker {
 	struct debpkg_db *pkg_db;	/* dpkg's database, read for them */
 	struct pkg_answer *answers;	/* PKG_CACHE, filled round robin */
 	size_t n_answers;
+	struct stop_record stop;	/* --stop-at: the allocation it stopped a process at */
 };
 
 int tracker__new(struct tracker **out, struct symbolizer *sym, const struct tracker_config *cfg)
@@ -428,12 +429,37 @@ void tracker__on_event(struct tracker *t, const struct lt_event *ev)
 		if (im)
 			im->oom = true;
 		break;
+	case LT_EV_STOP_AT:
+		if (!t->stop.fired)
+			t->stop = (struct stop_record){
+				.fired = true, .pid = ev->tgid, .tid = ev->stop.tid,
+				.gen = ev->stop.gen, .addr = ev->stop.addr,
+				.size_bytes = ev->stop.size_bytes, .seq = ev->stop.seq,
+				.stack_hash = ev->stop.stack_hash,
+			};
+		return;
 	default:
 		return;
 	}
 	if (im)
 		im->from_sites = false;
 	queue_event(t, &se);
+}
+
+size_t tracker__queued_oom(const struct tracker *t, struct dead_image *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->n_queue; i++)
+		if (t->queue[i].type == SAMPLE_EV_OOM && n++ < max)
+			out[n - 1] = (struct dead_image){ .tgid = t->queue[i].pid,
+							  .gen = t->queue[i].gen };
+	return n;
+}
+
+const struct stop_record *tracker__stop(const struct tracker *t)
+{
+	return &t->stop;
 }
 
 /*
@@ -918,6 +944,7 @@ int tracker__fill(struct tracker *t, struct collector *c, struct sample *s,
 		target_ended |= old && old->target;
 	}
 	t->n_queue = 0;
+	s->stop = t->stop;
 	for (size_t i = 0; i < t->n_images; i++)
 		t->images[i].refreshed = false;
 	s->stacks_pending = 0;

@@ -40,6 +40,13 @@ void tracker__free(struct tracker *t);
  * for the next sample.  With fork_borrows, a forked child takes its parent's at once.
  */
 void tracker__on_event(struct tracker *t, const struct lt_event *ev);
+/*
+ * OOM victims among the events queued for the next sample (an LT_EV_OOM each): up to max
+ * into out; returns how many there are.
+ */
+size_t tracker__queued_oom(const struct tracker *t, struct dead_image *out, size_t max);
+/* --stop-at: the allocation it stopped a process at (LT_EV_STOP_AT; fired: it came). */
+const struct stop_record *tracker__stop(const struct tracker *t);
 /* Image (pid, gen) is traced by name (-p, --): read it now, queue its first sighting. */
 int tracker__add_target(struct tracker *t, uint32_t pid, uint64_t gen);
 /* Between samples: re-read the maps of young images still loading their libraries. */
@@ -51,9 +58,9 @@ void tracker__refresh_young(struct tracker *t);
 void tracker__step_packages(struct tracker *t);
 
 /*
- * This interval's part of s (after the collector's): the queued events; images first seen
- * in s->sites; a reading of every image (identity; for live ones counters too), sorted;
- * frames of stacks new to their image.  Within budget b (NULL: none): /proc reads past it
+ * This interval's part of s (after the collector's): the queued events; --stop-at's record
+ * (s->stop); images first seen in s->sites; a reading of every image (identity; for live
+ * ones counters too), sorted; frames of stacks new to their image.  Within budget b (NULL: none): /proc reads past it
  * wait for the next sample (round robin, procs_deferred) and so do new stacks
  * (stacks_pending).  Live images read are reconciled with /proc: one shown ended at two
  * readings in a row, while no event said so, gets the lost EXIT event (reconciled_*).

@@ -164,14 +164,3 @@ int lastref_out__write(const char *path, int pid, const char *site, int watchpoi
 	err = atomic_file__close(&af, ok);
 	return err ? err : ok ? 0 : -EIO;
 }
-
-void lastref_result__free(struct lastref_result *r)
-{
-	sym_frame__clear(&r->alloc);
-	sym_frame__clear(&r->frame);
-	for (uint32_t i = 0; i < r->n_at; i++)
-		sym_frame__clear(&r->at[i]);
-	free(r->at);
-	r->at = NULL;
-	r->n_at = 0;
-}

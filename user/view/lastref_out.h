@@ -12,18 +12,6 @@
 #include "core/frame.h"
 #include "core/lastref.h"
 
-/* One resolved block, its addresses named. */
-struct lastref_result {
-	struct lr_block b;
-	struct sym_frame alloc;		/* where it was allocated (the site's innermost frame) */
-	struct sym_frame *at;		/* the stack of the moment, innermost first */
-	uint32_t n_at;
-	struct sym_frame frame;		/* LR_FRAME_RETURNED: the frame that held the pointer;
-					 * LR_REGISTER_ONLY: where the thread was */
-	const char *reg;		/* LR_REGISTER_ONLY: the register's name */
-	double at_s, since_s;		/* run clock: the moment; unwatched: last known good */
-};
-
 /* The line for r (no newline), control characters escaped. */
 const char *lastref_out__line(char *buf, size_t len, const struct lastref_result *r);
 /*
@@ -32,6 +20,5 @@ const char *lastref_out__line(char *buf, size_t len, const struct lastref_result
  */
 int lastref_out__write(const char *path, int pid, const char *site, int watchpoints,
 		       const struct lastref_result *v, size_t n);
-void lastref_result__free(struct lastref_result *r);
 
 #endif
