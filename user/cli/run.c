@@ -146,7 +146,8 @@ struct run {
 
 static struct run_live live_of(struct run *r)
 {
-	return (struct run_live){ r->ld, r->col, r->sym, &r->model };
+	return (struct run_live){ r->ld, r->col, r->sym, &r->model,
+				  r->have_child ? &r->child : NULL };
 }
 
 /* A lastref line (a verdict, progress) on the TUI's message line. */
@@ -429,6 +430,28 @@ static int setup_pids(struct run *r)
 	return 0;
 }
 
+/*
+ * `leaktop check`: hold CMD's processes at _exit in these objects (our C library, a static
+ * CMD).  An object without _exit (jemalloc) is skipped; our own C library must take it.
+ */
+static int attach_exit_stops(struct run *r, const struct libc_ref *refs, size_t n, bool own)
+{
+	char path[PATH_MAX + 64], msg[512];
+
+	for (size_t i = 0; i < n; i++) {
+		if (refs[i].pid > 0)
+			snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+				 refs[i].pid, refs[i].start, refs[i].end);
+		else
+			snprintf(path, sizeof(path), "%s", refs[i].path);
+		if (loader__attach_exit_stop(r->ld, path, msg, sizeof(msg)) && own) {
+			err_line("%s; leaks at exit cannot be checked", msg);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
 static int setup_command(struct run *r)
 {
 	struct alloc_obj objs[PROC_ALLOCS_MAX];
@@ -452,6 +475,8 @@ static int setup_command(struct run *r)
 		err = libcs__of_pid(getpid(), refs, PROC_ALLOCS_MAX, &n);
 		if (!err)
 			err = attach_refs(r, refs, n, r->child.pid, true, false);
+		if (!err && r->o->exit_stop)
+			err = attach_exit_stops(r, refs, n, true);
 		if (err)
 			return err;
 		if (have_path && !allocs__of_command(r->al, path, objs, PROC_ALLOCS_MAX, &n)) {
@@ -463,6 +488,8 @@ static int setup_command(struct run *r)
 						 objs[i].bound ? ", malloc binds here" : "");
 			}
 			err = attach_refs(r, refs, n, r->child.pid, true, false);
+			if (!err && r->o->exit_stop)
+				err = attach_exit_stops(r, refs, n, false);
 			if (err)
 				return err;
 		}

@@ -14,13 +14,15 @@ struct loader;
 struct collector;
 struct symbolizer;
 struct model;
+struct launcher;
 
-/* What a mode built on the live run (`leaktop lastref`) sees of it. */
+/* What a mode built on the live run (`leaktop lastref`, `check`) sees of it. */
 struct run_live {
 	struct loader *ld;
 	struct collector *col;
 	struct symbolizer *sym;
 	const struct model *model;
+	const struct launcher *child;	/* CMD (under --), else NULL */
 };
 
 /* A mode built on the live run: called from its loop, on the run's own machinery. */
