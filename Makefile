@@ -200,6 +200,15 @@ $(ASAN_OUT)/tests/unit/%: tests/unit/%.c $(ASAN_LIB_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) -O0 -MMD -MP -MF $@.d -o $@ $< $(ASAN_LIB_OBJS) $(LDLIBS) -ldl
 
+# The unit tests linked against the plain objects, no sanitizer: a real C test suite for
+# `make bench`'s check section to run under leaktop check and valgrind (which cannot run
+# sanitized code).
+PLAIN_OUT := $(OUT)/plain
+$(PLAIN_OUT)/tests/unit/%: tests/unit/%.c $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -O1 -o $@ $< $(LIB_OBJS) $(LDLIBS) -ldl
+
 # Leaky test programs: built the way users' code usually is for debugging, with frame
 # pointers and line info, no inlining so the leaking function keeps its frame (C in *.c,
 # C++ in *.cc).  PROG_FLAGS set for one target builds that program otherwise.

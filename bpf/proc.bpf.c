@@ -146,6 +146,53 @@ static __always_inline bool exec_hold(struct task_struct *task, __u32 tgid)
 	return true;
 }
 
+/*
+ * Exit stops (`leaktop check`): lt_exit_stop sits on the C library's _exit (every exit() ends
+ * there, after the atexit handlers and destructors, before the exit_group that frees the
+ * memory).  A traced process that gets there is held with SIGSTOP, recorded in exit_stopped
+ * and, for the guard's sake, in exec_stopped with a time EXIT_HOLD_EXTRA_NS ahead, so that a
+ * leaktop that stalls or dies lets it exit (a SIGSTOP sent at sys_enter_exit_group would never
+ * be taken: that syscall does not return to user mode).
+ */
+volatile __u32 exit_stop_on;
+#define LT_EXIT_HOLD_EXTRA_NS	(4ull * 1000000000ull)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LT_MAX_EXEC_STOPPED);
+	__type(key, __u32);
+	__type(value, __u64);
+} exit_stopped SEC(".maps");
+
+SEC("uprobe")
+int lt_exit_stop(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct task_struct *task;
+	__u64 at;
+
+	if (!exit_stop_on || !exec_stop_on || !bpf_map_lookup_elem(&procs, &tgid))
+		return 0;
+	task = (struct task_struct *)bpf_get_current_task();
+	/* A tracer would take the stop as a signal to pass on: left alone. */
+	if (BPF_CORE_READ(task, ptrace))
+		return 0;
+	at = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&exit_stopped, &tgid, &at, BPF_NOEXIST))
+		return 0;
+	at += LT_EXIT_HOLD_EXTRA_NS;
+	if (bpf_map_update_elem(&exec_stopped, &tgid, &at, BPF_ANY))
+		goto undo;
+	if (bpf_send_signal(LT_EXEC_SIGSTOP)) {
+		bpf_map_delete_elem(&exec_stopped, &tgid);
+		goto undo;
+	}
+	return 0;
+undo:
+	bpf_map_delete_elem(&exit_stopped, &tgid);
+	return 0;
+}
+
 SEC("raw_tracepoint/sched_process_fork")
 int lt_fork(struct bpf_raw_tracepoint_args *ctx)
 {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/check_cmd.h"
 #include "cli/lastref_cmd.h"
 #include "cli/options.h"
 #include "cli/report_cmd.h"
@@ -41,6 +42,7 @@ static const struct command {
 	{ "diff", report_cmd__diff },
 	{ "scan", run__scan_main },
 	{ "lastref", lastref_cmd__main },
+	{ "check", check_cmd__main },
 };
 
 int main(int argc, char **argv)

@@ -64,6 +64,15 @@
 #    and mmap tracking): BENCH_REALWORK_EXTRA="name=leaktop options;name=..." adds traced
 #    configurations, interleaved with the others; nothing is assumed about leaktop's options.
 #    BENCH_REALWORK_PARTS ("build redis" by default) picks the parts.
+# 13. Leak gate (issue 28; BENCH_ONLY=check runs only this): a real C test suite, the
+#    project's own pure unit tests linked without sanitizers (build/plain/tests/unit:
+#    analysis, diff, format, lastref, snapshot_read, options, heapmode, checkgate, model,
+#    export, metrics), run
+#    one after another by sh, untraced, under `leaktop check --fail-on all` and under
+#    `valgrind --leak-check=full --trace-children=yes`, BENCH_CHECK_ROUNDS rounds (default 3)
+#    interleaved: median wall seconds, the ratio leaktop/valgrind (goal <= 0.10), and both
+#    tools' leak totals side by side (definitely / indirectly / possibly lost bytes and blocks,
+#    all processes).
 #
 # Uprobes that another tracer puts on libc for every process (leaktop in whole-system or
 # `--` mode, say) slow every malloc on the machine and would spoil the comparison: before and
@@ -107,10 +116,10 @@ OC_PAIRS=${BENCH_OC_PAIRS:-20000}
 GROWTH_MIX_SRC=${GROWTH_MIX:-$ROOT/build/tests/progs/growth_mix}
 STEADY_SRC=${STEADY_GROW:-$ROOT/build/tests/progs/steady_grow}
 GROWTH_RUNS=${BENCH_GROWTH_RUNS:-3}
-SECTIONS=" ${BENCH_ONLY:-${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12}} "
+SECTIONS=" ${BENCH_ONLY:-${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13}} "
 BUDGET_BUILDS=${BENCH_BUDGET_BUILDS:-2}
 # Sections that have a name besides their number.
-declare -A SECTION_NAME=([12]=realwork)
+declare -A SECTION_NAME=([12]=realwork [13]=check)
 # want_section N: is section N (by number or name) among BENCH_ONLY / BENCH_SECTIONS?
 want_section() {
 	[[ $SECTIONS == *" $1 "* ]] || { [ -n "${SECTION_NAME[$1]:-}" ] &&
@@ -1899,6 +1908,78 @@ done
 [ "$RW_DISCARDED" -eq 0 ] || echo "   $RW_DISCARDED run(s) thrown away: other tracers appeared around them"
 [ "$RW_UNQUIET" -eq 0 ] ||
 	echo "   WARNING: $RW_UNQUIET run(s) measured while other tracers were around; figures suspect"
+echo "   ($((SECONDS - t_start)) s)"
+fi
+if want_section 13; then
+t_start=$SECONDS
+CHECK_ROUNDS=${BENCH_CHECK_ROUNDS:-3}
+CHECK_TESTS="analysis diff format lastref snapshot_read options heapmode checkgate model export metrics"
+echo
+echo "13. leak gate (issue 28): leaktop's pure unit tests (no sanitizer) run by sh, untraced,"
+echo "   under leaktop check --fail-on all and under valgrind --leak-check=full"
+echo "   --trace-children=yes; $CHECK_ROUNDS round(s), interleaved; median wall seconds"
+suite=$TMP/check_suite.sh
+{
+	echo "cd '$ROOT' || exit 1"
+	for t in $CHECK_TESTS; do
+		echo "'$ROOT/build/plain/tests/unit/test_$t' >/dev/null || exit 1"
+	done
+} >"$suite"
+targets=()
+for t in $CHECK_TESTS; do targets+=("build/plain/tests/unit/test_$t"); done
+if ! make -C "$ROOT" -s "${targets[@]}" >/dev/null 2>"$TMP/check_make.err"; then
+	fail "cannot build the plain unit tests: $(head -c 400 "$TMP/check_make.err")"
+elif ! command -v valgrind >/dev/null; then
+	fail "valgrind is missing; run 'make deps'"
+else
+	declare -a CK_UN=() CK_LT=() CK_VG=()
+	for ((r = 0; r < CHECK_ROUNDS; r++)); do
+		t0=$(date +%s.%N)
+		sh "$suite" >/dev/null 2>&1 || fail "the suite failed untraced"
+		t1=$(date +%s.%N)
+		"$LEAKTOP" check --fail-on all -j "$TMP/check.json" -- sh "$suite" \
+			>/dev/null 2>"$TMP/check.err"
+		st=$?
+		t2=$(date +%s.%N)
+		[ "$st" = 0 ] || [ "$st" = 23 ] ||
+			fail "leaktop check exited $st: $(tail -c 300 "$TMP/check.err")"
+		valgrind --leak-check=full --trace-children=yes sh "$suite" \
+			>/dev/null 2>"$TMP/check_vg.err" || fail "the suite failed under valgrind"
+		t3=$(date +%s.%N)
+		CK_UN+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')")
+		CK_LT+=("$(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.2f", b - a }')")
+		CK_VG+=("$(awk -v a="$t2" -v b="$t3" 'BEGIN { printf "%.2f", b - a }')")
+		echo "   round $((r + 1))/$CHECK_ROUNDS: untraced ${CK_UN[-1]} s, leaktop check" \
+		     "${CK_LT[-1]} s, valgrind ${CK_VG[-1]} s"
+	done
+	m_un=$(printf '%s\n' "${CK_UN[@]}" | median)
+	m_lt=$(printf '%s\n' "${CK_LT[@]}" | median)
+	m_vg=$(printf '%s\n' "${CK_VG[@]}" | median)
+	ratio=$(awk -v a="$m_lt" -v b="$m_vg" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')
+	verdict=MET
+	awk -v x="$ratio" 'BEGIN { exit !(x <= 0.10) }' || verdict=MISSED
+	printf '   median: untraced %s s, leaktop check %s s, valgrind %s s: leaktop/valgrind %s' \
+		"$m_un" "$m_lt" "$m_vg" "$ratio"
+	echo " (goal <= 0.10: $verdict)"
+	lt_tot=$(jq -r '[.processes[].totals] | [(map(.definite.bytes) | add // 0),
+		(map(.definite.objects) | add // 0), (map(.indirect.bytes) | add // 0),
+		(map(.indirect.objects) | add // 0), (map(.possible.bytes) | add // 0),
+		(map(.possible.objects) | add // 0), length] | @tsv' "$TMP/check.json")
+	vg_tot=$(awk '/definitely lost:|indirectly lost:|possibly lost:/ {
+			gsub(",", ""); k = $2; for (i = 1; i <= NF; i++) if ($i == "bytes") b[k] += $(i - 1);
+			for (i = 1; i <= NF; i++) if ($i == "blocks") n[k] += $(i - 1) }
+		/ERROR SUMMARY/ { p++ }
+		END { printf "%d\t%d\t%d\t%d\t%d\t%d\t%d", b["definitely"], n["definitely"],
+			b["indirectly"], n["indirectly"], b["possibly"], n["possibly"], p }' \
+		"$TMP/check_vg.err")
+	read -r a1 a2 a3 a4 a5 a6 a7 <<<"$lt_tot"
+	read -r b1 b2 b3 b4 b5 b6 b7 <<<"$vg_tot"
+	printf '   leak totals (last round)   %-28s %s\n' "leaktop check" "valgrind"
+	printf '     definitely lost          %-28s %s\n' "$a1 B in $a2 blocks" "$b1 B in $b2 blocks"
+	printf '     indirectly lost          %-28s %s\n' "$a3 B in $a4 blocks" "$b3 B in $b4 blocks"
+	printf '     possibly lost            %-28s %s\n' "$a5 B in $a6 blocks" "$b5 B in $b6 blocks"
+	printf '     processes checked        %-28s %s\n' "$a7" "$b7"
+fi
 echo "   ($((SECONDS - t_start)) s)"
 fi
 [ "$UNQUIET" -eq 0 ] ||

@@ -86,6 +86,7 @@ struct options {
 	const char *listen_auth_path;	/* --listen-auth: user:password file, or NULL */
 	const char *listen_token_path;	/* --listen-token: bearer token file, or NULL */
 	unsigned int metrics_sites;	/* --metrics-sites: flagged sites exported, at most */
+	bool exit_stop;		/* `leaktop check`: hold CMD's processes at _exit (no option) */
 	bool quiet;		/* -q: no UI, no text report (files, the endpoint, -j - stay) */
 	bool verbose;
 	bool help;

@@ -105,7 +105,7 @@ struct run {
 
 static struct run_live live_of(struct run *r)
 {
-	return (struct run_live){ r->sess, &r->model };
+	return (struct run_live){ r->sess, &r->model, r->have_child ? &r->child : NULL };
 }
 
 /* A lastref line (progress) on the TUI's message line. */
@@ -517,7 +517,8 @@ static int open_session(struct run *r, char *cmd_path, size_t path_len)
 		.attach = {
 			.mode = attach_modes[o->mode], .heap = o->resources & RES_HEAP,
 			.verbose = o->verbose, .pids = o->pids, .n_pids = o->n_pids,
-			.child_pid = r->child.pid, .cmd_name = o->cmd ? o->cmd[0] : NULL,
+			.child_pid = r->child.pid, .exit_stop = o->exit_stop,
+			.cmd_name = o->cmd ? o->cmd[0] : NULL,
 			.cmd_path = have_path ? cmd_path : NULL,
 			.release_child = release_child, .release_ctx = &r->child,
 			.stop = &stop_signal,

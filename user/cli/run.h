@@ -12,11 +12,13 @@ int run__main(const struct options *o);
 
 struct session;
 struct model;
+struct launcher;
 
-/* What a mode built on the live run (`leaktop lastref`) sees of it. */
+/* What a mode built on the live run (`leaktop lastref`, `check`) sees of it. */
 struct run_live {
 	struct session *sess;		/* the live side (live/session.h) */
 	const struct model *model;	/* the latest interval's */
+	const struct launcher *child;	/* CMD (under --), else NULL */
 };
 
 /* A mode built on the live run: called from its loop, on the run's own machinery. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "bpf/leaktop.h"
@@ -255,6 +256,28 @@ static int setup_pids(struct attach *at)
  * (attach__on_exec_stop); what a process maps later than that is followed each interval
  * (attach__follow).
  */
+/*
+ * `leaktop check`: hold CMD's processes at _exit in these objects (our C library, a static
+ * CMD).  An object without _exit (jemalloc) is skipped; our own C library must take it.
+ */
+static int attach_exit_stops(struct attach *at, const struct libc_ref *refs, size_t n, bool own)
+{
+	char path[PATH_MAX + 64], msg[512];
+
+	for (size_t i = 0; i < n; i++) {
+		if (refs[i].pid > 0)
+			snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+				 refs[i].pid, refs[i].start, refs[i].end);
+		else
+			snprintf(path, sizeof(path), "%s", refs[i].path);
+		if (loader__attach_exit_stop(at->ld, path, msg, sizeof(msg)) && own) {
+			err_line("%s; leaks at exit cannot be checked", msg);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
 static int command_heap(struct attach *at)
 {
 	struct alloc_obj objs[PROC_ALLOCS_MAX];
@@ -265,11 +288,16 @@ static int command_heap(struct attach *at)
 	err = libcs__of_pid(getpid(), refs, PROC_ALLOCS_MAX, &n);
 	if (!err)
 		err = attach_refs(at, refs, n, at->cfg.child_pid, true, false);
+	if (!err && at->cfg.exit_stop)
+		err = attach_exit_stops(at, refs, n, true);
 	if (err || !at->cfg.cmd_path ||
 	    allocs__of_command(at->al, at->cfg.cmd_path, objs, PROC_ALLOCS_MAX, &n))
 		return err;
 	refs_of(at, objs, n, refs, at->cfg.cmd_name, false);
-	return attach_refs(at, refs, n, at->cfg.child_pid, true, false);
+	err = attach_refs(at, refs, n, at->cfg.child_pid, true, false);
+	if (!err && at->cfg.exit_stop)
+		err = attach_exit_stops(at, refs, n, false);
+	return err;
 }
 
 static int setup_command(struct attach *at)

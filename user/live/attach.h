@@ -36,6 +36,7 @@ struct attach_config {
 	const int *pids;		/* ATTACH_PIDS */
 	size_t n_pids;
 	int child_pid;			/* ATTACH_COMMAND: held before exec */
+	bool exit_stop;			/* ... `leaktop check`: hold its processes at _exit */
 	const char *cmd_name;		/* ... as the user gave it (messages) */
 	const char *cmd_path;		/* ... found in PATH, or NULL */
 	/* ATTACH_COMMAND: lets the child exec once its probes are in; 0 or -errno. */

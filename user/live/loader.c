@@ -902,6 +902,49 @@ void loader__exec_release(struct loader *ld, int tgid)
 	kill(tgid, SIGCONT);
 }
 
+int loader__attach_exit_stop(struct loader *ld, const char *path, char *msg, size_t msg_len)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = "_exit");
+	struct bpf_link *l;
+	int err;
+
+	if (!ld->cfg.exec_stop)
+		return msg__set(msg, msg_len, -EINVAL, "internal: exit stops need exec stops");
+	/* Every process that maps the file traps here; BPF holds only the traced ones. */
+	l = bpf_program__attach_uprobe_opts(ld->skel->progs.lt_exit_stop, -1, path, 0, &opts);
+	if (!l)
+		return msg__set(msg, msg_len, -errno, "cannot probe _exit in %s: %s", path,
+				strerror(errno));
+	err = push_link(ld, l);
+	if (err) {
+		bpf_link__destroy(l);
+		return msg__set(msg, msg_len, err, "out of memory");
+	}
+	ld->skel->bss->exit_stop_on = 1;
+	return 0;
+}
+
+size_t loader__exit_stopped(struct loader *ld, uint32_t *tgids, size_t max)
+{
+	int fd = bpf_map__fd(ld->skel->maps.exit_stopped);
+	uint32_t key, next;
+	size_t n = 0;
+	void *prev = NULL;
+
+	while (n < max && !bpf_map_get_next_key(fd, prev, &next)) {
+		tgids[n++] = next;
+		key = next;
+		prev = &key;
+	}
+	return n;
+}
+
+void loader__exit_release(struct loader *ld, uint32_t tgid)
+{
+	bpf_map_delete_elem(bpf_map__fd(ld->skel->maps.exit_stopped), &tgid);
+	loader__exec_release(ld, (int)tgid);
+}
+
 void loader__exec_plain(struct loader *ld, uint32_t dev, uint64_t ino)
 {
 	struct lt_exec_key key = { .dev = dev, .ino = ino };
@@ -916,6 +959,7 @@ void loader__exec_release_all(struct loader *ld)
 	if (!ld || !ld->cfg.exec_stop)
 		return;
 	ld->skel->bss->exec_stop_on = 0;
+	ld->skel->bss->exit_stop_on = 0;
 	release_held(bpf_map__fd(ld->skel->maps.exec_stopped));
 }
 

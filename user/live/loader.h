@@ -73,6 +73,16 @@ void loader__destroy(struct loader *ld);
 void loader__exec_release(struct loader *ld, int tgid);
 void loader__exec_plain(struct loader *ld, uint32_t dev, uint64_t ino);
 void loader__exec_release_all(struct loader *ld);
+/*
+ * Exit stops (`leaktop check`, needs cfg.exec_stop): hold a traced process when it calls _exit
+ * in the object at path (a C library, a static executable), its memory intact, until
+ * loader__exit_release; 0 or -errno with one line in msg.  loader__exit_stopped lists the
+ * processes held at exit now (at most max).  Released at teardown like the exec stops, and
+ * by the guard after a few seconds if leaktop stalls.
+ */
+int loader__attach_exit_stop(struct loader *ld, const char *path, char *msg, size_t msg_len);
+size_t loader__exit_stopped(struct loader *ld, uint32_t *tgids, size_t max);
+void loader__exit_release(struct loader *ld, uint32_t tgid);
 void loader__exec_release_all_now(void);
 
 /*

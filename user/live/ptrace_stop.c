@@ -25,10 +25,48 @@
 #include <unistd.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
+#include <elf.h>
 #include <sys/wait.h>
 
 #include "live/ptrace_stop.h"
 #include "util/clock.h"
+
+/*
+ * The vector registers of a stopped thread into t->vec: XMM0-15 from the XSAVE area's legacy
+ * region and, when the thread's AVX state is in use, the upper halves of YMM0-15 (the
+ * standard, uncompacted layout ptrace hands out: fixed offsets).  A compiler may keep a
+ * pointer only there (a struct copy, memcpy's registers).  Unreadable: none (n_vec 0), or
+ * XMM alone through PTRACE_GETFPREGS.
+ */
+#define XSAVE_XMM_OFF		160
+#define XSAVE_HDR_OFF		512
+#define XSAVE_YMM_HI_OFF	576
+#define XSAVE_BYTES		4096
+
+static void read_vector_regs(struct ptrace_thread *t)
+{
+	static uint8_t area[XSAVE_BYTES];
+	struct iovec iov = { area, sizeof(area) };
+	struct user_fpregs_struct fp;
+	uint64_t bv;
+
+	t->n_vec = 0;
+	if (!ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) &&
+	    iov.iov_len >= XSAVE_HDR_OFF + 8) {
+		memcpy(t->vec, area + XSAVE_XMM_OFF, 256);
+		t->n_vec = 32;
+		memcpy(&bv, area + XSAVE_HDR_OFF, sizeof(bv));
+		if ((bv & 4) && iov.iov_len >= XSAVE_YMM_HI_OFF + 256) {
+			memcpy(t->vec + 32, area + XSAVE_YMM_HI_OFF, 256);
+			t->n_vec = 64;
+		}
+		return;
+	}
+	if (!ptrace(PTRACE_GETFPREGS, t->tid, NULL, &fp)) {
+		memcpy(t->vec, fp.xmm_space, 256);
+		t->n_vec = 32;
+	}
+}
 
 /* Seized threads that were still running at end: detached once they stop. */
 static int *pending;
@@ -191,6 +229,7 @@ static long stop_new_threads(struct ptrace_stop *s, char *msg, size_t msg_len)
 				 strerror(errno));
 			break;
 		}
+		read_vector_regs(t);
 	}
 	closedir(d);
 	return err ? err : added;

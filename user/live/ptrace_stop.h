@@ -2,7 +2,7 @@
 /*
  * ptrace_stop.h - stopping every thread of a process for a moment and reading it, without
  * ever writing to it: PTRACE_SEIZE + PTRACE_INTERRUPT each thread, registers with
- * PTRACE_GETREGS, memory with process_vm_readv, PTRACE_DETACH to resume.
+ * PTRACE_GETREGS (and the vector registers), memory with process_vm_readv, PTRACE_DETACH to resume.
  */
 #ifndef LEAKTOP_PTRACE_STOP_H
 #define LEAKTOP_PTRACE_STOP_H
@@ -17,6 +17,8 @@ struct ptrace_thread {
 	int sig;			/* signal to hand back at detach (0: none) */
 	bool stopped;			/* in a ptrace stop: can be detached */
 	struct user_regs_struct regs;
+	uint64_t vec[64];		/* XMM0-15, then YMM0-15's upper halves (as words) */
+	uint32_t n_vec;			/* words of vec read */
 };
 
 struct ptrace_stop {

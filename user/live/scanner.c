@@ -6,10 +6,10 @@
  * userfaultfd (the process is then not scanned) and which mappings were never touched (not
  * read).  A scan stops the process (ptrace_stop.c), reads the tracked live blocks from the BPF
  * `allocs` map while it is stopped (so none is freed or reused under the scan), copies its
- * registers and every readable and writable mapping (thread stacks from the stack pointer
- * up), resumes it, and classifies the blocks (core/scan.c).  The stop is bounded: past its
- * limit (SCAN_MAX_STOP_MS, or less with --scan-max-stop), also in the middle of a mapping's
- * copy, the scan gives up, says how far it got (a partial copy classifies nothing: memory
+ * registers (general-purpose and vector) and every readable and writable mapping (thread
+ * stacks from the stack pointer up), resumes it, and classifies the blocks (core/scan.c).
+ * The stop is bounded: past its limit (SCAN_MAX_STOP_MS, or less with --scan-max-stop),
+ * also in the middle of a mapping's copy, the scan gives up, says how far it got (a partial copy classifies nothing: memory
  * not read could hold the only pointer to a block) and the process runs on.  Results go into the sample
  * (a scan made on demand between samples waits for the next one); the model keeps the
  * latest of each image and the views render it.
@@ -57,14 +57,19 @@ static int copy_process(const struct ptrace_stop *ps, unsigned int max_ms,
 			char *msg, size_t msg_len)
 {
 	const size_t per_thread = sizeof(struct user_regs_struct) / sizeof(uint64_t);
+	const size_t vec_max = sizeof(ps->threads[0].vec) / sizeof(uint64_t);
 
 	c->regions = calloc(maps->n + 1, sizeof(*c->regions));
-	c->words = calloc(ps->n * per_thread + 1, sizeof(*c->words));
+	c->words = calloc(ps->n * (per_thread + vec_max) + 1, sizeof(*c->words));
 	if (!c->regions || !c->words)
 		return -ENOMEM;
+	/* Roots: each thread's general-purpose registers, then its vector registers. */
 	for (size_t t = 0; t < ps->n; t++) {
 		memcpy(c->words + c->n_words, &ps->threads[t].regs, per_thread * sizeof(uint64_t));
 		c->n_words += per_thread;
+		memcpy(c->words + c->n_words, ps->threads[t].vec,
+		       ps->threads[t].n_vec * sizeof(uint64_t));
+		c->n_words += ps->threads[t].n_vec;
 	}
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < maps->n; i++) {

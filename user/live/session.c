@@ -17,6 +17,7 @@
 #include "live/allocs.h"
 #include "live/attach.h"
 #include "live/collector.h"
+#include "live/exitcheck.h"
 #include "live/fdcensus.h"
 #include "live/heapctl.h"
 #include "live/lastref_session.h"
@@ -518,6 +519,29 @@ char *session__build_id(void *session, const char *module)
 	struct session *s = session;
 
 	return symbolizer__build_id(s->sym, module);
+}
+
+size_t session__exit_stopped(struct session *s, uint32_t *pids, size_t max)
+{
+	return loader__exit_stopped(s->ld, pids, max);
+}
+
+void session__exit_release(struct session *s, uint32_t pid)
+{
+	loader__exit_release(s->ld, pid);
+}
+
+int session__exit_check(struct session *s, int pid, bool fds, bool mmaps,
+			unsigned int max_stop_ms, struct check_proc *out)
+{
+	const struct lt_map_fds *m = loader__maps(s->ld);
+	struct exitcheck_env env = {
+		.col = s->col, .sym = s->sym,
+		.fds_map = fds ? m->fds : -1, .mmaps_map = mmaps ? m->mmaps : -1,
+		.max_stop_ms = max_stop_ms,
+	};
+
+	return exitcheck__process(&env, pid, out);
 }
 
 void session__close(struct session *s, uint64_t *detach_ns, uint64_t *free_ns)

@@ -26,6 +26,7 @@
 #include "util/budget.h"
 
 struct session;
+struct check_proc;
 struct model;
 struct loader;
 struct collector;
@@ -138,6 +139,17 @@ size_t session__lastref_results(struct session *s, const struct lastref_result *
 char *session__build_id(void *session, const char *module);
 
 /* Tear it all down.  detach_ns, free_ns (may be NULL): when the probes and the rest went. */
+/* `leaktop check`: the processes held at their _exit now (at most max), into pids. */
+size_t session__exit_stopped(struct session *s, uint32_t *pids, size_t max);
+/* ... one let go. */
+void session__exit_release(struct session *s, uint32_t pid);
+/*
+ * ... one looked at (live/exitcheck.c) while held: descriptors and anonymous mappings listed
+ * when asked, its scan's stop at most max_stop_ms.  0 or -ENOMEM.
+ */
+int session__exit_check(struct session *s, int pid, bool fds, bool mmaps,
+			unsigned int max_stop_ms, struct check_proc *out);
+
 void session__close(struct session *s, uint64_t *detach_ns, uint64_t *free_ns);
 
 #endif

@@ -1,0 +1,85 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+#
+# check_parity.sh - `leaktop check` classifies every block of memcheck's leak scenarios
+# (tests/progs/check_parity.cc: interior pointers, cycles, trees, zero-size blocks, C++
+# new[], globals, TLS, a blocked thread's stack) as `valgrind --leak-check=full` does on the
+# same binary, in the same test: the lost blocks per allocating function (the innermost
+# frame named alloc_*, or glibc's allocate_dtv for the thread's TLS vector, which only an
+# interior pointer reaches) and kind (definite, indirect, possible), equal.  Pointers held only in registers when _exit is
+# called (%r15, %xmm0) are references for leaktop (it reads every thread's general-purpose
+# and vector registers at the exit stop); memcheck's final check does not count the exiting
+# thread's registers, so there the test asserts leaktop's answer and that valgrind differs.
+source "$(dirname "$0")/lib.sh"
+
+require_root
+require_built check_parity
+command -v valgrind >/dev/null || { echo "FAIL $(basename "$0"): valgrind is not installed"; exit 1; }
+
+T=$E2E_TMP/check_parity
+mkdir -p "$T"
+REG_ONLY='alloc_in_register|alloc_in_xmm0'
+
+# Lines "KIND FUNCTION BLOCKS", sorted, of valgrind's loss records.
+valgrind_losses() {
+	valgrind --leak-check=full --show-leak-kinds=definite,indirect,possible \
+		"$PROGS/check_parity" 2>&1 | awk '
+		/are (definitely|indirectly|possibly) lost in loss record/ {
+			for (i = 1; i <= NF; i++) if ($i == "blocks") n = $(i - 1)
+			k = /definitely/ ? "definite" : /indirectly/ ? "indirect" : "possible"
+			pending = 1
+			next
+		}
+		pending && /by 0x[0-9A-F]+: (alloc_|allocate_dtv)/ {
+			sub(/.*: /, ""); sub(/ .*/, ""); total[k " " $0] += n; pending = 0
+		}
+		END { for (x in total) print x, total[x] }' | sort
+}
+
+# The same from leaktop check's JSON.
+leaktop_losses() {
+	jq -r '.processes[].findings[] | select(.kind == "definite" or .kind == "indirect" or
+		.kind == "possible") | [.kind, ([.frames[].symbol // "" |
+		select(test("^(alloc_|allocate_dtv)"))][0] // "?"), .objects] | @tsv' "$1" |
+		tr '\t' ' ' | awk '{ t[$1 " " $2] += $3 } END { for (x in t) print x, t[x] }' | sort
+}
+
+parity_run() {
+	valgrind_losses >"$T/valgrind" || return 1
+	[ -s "$T/valgrind" ] || fail_because "valgrind reported no loss record" || return 1
+	"$LEAKTOP" check --fail-on all -j "$T/check.json" -- "$PROGS/check_parity" \
+		>/dev/null 2>"$T/check.err" &
+	wait_exit $! || return 1
+	expect_eq "leaktop check's status (stderr: $(cat "$T/check.err"))" 23 "$WAIT_STATUS" ||
+		return 1
+	leaktop_losses "$T/check.json" >"$T/leaktop"
+}
+
+test_every_block_is_classified_as_memcheck_does() {
+	scenario parity_run || return 1
+	local want got
+	want=$(grep -Ev " ($REG_ONLY) " "$T/valgrind")
+	got=$(grep -Ev " ($REG_ONLY) " "$T/leaktop")
+	expect_eq "lost blocks as KIND FUNCTION COUNT (valgrind, then leaktop)" "$want" "$got" ||
+		return 1
+	# The scenarios are all there: a comparison of two empty lists proves nothing.
+	expect_eq "kinds seen" "definite indirect possible" \
+		"$(awk '{print $1}' "$T/leaktop" | sort -u | tr '\n' ' ' | sed 's/ $//')"
+}
+
+test_pointers_only_in_registers_at_exit_are_references() {
+	scenario parity_run || return 1
+	expect_eq "leaktop's findings for blocks held in %r15 and %xmm0" "" \
+		"$(grep -E " ($REG_ONLY) " "$T/leaktop")" || return 1
+	# What memcheck says of them (its final check skips the exiting thread's registers).
+	expect_eq "valgrind's" "definite alloc_in_register 1
+definite alloc_in_xmm0 1" "$(grep -E " ($REG_ONLY) " "$T/valgrind")"
+}
+
+test_process_was_scanned_with_its_threads() {
+	scenario parity_run || return 1
+	expect_jq "scanned, no scan error" '[true,null]' "$T/check.json" \
+		'[.processes[0].scanned, .processes[0].scan_error]'
+}
+
+run_tests
