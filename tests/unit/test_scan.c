@@ -11,6 +11,7 @@
 #include "check.h"
 #include "core/scan.h"
 #include "live/ptrace_stop.h"
+#include "live/scanner.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,8 +2,9 @@
 /*
  * scan.h - the reachability scan: which of a process's tracked live blocks can still be
  * reached through pointers, and which are lost.  scan__classify is the pure marking over
- * memory already copied (unit-tested on synthetic memory); scan__process stops a live
- * process briefly, copies its writable memory and registers, resumes it and classifies.
+ * memory already copied (unit-tested on synthetic memory); scan__process (live/scanner.h)
+ * stops a live process briefly, copies its writable memory and registers, resumes it and
+ * classifies.
  */
 #ifndef LEAKTOP_SCAN_H
 #define LEAKTOP_SCAN_H
@@ -124,16 +125,6 @@ uint64_t scan__glibc_next_chunk(uint64_t addr, uint64_t size, uint64_t size_word
 #define SCAN_MAX_STOP_MS 2000
 /* Most writable memory copied; a bigger process is refused (-E2BIG) before it is stopped. */
 #define SCAN_MAX_BYTES (4ull << 30)
-
-/*
- * Stop every thread of pid for at most max_ms, copy its registers and writable memory,
- * resume it, then classify blocks.  Never writes to the target.  0 or -errno: -EBUSY already
- * traced, -EPERM ptrace not allowed (Yama, capabilities), -ESRCH gone, -ETIME stopped too
- * long (out->partial says how far the copy got), -E2BIG too much memory; msg gets one line
- * of cause.
- */
-int scan__process(int pid, unsigned int max_ms, const struct scan_block *blocks, size_t n,
-		  struct scan_result *out, char *msg, size_t msg_len);
 
 void scan_result__free(struct scan_result *r);
 
