@@ -17,6 +17,7 @@
 
 #include "core/model.h"
 #include "core/sample.h"
+#include "util/vec.h"
 
 const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_ALLOC_MAP_FULL] = "alloc_map_full",
@@ -185,15 +186,8 @@ struct process *model__process(struct model *m, uint32_t pid, uint64_t gen)
 
 	if (proc_search(m, pid, gen, &at))
 		return &m->procs[at];
-	if (m->n_procs == m->cap_procs) {
-		size_t cap = m->cap_procs ? m->cap_procs * 2 : 16;
-		struct process *v = realloc(m->procs, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		m->procs = v;
-		m->cap_procs = cap;
-	}
+	if (VEC_RESERVE(m->procs, m->cap_procs, m->n_procs + 1, 16))
+		return NULL;
 	memmove(&m->procs[at + 1], &m->procs[at], (m->n_procs - at) * sizeof(*p));
 	m->n_procs++;
 	p = &m->procs[at];
@@ -408,15 +402,8 @@ static struct site *site_find_or_add(struct process *p, uint32_t kind, uint64_t 
 		else
 			hi = mid;
 	}
-	if (p->n_sites == p->cap_sites) {
-		size_t cap = p->cap_sites ? p->cap_sites * 2 : 8;
-		struct site *v = realloc(p->sites, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		p->sites = v;
-		p->cap_sites = cap;
-	}
+	if (VEC_RESERVE(p->sites, p->cap_sites, p->n_sites + 1, 8))
+		return NULL;
 	memmove(&p->sites[lo + 1], &p->sites[lo], (p->n_sites - lo) * sizeof(*s));
 	p->n_sites++;
 	s = &p->sites[lo];

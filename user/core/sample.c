@@ -7,21 +7,15 @@
 #include <string.h>
 
 #include "core/sample.h"
+#include "util/vec.h"
 
 /* Room for one more element of size `size` in *v; a pointer to it, zeroed, or NULL. */
 static void *grow(void **v, size_t *n, size_t *cap, size_t size)
 {
 	char *p;
 
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		void *nv = realloc(*v, c * size);
-
-		if (!nv)
-			return NULL;
-		*v = nv;
-		*cap = c;
-	}
+	if (vec__reserve(v, cap, *n + 1, size, 16, false))
+		return NULL;
 	p = (char *)*v + (*n)++ * size;
 	memset(p, 0, size);
 	return p;

@@ -28,6 +28,7 @@
 #include "live/procfs.h"
 #include "live/procmaps.h"
 #include "live/safe_open.h"
+#include "util/vec.h"
 
 /* Files remembered at most; full, the table starts over. */
 #define FACTS_MAX		4096
@@ -599,15 +600,8 @@ static int push_unique(struct alloc_obj **v, size_t *n, size_t *cap, const struc
 	for (size_t i = 0; i < *n; i++)
 		if ((*v)[i].ref.dev == ref->dev && (*v)[i].ref.ino == ref->ino)
 			return 0;
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 8;
-		struct alloc_obj *nv = realloc(*v, c * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = c;
-	}
+	if (VEC_RESERVE(*v, *cap, *n + 1, 8))
+		return -ENOMEM;
 	(*v)[(*n)++] = (struct alloc_obj){ .ref = *ref, .kind = kind };
 	return 0;
 }

@@ -27,6 +27,7 @@
 #include <gelf.h>
 
 #include "live/symindex.h"
+#include "util/vec.h"
 
 struct ix_entry {
 	uint64_t value;			/* adjusted address */
@@ -79,15 +80,8 @@ static int cmp_ndx(const void *a, const void *b)
 
 static int table_add(struct ix_table *t, const struct ix_entry *e)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct ix_entry *v = realloc(t->e, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->e = v;
-		t->cap = cap;
-	}
+	if (VEC_RESERVE(t->e, t->cap, t->n + 1, 256))
+		return -ENOMEM;
 	t->e[t->n++] = *e;
 	return 0;
 }

@@ -30,6 +30,7 @@
 #include "live/safe_open.h"
 #include "live/symbolize.h"
 #include "live/tracker.h"
+#include "util/vec.h"
 
 #define YOUNG_IMAGE_NS		(2ULL * 1000000000ULL)
 #define YOUNG_REFRESH_NS	(50ULL * 1000000ULL)
@@ -193,15 +194,8 @@ static struct image *image_add(struct tracker *t, uint32_t pid, uint64_t gen)
 
 	if (image_search(t, pid, gen, &at))
 		return &t->images[at];
-	if (t->n_images == t->cap_images) {
-		size_t cap = t->cap_images ? t->cap_images * 2 : 16;
-		struct image *v = realloc(t->images, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		t->images = v;
-		t->cap_images = cap;
-	}
+	if (VEC_RESERVE(t->images, t->cap_images, t->n_images + 1, 16))
+		return NULL;
 	memmove(&t->images[at + 1], &t->images[at], (t->n_images - at) * sizeof(*im));
 	t->n_images++;
 	im = &t->images[at];
@@ -214,15 +208,8 @@ static struct image *image_add(struct tracker *t, uint32_t pid, uint64_t gen)
 
 static int queue_event(struct tracker *t, const struct sample_event *ev)
 {
-	if (t->n_queue == t->cap_queue) {
-		size_t cap = t->cap_queue ? t->cap_queue * 2 : 16;
-		struct sample_event *v = realloc(t->queue, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->queue = v;
-		t->cap_queue = cap;
-	}
+	if (VEC_RESERVE(t->queue, t->cap_queue, t->n_queue + 1, 16))
+		return -ENOMEM;
 	t->queue[t->n_queue++] = *ev;
 	return 0;
 }
@@ -483,15 +470,8 @@ static int add_stack(struct image *im, uint64_t hash)
 {
 	size_t at = 0;
 
-	if (im->n_stacks == im->cap_stacks) {
-		size_t cap = im->cap_stacks ? im->cap_stacks * 2 : 16;
-		uint64_t *v = realloc(im->stacks, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		im->stacks = v;
-		im->cap_stacks = cap;
-	}
+	if (VEC_RESERVE(im->stacks, im->cap_stacks, im->n_stacks + 1, 16))
+		return -ENOMEM;
 	while (at < im->n_stacks && im->stacks[at] < hash)
 		at++;
 	memmove(&im->stacks[at + 1], &im->stacks[at], (im->n_stacks - at) * sizeof(hash));
