@@ -29,6 +29,7 @@
 #include "live/procmaps.h"
 #include "live/safe_open.h"
 #include "util/vec.h"
+#include "util/search.h"
 
 /* Files remembered at most; full, the table starts over. */
 #define FACTS_MAX		4096
@@ -119,23 +120,10 @@ static int cmp_id(uint64_t dev, uint64_t ino, const struct facts *f)
 /* Index of (dev, ino) in the table, or where it would go (*found false). */
 static size_t facts_pos(const struct allocs *a, uint64_t dev, uint64_t ino, bool *found)
 {
-	size_t lo = 0, hi = a->n;
+	size_t at = SEARCH_FIRST(a->n, mid, cmp_id(dev, ino, &a->v[mid]) > 0);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = cmp_id(dev, ino, &a->v[mid]);
-
-		if (!c) {
-			*found = true;
-			return mid;
-		}
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	*found = false;
-	return lo;
+	*found = at < a->n && !cmp_id(dev, ino, &a->v[at]);
+	return at;
 }
 
 static const struct facts *facts_find(const struct allocs *a, uint64_t dev, uint64_t ino)

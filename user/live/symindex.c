@@ -28,6 +28,7 @@
 
 #include "live/symindex.h"
 #include "util/vec.h"
+#include "util/search.h"
 
 struct ix_entry {
 	uint64_t value;			/* adjusted address */
@@ -176,14 +177,7 @@ static size_t count_below(const struct ix_table *t, uint64_t addr, bool strict)
 {
 	size_t lo = 0, hi = t->n;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->e[mid].value < addr || (!strict && t->e[mid].value == addr))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_FIRST(hi, mid, t->e[mid].value < addr || (!strict && t->e[mid].value == addr));
 	return lo;
 }
 

@@ -31,6 +31,7 @@
 #include "live/symbolize.h"
 #include "live/tracker.h"
 #include "util/vec.h"
+#include "util/search.h"
 
 #define YOUNG_IMAGE_NS		(2ULL * 1000000000ULL)
 #define YOUNG_REFRESH_NS	(50ULL * 1000000ULL)
@@ -148,23 +149,11 @@ void tracker__free(struct tracker *t)
 /* Index of (pid, gen), or where it would go; true if present. */
 static bool image_search(const struct tracker *t, uint32_t pid, uint64_t gen, size_t *at)
 {
-	size_t lo = 0, hi = t->n_images;
+	const struct image *v = t->images;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const struct image *im = &t->images[mid];
-
-		if (im->pid == pid && im->gen == gen) {
-			*at = mid;
-			return true;
-		}
-		if (im->pid < pid || (im->pid == pid && im->gen < gen))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*at = lo;
-	return false;
+	*at = SEARCH_FIRST(t->n_images, mid, v[mid].pid < pid ||
+			   (v[mid].pid == pid && v[mid].gen < gen));
+	return *at < t->n_images && v[*at].pid == pid && v[*at].gen == gen;
 }
 
 static struct image *image_find(struct tracker *t, uint32_t pid, uint64_t gen)

@@ -43,6 +43,7 @@
 #include "live/watch.h"
 #include "util/clock.h"
 #include "util/vec.h"
+#include "util/search.h"
 
 #define ROTATE_NS		(100ULL * 1000000ULL)	/* watchpoints rotate this often */
 #define FIRST_SCANS		4	/* a new block without a memory reference: scans */
@@ -432,14 +433,7 @@ static const struct raw_alloc *holder_of(const struct raw_alloc *v, size_t n, ui
 {
 	size_t lo = 0, hi = n;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid].key.addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_FIRST(hi, mid, v[mid].key.addr <= addr);
 	if (!lo)
 		return NULL;
 	v += lo - 1;
