@@ -74,7 +74,7 @@ PROG_BINS := $(patsubst tests/progs/%.c,$(OUT)/tests/progs/%,$(PROG_SRCS)) \
 	     $(OUT)/tests/progs/audit_prog $(OUT)/tests/progs/libshort_lived.so
 
 .SECONDARY:
-.PHONY: all deps test run demo bench install uninstall clean unit e2e fuzz
+.PHONY: all deps test run demo bench install uninstall clean unit e2e fuzz check-layers
 all: leaktop
 
 deps:
@@ -341,6 +341,11 @@ $(OUT)/tests/progs/minidebug_leak: tests/progs/minidebug_leak.c tests/progs/mini
 	$(Q)tests/progs/minidebuginfo.sh $@.full $@
 
 unit: $(UNIT_BINS)
+
+# The layer rules (tests/check_layers.sh): includes of every layer and, with nm, the objects
+# leaktop links.  Needs no root.
+check-layers: $(USER_OBJS)
+	$(Q)tests/check_layers.sh
 e2e: leaktop $(OUT)/tests/leaktop-libc-malloc $(PROG_BINS)
 
 # Fuzzing (libFuzzer, clang's): the snapshot reader (fuzz_snapshot), the symbolizer's

@@ -3,7 +3,7 @@
 #
 # run.sh - the test runner behind `make test` (which builds everything first).
 #
-# Runs the include check (tests/check_includes.sh), every unit test binary build/asan/tests/unit/test_* (built with AddressSanitizer and
+# Runs the layer check (tests/check_layers.sh), every unit test binary build/asan/tests/unit/test_* (built with AddressSanitizer and
 # UndefinedBehaviorSanitizer: a sanitizer report ends the binary with a FAIL line and a
 # non-zero status), then every end-to-end script tests/e2e/*.sh (lib.sh and *_lib.sh are
 # helpers they source, not scripts).  Each prints one line per test, "PASS name" or "FAIL name: why";
@@ -61,8 +61,9 @@ run_one() {
 	fi
 }
 
-# The layout's include rule (and a check that the checker catches a planted violation).
-run_one tests/check_includes.sh "$UNIT_TIMEOUT" bash tests/check_includes.sh
+# The layout's layer rules (and a check that the checker catches one planted violation of
+# each kind).
+run_one tests/check_layers.sh "$UNIT_TIMEOUT" bash tests/check_layers.sh
 
 for bin in build/asan/tests/unit/test_*; do
 	case $bin in

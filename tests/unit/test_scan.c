@@ -12,6 +12,7 @@
 #include "core/scan.h"
 #include "live/scanner.h"
 #include "live/ptrace_stop.h"
+#include "live/scanner.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -39,6 +39,7 @@
 #include "cli/metrics_server.h"
 #include "util/msg.h"
 #include "view/metrics.h"
+#include "util/clock.h"
 
 #define MAX_CONNECTIONS		64	/* open at once; more evict the oldest */
 #define CONN_SLOTS		128	/* libmicrohttpd's limit: evicted ones still closing */
@@ -75,14 +76,6 @@ struct metrics_server {
 	char user[CRED_MAX], password[CRED_MAX], token[CRED_MAX];
 };
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void cut(struct conn *c)
 {
 	shutdown(c->fd, SHUT_RDWR);	/* libmicrohttpd sees the end and closes it */
@@ -94,7 +87,7 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 {
 	struct metrics_server *s = cls;
 	struct conn *oldest = NULL;
-	double now = mono_s();
+	double now = monotonic_s();
 	size_t open = 0;
 
 	(void)addr;
@@ -139,7 +132,7 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
 		if (s->conns[i].used)
 			continue;
 		s->conns[i] = (struct conn){ .used = true, .fd = info->connect_fd,
-					     .since_s = mono_s() };
+					     .since_s = monotonic_s() };
 		*socket_context = &s->conns[i];
 		return;
 	}
@@ -164,7 +157,7 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **req_cls,
 	(void)toe;
 	if (c) {
 		c->busy = false;
-		c->since_s = mono_s();
+		c->since_s = monotonic_s();
 	}
 }
 
@@ -284,7 +277,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	/* The head is in: the answer's deadline runs from now. */
 	if (conn && !conn->busy) {
 		conn->busy = true;
-		conn->since_s = mono_s();
+		conn->since_s = monotonic_s();
 	}
 	atomic_fetch_add(&s->requests, 1);
 	if (!authorized(s, c))

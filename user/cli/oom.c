@@ -19,6 +19,8 @@
 #include "cli/oom.h"
 #include "util/msg.h"
 #include "view/snapshot.h"
+#include "util/clock.h"
+#include "util/vec.h"
 
 struct oom_victim {
 	uint32_t pid;
@@ -209,14 +211,6 @@ void oom_writer__free(struct oom_writer *w)
 	free(w);
 }
 
-static double wall_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 bool oom_writer__wants_collect(const struct oom_writer *w, const struct model *m, uint32_t pid,
 			       uint64_t gen)
 {
@@ -224,7 +218,7 @@ bool oom_writer__wants_collect(const struct oom_writer *w, const struct model *m
 
 	/* A cgroup known to have had its snapshot lately: no forced collect for it. */
 	return w && !(p && p->cgroup && !oom_rate__allowed(&w->rate, oom__rate_key(p->cgroup),
-							   wall_s(), w->lim.min_gap_s));
+							   monotonic_s(), w->lim.min_gap_s));
 }
 
 void oom_writer__note(struct oom_writer *w, uint32_t pid, uint64_t gen, const struct model *m)
@@ -235,7 +229,7 @@ void oom_writer__note(struct oom_writer *w, uint32_t pid, uint64_t gen, const st
 		return;
 	/* A cgroup known to have had its snapshot lately: skipped. */
 	p = m ? model__find(m, pid, gen) : NULL;
-	if (p && p->cgroup && !oom_rate__allowed(&w->rate, oom__rate_key(p->cgroup), wall_s(),
+	if (p && p->cgroup && !oom_rate__allowed(&w->rate, oom__rate_key(p->cgroup), monotonic_s(),
 						 w->lim.min_gap_s)) {
 		w->skipped++;
 		if (!w->said_skipped && !w->skip_unsaid)
@@ -294,15 +288,8 @@ static size_t prune(struct oom_writer *w, const char *newest, bool *newest_gone)
 		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
 		    st.st_uid != geteuid())
 			continue;
-		if (n == cap) {
-			size_t c = cap ? cap * 2 : 64;
-			struct oom_file *f = realloc(files, c * sizeof(*f));
-
-			if (!f)
-				break;
-			files = f;
-			cap = c;
-		}
+		if (VEC_RESERVE(files, cap, n + 1, 64))
+			break;
 		snprintf(files[n].name, sizeof(files[n].name), "%s", de->d_name);
 		files[n].size_bytes = st.st_size;
 		files[n].mtime_ns = st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec;
@@ -358,7 +345,7 @@ static int write_one(struct oom_writer *w, const struct model *m, const struct o
 	if (!p)
 		return msg__set(msg, len, -ENOENT, "the OOM killer chose process %u but leaktop "
 				"holds no record of it; no snapshot written", v->pid);
-	if (!oom_rate__allowed(&w->rate, oom__rate_key(p->cgroup), wall_s(), w->lim.min_gap_s))
+	if (!oom_rate__allowed(&w->rate, oom__rate_key(p->cgroup), monotonic_s(), w->lim.min_gap_s))
 		return 1;
 	err = oom__file_name(path, sizeof(path), w->dir, v->pid, v->when);
 	/* Something already at the name (planted in a shared directory, say): another name. */
@@ -375,7 +362,7 @@ static int write_one(struct oom_writer *w, const struct model *m, const struct o
 	if (err)
 		return msg__set(msg, len, err, "OOM snapshot of process %u: %s", v->pid,
 				msg__write_failed(fail, sizeof(fail), path, err));
-	oom_rate__take(&w->rate, oom__rate_key(p->cgroup), wall_s());
+	oom_rate__take(&w->rate, oom__rate_key(p->cgroup), monotonic_s());
 	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	n = prune(w, base, &gone);
 	w->removed += n;
@@ -412,7 +399,7 @@ void oom_writer__write(struct oom_writer *w, const struct model *m, oom_say_fn s
 				w->skip_unsaid = w->queue[i].pid;
 			continue;
 		} else if (ret && ret != -EFBIG) {
-			double now = wall_s();
+			double now = monotonic_s();
 
 			w->failed++;
 			if (w->failed > 1 && now - w->failed_said_s < OOM_FAILED_SAY_GAP_S) {

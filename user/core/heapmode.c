@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/heapmode.h"
+#include "util/vec.h"
 
 static uint64_t hold_ns(double intervals, double min_s, double interval_s)
 {
@@ -256,15 +257,8 @@ static int add_released(struct heapmode *h, uint32_t pid, uint64_t now_ns)
 static int add_traced(struct heapmode *h, const struct heapmode_candidate *c,
 		      enum heapmode_role role, uint64_t now_ns, struct heapmode_changes *out)
 {
-	if (h->n_traced == h->cap_traced) {
-		size_t cap = h->cap_traced ? h->cap_traced * 2 : 16;
-		struct heapmode_traced *v = realloc(h->traced, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		h->traced = v;
-		h->cap_traced = cap;
-	}
+	if (VEC_RESERVE(h->traced, h->cap_traced, h->n_traced + 1, 16))
+		return -ENOMEM;
 	if (push_pid(&out->added, &out->n_added, c->pid))
 		return -ENOMEM;
 	unrelease(h, c->pid);

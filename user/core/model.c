@@ -17,6 +17,8 @@
 
 #include "core/model.h"
 #include "core/sample.h"
+#include "util/vec.h"
+#include "util/search.h"
 
 const char *const drop_names[LT_DROP__COUNT] = {
 	[LT_DROP_ALLOC_MAP_FULL] = "alloc_map_full",
@@ -137,23 +139,10 @@ static int cmp_proc(uint32_t pid, uint64_t gen, const struct process *p)
 /* Index of (pid, gen), or of where it would go, in *at; true if present. */
 static bool proc_search(const struct model *m, uint32_t pid, uint64_t gen, size_t *at)
 {
-	size_t lo = 0, hi = m->n_procs;
+	size_t n = m->n_procs;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int c = cmp_proc(pid, gen, &m->procs[mid]);
-
-		if (!c) {
-			*at = mid;
-			return true;
-		}
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	*at = lo;
-	return false;
+	*at = SEARCH_FIRST(n, mid, cmp_proc(pid, gen, &m->procs[mid]) > 0);
+	return *at < n && !cmp_proc(pid, gen, &m->procs[*at]);
 }
 
 static struct process *find_mut(struct model *m, uint32_t pid, uint64_t gen)
@@ -185,15 +174,8 @@ struct process *model__process(struct model *m, uint32_t pid, uint64_t gen)
 
 	if (proc_search(m, pid, gen, &at))
 		return &m->procs[at];
-	if (m->n_procs == m->cap_procs) {
-		size_t cap = m->cap_procs ? m->cap_procs * 2 : 16;
-		struct process *v = realloc(m->procs, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		m->procs = v;
-		m->cap_procs = cap;
-	}
+	if (VEC_RESERVE(m->procs, m->cap_procs, m->n_procs + 1, 16))
+		return NULL;
 	memmove(&m->procs[at + 1], &m->procs[at], (m->n_procs - at) * sizeof(*p));
 	m->n_procs++;
 	p = &m->procs[at];
@@ -374,20 +356,9 @@ static int cmp_site(const struct site *s, uint32_t kind, uint64_t hash)
 /* The site (kind, hash) of p, or NULL. */
 static struct site *site_find(struct process *p, uint32_t kind, uint64_t hash)
 {
-	size_t lo = 0, hi = p->n_sites;
+	size_t at = SEARCH_FIRST(p->n_sites, mid, cmp_site(&p->sites[mid], kind, hash) < 0);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int c = cmp_site(&p->sites[mid], kind, hash);
-
-		if (!c)
-			return &p->sites[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return at < p->n_sites && !cmp_site(&p->sites[at], kind, hash) ? &p->sites[at] : NULL;
 }
 
 static struct site *site_find_or_add(struct process *p, uint32_t kind, uint64_t hash,
@@ -397,26 +368,11 @@ static struct site *site_find_or_add(struct process *p, uint32_t kind, uint64_t 
 	struct site *s;
 
 	*added = false;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int c = cmp_site(&p->sites[mid], kind, hash);
-
-		if (!c)
-			return &p->sites[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (p->n_sites == p->cap_sites) {
-		size_t cap = p->cap_sites ? p->cap_sites * 2 : 8;
-		struct site *v = realloc(p->sites, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		p->sites = v;
-		p->cap_sites = cap;
-	}
+	lo = SEARCH_FIRST(hi, mid, cmp_site(&p->sites[mid], kind, hash) < 0);
+	if (lo < hi && !cmp_site(&p->sites[lo], kind, hash))
+		return &p->sites[lo];
+	if (VEC_RESERVE(p->sites, p->cap_sites, p->n_sites + 1, 8))
+		return NULL;
 	memmove(&p->sites[lo + 1], &p->sites[lo], (p->n_sites - lo) * sizeof(*s));
 	p->n_sites++;
 	s = &p->sites[lo];
@@ -447,14 +403,7 @@ static void apply_site_lost(struct process *p)
 		s->n_lost_seqs = 0;
 		if (!s->has_lost)
 			continue;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-
-			if (r->sites[mid].stack_hash < s->stack_hash)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		lo = SEARCH_FIRST(hi, mid, r->sites[mid].stack_hash < s->stack_hash);
 		if (lo < r->n_sites && r->sites[lo].stack_hash == s->stack_hash) {
 			memcpy(s->lost_count, r->sites[lo].count, sizeof(s->lost_count));
 			memcpy(s->lost_bytes, r->sites[lo].bytes, sizeof(s->lost_bytes));
@@ -1019,20 +968,11 @@ int model__apply(struct model *m, const struct sample *s)
 
 const struct site *model__heap_site(const struct process *p, uint64_t stack_hash)
 {
-	size_t lo = 0, hi = p->n_sites;
+	size_t at = SEARCH_FIRST(p->n_sites, mid,
+				 cmp_site(&p->sites[mid], LT_KIND_HEAP, stack_hash) < 0);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int c = cmp_site(&p->sites[mid], LT_KIND_HEAP, stack_hash);
-
-		if (!c)
-			return &p->sites[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return at < p->n_sites && !cmp_site(&p->sites[at], LT_KIND_HEAP, stack_hash) ?
+	       &p->sites[at] : NULL;
 }
 
 uint64_t model__events(const struct model *m)

@@ -7,21 +7,16 @@
 #include <string.h>
 
 #include "core/sample.h"
+#include "util/vec.h"
+#include "util/search.h"
 
 /* Room for one more element of size `size` in *v; a pointer to it, zeroed, or NULL. */
 static void *grow(void **v, size_t *n, size_t *cap, size_t size)
 {
 	char *p;
 
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		void *nv = realloc(*v, c * size);
-
-		if (!nv)
-			return NULL;
-		*v = nv;
-		*cap = c;
-	}
+	if (vec__reserve(v, cap, *n + 1, size, 16, false))
+		return NULL;
 	p = (char *)*v + (*n)++ * size;
 	memset(p, 0, size);
 	return p;
@@ -54,20 +49,11 @@ struct sym_missing *sample__add_missing(struct sample *s)
 
 struct sample_proc *sample__find_proc(const struct sample *s, uint32_t pid, uint64_t gen)
 {
-	size_t lo = 0, hi = s->n_procs;
+	size_t at = SEARCH_FIRST(s->n_procs, mid, s->procs[mid].pid < pid ||
+				 (s->procs[mid].pid == pid && s->procs[mid].gen < gen));
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const struct sample_proc *p = &s->procs[mid];
-
-		if (p->pid == pid && p->gen == gen)
-			return &s->procs[mid];
-		if (p->pid < pid || (p->pid == pid && p->gen < gen))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return at < s->n_procs && s->procs[at].pid == pid && s->procs[at].gen == gen ?
+	       &s->procs[at] : NULL;
 }
 
 void sample_identity__clear(struct sample_identity *id)

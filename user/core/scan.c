@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "core/scan.h"
+#include "util/search.h"
 
 const char *const scan_class_names[SCAN__COUNT] = {
 	[SCAN_REACHABLE] = "reachable",
@@ -80,14 +81,7 @@ static long find_block(const struct marker *m, uint64_t v)
 {
 	size_t lo = 0, hi = m->n;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->b[mid].addr <= v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_FIRST(hi, mid, m->b[mid].addr <= v);
 	if (!lo)
 		return -1;
 	lo--;
@@ -104,14 +98,7 @@ static const struct scan_region *region_of(const struct marker *m, uint64_t a)
 	size_t lo = 0, hi = m->n_mem;
 	const struct scan_region *r;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->mem[mid]->addr <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_FIRST(hi, mid, m->mem[mid]->addr <= a);
 	if (!lo)
 		return NULL;
 	r = m->mem[lo - 1];
@@ -229,14 +216,7 @@ static void scan_roots(struct marker *m, const uint64_t *words, size_t n_words)
 		size_t k = 0, hi = m->n;
 
 		/* First block ending after a. */
-		while (k < hi) {
-			size_t mid = k + (hi - k) / 2;
-
-			if (m->b[mid].end <= a)
-				k = mid + 1;
-			else
-				hi = mid;
-		}
+		k = SEARCH_FIRST(hi, mid, m->b[mid].end <= a);
 		while (a + 8 <= end) {
 			while (k < m->n && m->b[k].end <= a)
 				k++;

@@ -28,6 +28,8 @@
 #include "live/procfs.h"
 #include "live/procmaps.h"
 #include "live/safe_open.h"
+#include "util/vec.h"
+#include "util/search.h"
 
 /* Files remembered at most; full, the table starts over. */
 #define FACTS_MAX		4096
@@ -118,23 +120,10 @@ static int cmp_id(uint64_t dev, uint64_t ino, const struct facts *f)
 /* Index of (dev, ino) in the table, or where it would go (*found false). */
 static size_t facts_pos(const struct allocs *a, uint64_t dev, uint64_t ino, bool *found)
 {
-	size_t lo = 0, hi = a->n;
+	size_t at = SEARCH_FIRST(a->n, mid, cmp_id(dev, ino, &a->v[mid]) > 0);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = cmp_id(dev, ino, &a->v[mid]);
-
-		if (!c) {
-			*found = true;
-			return mid;
-		}
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	*found = false;
-	return lo;
+	*found = at < a->n && !cmp_id(dev, ino, &a->v[at]);
+	return at;
 }
 
 static const struct facts *facts_find(const struct allocs *a, uint64_t dev, uint64_t ino)
@@ -599,15 +588,8 @@ static int push_unique(struct alloc_obj **v, size_t *n, size_t *cap, const struc
 	for (size_t i = 0; i < *n; i++)
 		if ((*v)[i].ref.dev == ref->dev && (*v)[i].ref.ino == ref->ino)
 			return 0;
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 8;
-		struct alloc_obj *nv = realloc(*v, c * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = c;
-	}
+	if (VEC_RESERVE(*v, *cap, *n + 1, 8))
+		return -ENOMEM;
 	(*v)[(*n)++] = (struct alloc_obj){ .ref = *ref, .kind = kind };
 	return 0;
 }

@@ -26,18 +26,11 @@
 #include "live/libcs.h"
 #include "live/loader.h"
 #include "util/msg.h"
+#include "util/clock.h"
 
 #define CALIB_PAIRS	5000	/* malloc+free pairs per timed loop (about 0.1 s traced) */
 #define CALIB_ROUNDS	3	/* the fastest of these loops counts (others ran meanwhile) */
 #define CALIB_WAIT_MS	5000	/* the longest leaktop waits for one of the child's results */
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 typedef void *(*malloc_fn)(size_t);
 typedef void (*free_fn)(void *);
@@ -49,14 +42,14 @@ static uint64_t timed_pairs(malloc_fn m, free_fn f, unsigned int n, int rounds)
 	uint64_t best = UINT64_MAX;
 
 	for (int r = 0; r < rounds; r++) {
-		uint64_t t0 = mono_ns(), ns;
+		uint64_t t0 = monotonic_ns(), ns;
 
 		for (unsigned int i = 0; i < n; i++) {
 			void *volatile p = m(64);
 
 			f(p);
 		}
-		ns = mono_ns() - t0;
+		ns = monotonic_ns() - t0;
 		best = ns < best ? ns : best;
 	}
 	return best;

@@ -39,6 +39,7 @@
 
 #include "live/cfi.h"
 #include "util/clock.h"
+#include "util/vec.h"
 
 #define REG_RBP		6
 #define REG_RSP		7
@@ -241,16 +242,10 @@ static int emit(struct build *b, uint64_t pc, struct lt_unwind_row r)
 		return 0;
 	}
 	if (t->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 4096;
-		struct lt_unwind_row *rows;
-
 		if (t->n >= CFI_MAX_ROWS)
 			return -E2BIG;
-		rows = realloc(t->rows, cap * sizeof(*rows));
-		if (!rows)
+		if (VEC_RESERVE(t->rows, b->cap, t->n + 1, 4096))
 			return -ENOMEM;
-		t->rows = rows;
-		b->cap = cap;
 	}
 	t->rows[t->n++] = r;
 	return 0;

@@ -25,6 +25,7 @@
 #include "live/fdsys.h"
 #include "live/procfs.h"
 #include "util/clock.h"
+#include "util/vec.h"
 
 #define BATCH 4096
 
@@ -530,15 +531,8 @@ static bool site_is_dead_note(const void *key, const void *val, const void *ctx)
 
 	if (!is_dead(pc->dead.v, pc->dead.n, k->tgid, k->gen))
 		return false;
-	if (pc->n == pc->cap) {
-		size_t cap = pc->cap ? pc->cap * 2 : 64;
-		uint64_t *v = realloc(pc->hashes, cap * sizeof(*v));
-
-		if (!v)
-			return true;	/* the stack stays until a later sweep */
-		pc->hashes = v;
-		pc->cap = cap;
-	}
+	if (VEC_RESERVE(pc->hashes, pc->cap, pc->n + 1, 64))
+		return true;	/* the stack stays until a later sweep */
 	pc->hashes[pc->n++] = k->stack_hash;
 	return true;
 }
@@ -653,15 +647,8 @@ static struct purged_image *purged_of(struct heap_purge *hp, uint32_t tgid, uint
 	for (size_t i = hp->n_images; i-- > 0;)
 		if (hp->images[i].tgid == tgid && hp->images[i].v.gen == gen)
 			return &hp->images[i];
-	if (hp->n_images == hp->cap_images) {
-		size_t cap = hp->cap_images ? hp->cap_images * 2 : 64;
-		struct purged_image *v = realloc(hp->images, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		hp->images = v;
-		hp->cap_images = cap;
-	}
+	if (VEC_RESERVE(hp->images, hp->cap_images, hp->n_images + 1, 64))
+		return NULL;
 	hp->images[hp->n_images] = (struct purged_image){ .tgid = tgid, .v.gen = gen };
 	return &hp->images[hp->n_images++];
 }
@@ -714,15 +701,8 @@ static bool heap_site_goes(const void *key, const void *val, const void *ctx)
 	im = purged_of(hp, k->tgid, k->gen);
 	if (im)
 		im->v.sites++;
-	if (hp->pc.n == hp->pc.cap) {
-		size_t cap = hp->pc.cap ? hp->pc.cap * 2 : 64;
-		uint64_t *v = realloc(hp->pc.hashes, cap * sizeof(*v));
-
-		if (!v)
-			return true;	/* the stack stays until a later sweep */
-		hp->pc.hashes = v;
-		hp->pc.cap = cap;
-	}
+	if (VEC_RESERVE(hp->pc.hashes, hp->pc.cap, hp->pc.n + 1, 64))
+		return true;	/* the stack stays until a later sweep */
 	hp->pc.hashes[hp->pc.n++] = k->stack_hash;
 	return true;
 }
@@ -790,16 +770,9 @@ long collector__gc_stacks(struct collector *c, const struct sample *s)
 		key = next;
 		if (bsearch(&key, live, n_live, sizeof(*live), cmp_u64))
 			continue;
-		if (n_unref == cap) {
-			uint64_t *v;
-
-			cap = cap ? cap * 2 : 256;
-			v = realloc(unref, cap * sizeof(*v));
-			if (!v) {
-				removed = -ENOMEM;
-				break;
-			}
-			unref = v;
+		if (VEC_RESERVE(unref, cap, n_unref + 1, 256)) {
+			removed = -ENOMEM;
+			break;
 		}
 		unref[n_unref++] = key;
 	}

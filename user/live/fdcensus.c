@@ -24,6 +24,7 @@
 #include "live/fdsys.h"
 #include "live/procfs.h"
 #include "live/safe_open.h"
+#include "util/search.h"
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -144,14 +145,7 @@ static int census_one(struct collector *c, const struct sample *s, uint32_t pid,
 	if (err)
 		return err;
 	/* First record of pid. */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (s->fds[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_FIRST(hi, mid, s->fds[mid].pid < pid);
 	for (size_t i = lo; i < s->n_fds && s->fds[i].pid == pid; i++) {
 		const struct sample_fd *r = &s->fds[i];
 		char link[128], target[96] = "";

@@ -45,6 +45,7 @@
 #include "bpf/watch.h"
 #include "util/clock.h"
 #include "util/msg.h"
+#include "util/vec.h"
 
 /* Userspace hands out image generations below this; BPF above it. */
 #define BPF_GEN_BASE (1ULL << 40)
@@ -120,14 +121,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (!verbose_libbpf)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /*
@@ -240,14 +233,11 @@ static int start_guard(int map_fd, int *write_fd)
 	syscall(SYS_close_range, 5, ~0U, 0);
 	for (;;) {
 		struct pollfd pfd = { .fd = 4, .events = POLLIN };
-		struct timespec ts;
 		int r = poll(&pfd, 1, GUARD_TICK_MS);
 
 		if (r > 0 || (r < 0 && errno != EINTR))
 			break;		/* leaktop's end closed: it is gone, or done */
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		release_older(3, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec -
-				 EXEC_HOLD_MAX_MS * 1000000ull);
+		release_older(3, monotonic_ns() - EXEC_HOLD_MAX_MS * 1000000ull);
 	}
 	/*
 	 * leaktop's end closed, but its probes may outlive that by seconds: a killed leaktop's
@@ -273,7 +263,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(struct lt_event) && ld->event_fn)
 		ld->event_fn(ld->event_ctx, data);
-	if ((ld->stop && *ld->stop) || now_ns() >= ld->poll_deadline_ns) {
+	if ((ld->stop && *ld->stop) || monotonic_ns() >= ld->poll_deadline_ns) {
 		ld->poll_cut = true;
 		return -EAGAIN;
 	}
@@ -1056,14 +1046,14 @@ void loader__destroy(struct loader *ld)
 	}
 	if (ld->guard_fd >= 0)
 		close(ld->guard_fd);
-	t0 = now_ns();
+	t0 = monotonic_ns();
 	n_libcs = ld->n_libcs;
 	/* Probes first: nothing may reserve an event in a ring buffer that is gone. */
 	close_sc_links(ld);
 	detach_libcs(ld, any_libc, 0);
-	t1 = now_ns();
+	t1 = monotonic_ns();
 	detach_all(ld->links, ld->n_links, NULL, 0);
-	t2 = now_ns();
+	t2 = monotonic_ns();
 	ring_buffer__free(ld->rb);
 	free(ld->links);
 	/* Their perf events are closed: the definitions can go. */
@@ -1072,13 +1062,13 @@ void loader__destroy(struct loader *ld)
 	free(ld->libcs);
 	if (ld->stats_fd >= 0)
 		close(ld->stats_fd);
-	t3 = now_ns();
+	t3 = monotonic_ns();
 	leaktop_bpf__destroy(ld->skel);
 	if (ld->cfg.verbose)
 		err_line("detach: allocator probes (%zu attachments) %.0f ms, tracepoints (%zu) "
 			 "%.0f ms, ring buffer and tracefs %.0f ms, programs and maps %.0f ms",
 			 n_libcs, (t1 - t0) / 1e6, ld->n_links, (t2 - t1) / 1e6, (t3 - t2) / 1e6,
-			 (now_ns() - t3) / 1e6);
+			 (monotonic_ns() - t3) / 1e6);
 	free(ld);
 }
 
@@ -1408,15 +1398,8 @@ static int attach_tree(struct loader *ld, struct attached_libc *a, const struct 
 		}
 	}
 	if (!tl) {
-		if (ld->n_trees == ld->cap_trees) {
-			size_t cap = ld->cap_trees ? ld->cap_trees * 2 : 4;
-			struct tree_libc *v = realloc(ld->trees, cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			ld->trees = v;
-			ld->cap_trees = cap;
-		}
+		if (VEC_RESERVE(ld->trees, ld->cap_trees, ld->n_trees + 1, 4))
+			return -ENOMEM;
 		ld->trees[ld->n_trees++] = fresh;
 	}
 	a->n_probes += use->n_probes;
@@ -1442,16 +1425,9 @@ static int attach_libc(struct loader *ld, const struct libc_ref *ref, int pid, b
 		return 0;
 	libcs__name(ref, name, sizeof(name));
 	/* Room for the record first: nothing to undo once the probes are on. */
-	if (ld->n_libcs == ld->cap_libcs) {
-		size_t cap = ld->cap_libcs ? ld->cap_libcs * 2 : 8;
-		struct attached_libc *v = realloc(ld->libcs, cap * sizeof(*v));
-
-		if (!v) {
-			msg__set(msg, msg_len, 0, "out of memory attaching to %s", name);
-			return -ENOMEM;
-		}
-		ld->libcs = v;
-		ld->cap_libcs = cap;
+	if (VEC_RESERVE(ld->libcs, ld->cap_libcs, ld->n_libcs + 1, 8)) {
+		msg__set(msg, msg_len, 0, "out of memory attaching to %s", name);
+		return -ENOMEM;
 	}
 	/*
 	 * One descriptor of the very file the process maps: decoded, and attached by the
@@ -1665,7 +1641,7 @@ int loader__poll(struct loader *ld, int timeout_ms)
 		return 0;
 	}
 	/* Delivering events is bounded like waiting for them (at least 1 ms of work). */
-	ld->poll_deadline_ns = now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1) * 1000000;
+	ld->poll_deadline_ns = monotonic_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1) * 1000000;
 	ld->poll_cut = false;
 	ret = ring_buffer__poll(ld->rb, timeout_ms);
 	if (ret == -EAGAIN && ld->poll_cut)

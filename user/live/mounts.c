@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "live/mounts.h"
+#include "util/vec.h"
 
 #ifndef STATX_MNT_ID
 #define STATX_MNT_ID	0x00001000U
@@ -236,20 +237,13 @@ static const struct mount_entry *find_dev(uint64_t dev)
 
 static int add_entry(const struct mount_entry *e)
 {
-	struct mount_entry *v;
-
 	if (find_id(e->mnt_id))
 		return 0;
 	if (cache.n == cache.cap) {
-		size_t cap = cache.cap ? cache.cap * 2 : 256;
-
-		if (cap > MOUNTS_MAX)
+		if ((cache.cap ? cache.cap * 2 : 256) > MOUNTS_MAX)
 			return -ENOSPC;
-		v = realloc(cache.v, cap * sizeof(*v));
-		if (!v)
+		if (VEC_RESERVE(cache.v, cache.cap, cache.n + 1, 256))
 			return -ENOMEM;
-		cache.v = v;
-		cache.cap = cap;
 	}
 	cache.v[cache.n++] = *e;
 	return 0;

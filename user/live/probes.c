@@ -23,6 +23,7 @@
 #include <libelf.h>
 
 #include "live/probes.h"
+#include "util/search.h"
 
 /* Largest libc file decoded (glibc's is 2 MiB, with its symbol table a few more). */
 #define PROBE_MAX_FILE		(256ll << 20)
@@ -488,17 +489,9 @@ static int match_name(const char *name)
 	/* A name with a single '@' (a non-default version) is none of ours. */
 	if (!at && strchr(name, '@'))
 		return -1;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = cmp_sym(name, len, probe_names[name_order[mid]].name);
-
-		if (!c)
-			return name_order[mid];
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
+	lo = SEARCH_FIRST(hi, mid, cmp_sym(name, len, probe_names[name_order[mid]].name) > 0);
+	if (lo < hi && !cmp_sym(name, len, probe_names[name_order[lo]].name))
+		return name_order[lo];
 	return -1;
 }
 

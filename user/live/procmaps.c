@@ -10,6 +10,7 @@
  */
 #include "live/procmaps.h"
 #include "util/search.h"
+#include "util/vec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -177,16 +178,9 @@ int procmaps__parse(const char *text, struct proc_maps *out)
 			s = nl ? nl + 1 : end;
 			continue;
 		}
-		if (maps.n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct proc_map *v = realloc(maps.v, ncap * sizeof(*v));
-
-			if (!v) {
-				err = -ENOMEM;
-				goto out;
-			}
-			maps.v = v;
-			cap = ncap;
+		if (VEC_RESERVE(maps.v, cap, maps.n + 1, 64)) {
+			err = -ENOMEM;
+			goto out;
 		}
 		err = parse_line(s, end, &maps.v[maps.n]);
 		if (err)

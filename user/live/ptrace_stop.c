@@ -30,6 +30,7 @@
 
 #include "live/ptrace_stop.h"
 #include "util/clock.h"
+#include "util/vec.h"
 
 /*
  * The vector registers of a stopped thread into t->vec: XMM0-15 from the XSAVE area's legacy
@@ -179,16 +180,9 @@ static long stop_new_threads(struct ptrace_stop *s, char *msg, size_t msg_len)
 
 		if (tid <= 0 || seized(s, tid))
 			continue;
-		if (s->n == s->cap) {
-			size_t cap = s->cap ? s->cap * 2 : 16;
-			void *v = realloc(s->threads, cap * sizeof(*s->threads));
-
-			if (!v) {
-				err = -ENOMEM;
-				break;
-			}
-			s->threads = v;
-			s->cap = cap;
+		if (VEC_RESERVE(s->threads, s->cap, s->n + 1, 16)) {
+			err = -ENOMEM;
+			break;
 		}
 		if (ptrace(PTRACE_SEIZE, tid, NULL, NULL)) {
 			if (errno == ESRCH)	/* the thread exited meanwhile */
@@ -271,15 +265,8 @@ void ptrace_stop__stopped(int tid, int status)
 
 static void defer_detach(int tid)
 {
-	if (n_pending == cap_pending) {
-		size_t cap = cap_pending ? cap_pending * 2 : 16;
-		int *v = realloc(pending, cap * sizeof(*v));
-
-		if (!v)
-			return;	/* detached when leaktop exits */
-		pending = v;
-		cap_pending = cap;
-	}
+	if (VEC_RESERVE(pending, cap_pending, n_pending + 1, 16))
+		return;	/* detached when leaktop exits */
 	pending[n_pending++] = tid;
 }
 

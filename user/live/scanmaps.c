@@ -11,6 +11,7 @@
 
 #include "live/procmaps.h"
 #include "live/scanmaps.h"
+#include "util/vec.h"
 
 bool scanmaps__skip(const struct proc_map *pm)
 {
@@ -60,16 +61,9 @@ int scanmaps__parse(const char *text, struct scanmaps *out)
 		if (!eol)
 			eol = p + strlen(p);
 		if (header(p, &lo, &hi)) {
-			if (out->n == cap) {
-				size_t c = cap ? cap * 2 : 64;
-				struct scanmaps_touch *v = realloc(out->v, c * sizeof(*v));
-
-				if (!v) {
-					scanmaps__free(out);
-					return -ENOMEM;
-				}
-				out->v = v;
-				cap = c;
+			if (VEC_RESERVE(out->v, cap, out->n + 1, 64)) {
+				scanmaps__free(out);
+				return -ENOMEM;
 			}
 			out->v[out->n++] = (struct scanmaps_touch){ lo, hi, 0 };
 		} else if (out->n) {

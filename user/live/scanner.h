@@ -17,6 +17,16 @@
 struct collector;
 struct scanner;
 
+/*
+ * Stop every thread of pid for at most max_ms, copy its registers and writable memory,
+ * resume it, then classify blocks.  Never writes to the target.  0 or -errno: -EBUSY already
+ * traced, -EPERM ptrace not allowed (Yama, capabilities), -ESRCH gone, -ETIME stopped too
+ * long (out->partial says how far the copy got), -E2BIG too much memory; msg gets one line
+ * of cause.
+ */
+int scan__process(int pid, unsigned int max_ms, const struct scan_block *blocks, size_t n,
+		  struct scan_result *out, char *msg, size_t msg_len);
+
 /* Fills *blocks (malloc'd) with the live blocks, called while the process is stopped. */
 typedef int (*scan_fetch_fn)(void *ctx, struct scan_block **blocks, size_t *n);
 

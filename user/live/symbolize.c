@@ -34,6 +34,7 @@
 #include "live/symindex.h"
 #include "live/procmaps.h"
 #include "live/safe_open.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1086,14 +1087,6 @@ static char *symbol_name(const char *name)
 	return demangled;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static struct sym_cached *cache_slot(struct symbolizer *sym, uint64_t serial, GElf_Addr dwaddr)
 {
 	uint64_t h = (serial * 0x9e3779b97f4a7c15ULL) ^ (dwaddr * 0xc2b2ae3d27d4eb4fULL);
@@ -1287,7 +1280,7 @@ static int resolve_in_module(struct symbolizer *sym, struct sym_module *m, uint6
 		err = cached_copy(slot, delta, out);
 		goto out;
 	}
-	if (budget && budget->deadline_ns && now_ns() >= budget->deadline_ns) {
+	if (budget && budget->deadline_ns && monotonic_ns() >= budget->deadline_ns) {
 		budget->deferred++;
 		out->deferred = true;
 		err = -EAGAIN;

@@ -27,6 +27,8 @@
 #include <gelf.h>
 
 #include "live/symindex.h"
+#include "util/vec.h"
+#include "util/search.h"
 
 struct ix_entry {
 	uint64_t value;			/* adjusted address */
@@ -79,15 +81,8 @@ static int cmp_ndx(const void *a, const void *b)
 
 static int table_add(struct ix_table *t, const struct ix_entry *e)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct ix_entry *v = realloc(t->e, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->e = v;
-		t->cap = cap;
-	}
+	if (VEC_RESERVE(t->e, t->cap, t->n + 1, 256))
+		return -ENOMEM;
 	t->e[t->n++] = *e;
 	return 0;
 }
@@ -182,14 +177,7 @@ static size_t count_below(const struct ix_table *t, uint64_t addr, bool strict)
 {
 	size_t lo = 0, hi = t->n;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->e[mid].value < addr || (!strict && t->e[mid].value == addr))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_FIRST(hi, mid, t->e[mid].value < addr || (!strict && t->e[mid].value == addr));
 	return lo;
 }
 

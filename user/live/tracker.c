@@ -30,6 +30,8 @@
 #include "live/safe_open.h"
 #include "live/symbolize.h"
 #include "live/tracker.h"
+#include "util/vec.h"
+#include "util/search.h"
 
 #define YOUNG_IMAGE_NS		(2ULL * 1000000000ULL)
 #define YOUNG_REFRESH_NS	(50ULL * 1000000ULL)
@@ -149,23 +151,11 @@ void tracker__free(struct tracker *t)
 /* Index of (pid, gen), or where it would go; true if present. */
 static bool image_search(const struct tracker *t, uint32_t pid, uint64_t gen, size_t *at)
 {
-	size_t lo = 0, hi = t->n_images;
+	const struct image *v = t->images;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const struct image *im = &t->images[mid];
-
-		if (im->pid == pid && im->gen == gen) {
-			*at = mid;
-			return true;
-		}
-		if (im->pid < pid || (im->pid == pid && im->gen < gen))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*at = lo;
-	return false;
+	*at = SEARCH_FIRST(t->n_images, mid, v[mid].pid < pid ||
+			   (v[mid].pid == pid && v[mid].gen < gen));
+	return *at < t->n_images && v[*at].pid == pid && v[*at].gen == gen;
 }
 
 static struct image *image_find(struct tracker *t, uint32_t pid, uint64_t gen)
@@ -195,15 +185,8 @@ static struct image *image_add(struct tracker *t, uint32_t pid, uint64_t gen)
 
 	if (image_search(t, pid, gen, &at))
 		return &t->images[at];
-	if (t->n_images == t->cap_images) {
-		size_t cap = t->cap_images ? t->cap_images * 2 : 16;
-		struct image *v = realloc(t->images, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		t->images = v;
-		t->cap_images = cap;
-	}
+	if (VEC_RESERVE(t->images, t->cap_images, t->n_images + 1, 16))
+		return NULL;
 	memmove(&t->images[at + 1], &t->images[at], (t->n_images - at) * sizeof(*im));
 	t->n_images++;
 	im = &t->images[at];
@@ -216,15 +199,8 @@ static struct image *image_add(struct tracker *t, uint32_t pid, uint64_t gen)
 
 static int queue_event(struct tracker *t, const struct sample_event *ev)
 {
-	if (t->n_queue == t->cap_queue) {
-		size_t cap = t->cap_queue ? t->cap_queue * 2 : 16;
-		struct sample_event *v = realloc(t->queue, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->queue = v;
-		t->cap_queue = cap;
-	}
+	if (VEC_RESERVE(t->queue, t->cap_queue, t->n_queue + 1, 16))
+		return -ENOMEM;
 	t->queue[t->n_queue++] = *ev;
 	return 0;
 }
@@ -534,15 +510,8 @@ static int add_stack(struct image *im, uint64_t hash)
 {
 	size_t at = 0;
 
-	if (im->n_stacks == im->cap_stacks) {
-		size_t cap = im->cap_stacks ? im->cap_stacks * 2 : 16;
-		uint64_t *v = realloc(im->stacks, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		im->stacks = v;
-		im->cap_stacks = cap;
-	}
+	if (VEC_RESERVE(im->stacks, im->cap_stacks, im->n_stacks + 1, 16))
+		return -ENOMEM;
 	while (at < im->n_stacks && im->stacks[at] < hash)
 		at++;
 	memmove(&im->stacks[at + 1], &im->stacks[at], (im->n_stacks - at) * sizeof(hash));

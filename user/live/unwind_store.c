@@ -43,6 +43,7 @@
 #include "live/unwind_store.h"
 #include "util/clock.h"
 #include "util/msg.h"
+#include "util/vec.h"
 
 #define UW_RETRY_NS		(10ull * 1000000000)	/* a file that could not be opened */
 #define UW_MAX_FAILED		256
@@ -228,15 +229,8 @@ static int place(struct unwind_store *u, const struct lt_unwind_key *key,
 		if (!evict_one(u, now))
 			return -ENOSPC;
 	}
-	if (u->n == u->cap) {
-		size_t cap = u->cap ? u->cap * 2 : 64;
-		struct uw_obj *objs = realloc(u->objs, cap * sizeof(*objs));
-
-		if (!objs)
-			return -ENOMEM;
-		u->objs = objs;
-		u->cap = cap;
-	}
+	if (VEC_RESERVE(u->objs, u->cap, u->n + 1, 64))
+		return -ENOMEM;
 	val.first = (uint32_t)first;
 	if (val.nrows)
 		memcpy(&u->rows[first], t->rows, (size_t)val.nrows * sizeof(*t->rows));

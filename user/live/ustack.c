@@ -21,6 +21,7 @@
 #include "live/safe_open.h"
 #include "live/ustack.h"
 #include "util/clock.h"
+#include "util/search.h"
 
 struct uobj {
 	uint64_t dev, ino;
@@ -133,14 +134,7 @@ static const struct lt_unwind_row *row_at(struct ustack *u, const struct proc_ma
 		return NULL;
 	/* The last row at or below off. */
 	hi = o->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (o->rows[mid].pc <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_FIRST(hi, mid, o->rows[mid].pc <= off);
 	if (!lo || o->rows[lo - 1].kind == LT_UW_NONE)
 		return NULL;
 	return &o->rows[lo - 1];

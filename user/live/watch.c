@@ -42,6 +42,8 @@
 #include "live/ustack.h"
 #include "live/watch.h"
 #include "util/clock.h"
+#include "util/vec.h"
+#include "util/search.h"
 
 #define ROTATE_NS		(100ULL * 1000000ULL)	/* watchpoints rotate this often */
 #define FIRST_SCANS		4	/* a new block without a memory reference: scans */
@@ -149,15 +151,8 @@ static void on_watch_event(void *ctx, const struct lt_watch_event *ev)
 {
 	struct watcher *w = ctx;
 
-	if (w->n_queue == w->cap_queue) {
-		size_t cap = w->cap_queue ? w->cap_queue * 2 : 64;
-		struct lt_watch_event *v = realloc(w->queue, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		w->queue = v;
-		w->cap_queue = cap;
-	}
+	if (VEC_RESERVE(w->queue, w->cap_queue, w->n_queue + 1, 64))
+		return;
 	w->queue[w->n_queue++] = *ev;
 }
 
@@ -243,15 +238,8 @@ static int arm(struct watcher *w, uint64_t addr, uint32_t kind, const struct lt_
 	struct armed *a;
 	int err = 0;
 
-	if (w->n_armed == w->cap_armed) {
-		size_t cap = w->cap_armed ? w->cap_armed * 2 : 16;
-		struct armed *v = realloc(w->armed, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		w->armed = v;
-		w->cap_armed = cap;
-	}
+	if (VEC_RESERVE(w->armed, w->cap_armed, w->n_armed + 1, 16))
+		return -ENOMEM;
 	a = &w->armed[w->n_armed];
 	memset(a, 0, sizeof(*a));
 	a->addr = addr;
@@ -445,14 +433,7 @@ static const struct raw_alloc *holder_of(const struct raw_alloc *v, size_t n, ui
 {
 	size_t lo = 0, hi = n;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid].key.addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_FIRST(hi, mid, v[mid].key.addr <= addr);
 	if (!lo)
 		return NULL;
 	v += lo - 1;

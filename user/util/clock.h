@@ -17,4 +17,10 @@ static inline uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* The same clock in seconds, for timeouts kept as doubles. */
+static inline double monotonic_s(void)
+{
+	return monotonic_ns() / 1e9;
+}
+
 #endif

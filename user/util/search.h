@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * search.h - the one binary search over sorted arrays: where a key belongs.  bsearch(3)
+ * search.h - the binary search over sorted arrays: where a key belongs.  bsearch(3)
  * only says whether it is there; inserting in order, finding the first record of a group
  * or the last entry at or below a value all need the position.
  */
@@ -32,5 +32,25 @@ static inline size_t search__partition(const void *base, size_t n, size_t size, 
 	}
 	return lo;
 }
+
+/*
+ * The same search inline, for any array and any test: the first index i of [0, n) where the
+ * expression `before` (written in terms of the index i; true for a prefix of the array) is
+ * false, n if there is none.  A GNU statement expression (leaktop builds with gnu11).
+ */
+#define SEARCH_FIRST(n, i, before)						\
+	({									\
+		size_t search_lo_ = 0, search_hi_ = (n);			\
+										\
+		while (search_lo_ < search_hi_) {				\
+			size_t i = search_lo_ + (search_hi_ - search_lo_) / 2;	\
+										\
+			if (before)						\
+				search_lo_ = i + 1;				\
+			else							\
+				search_hi_ = i;					\
+		}								\
+		search_lo_;							\
+	})
 
 #endif

@@ -25,6 +25,7 @@
 #include "util/escape.h"
 #include "view/export.h"
 #include "proto/profile.pb-c.h"
+#include "util/vec.h"
 
 /* ---------------------------------------------------------------- folded stacks */
 
@@ -163,18 +164,7 @@ static void intern_free(struct intern *t)
 /* Grow *v (elements of `size` bytes) to hold at least n + 1. */
 static int grow(void **v, size_t *cap, size_t n, size_t size)
 {
-	size_t c = *cap ? *cap * 2 : 16;
-	void *nv;
-
-	if (n < *cap)
-		return 0;
-	nv = realloc(*v, c * size);
-	if (!nv)
-		return -ENOMEM;
-	memset((char *)nv + *cap * size, 0, (c - *cap) * size);
-	*v = nv;
-	*cap = c;
-	return 0;
+	return vec__reserve(v, cap, n + 1, size, 16, true);
 }
 
 /* ---------------------------------------------------------------- pprof */
