@@ -310,23 +310,12 @@ int check_cmd__main(int argc, char **argv)
 	struct check c = { .status = 1 };
 	struct run_hooks hooks = { NULL, hook_step, hook_finish, &c };
 	struct options o;
-	int ret, status, n = 0;
+	int ret, status;
 
 	ret = check_cmd__parse(argc, argv, &c.a, run_argv, 256, err, sizeof(err));
-	if (ret == 1) {
-		fputs(check_cmd__usage(), stdout);
-		return 0;
-	}
-	if (ret) {
-		err_line("%s", err);
-		return 2;
-	}
-	while (run_argv[n])
-		n++;
-	if (options__parse(n, run_argv, &o, err, sizeof(err))) {
-		err_line("%s", err);
-		return 2;
-	}
+	ret = options__parse_run_argv(ret, check_cmd__usage(), run_argv, &o, err, sizeof(err));
+	if (ret >= 0)
+		return ret;
 	if (load_rules(&c, err, sizeof(err))) {
 		err_line("%s", err);
 		check_rules__free(&c.rules);

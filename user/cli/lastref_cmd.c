@@ -180,23 +180,12 @@ int lastref_cmd__main(int argc, char **argv)
 	struct run_hooks hooks = { hook_start, hook_step, hook_finish, &c };
 	unsigned long long id;
 	struct options o;
-	int ret, n = 0, status;
+	int ret, status;
 
 	ret = lastref_cmd__parse(argc, argv, &c.a, run_argv, 32, err, sizeof(err));
-	if (ret == 1) {
-		fputs(lastref_cmd__usage(), stdout);
-		return 0;
-	}
-	if (ret) {
-		err_line("%s", err);
-		return 2;
-	}
-	while (run_argv[n])
-		n++;
-	if (options__parse(n, run_argv, &o, err, sizeof(err))) {
-		err_line("%s", err);
-		return 2;
-	}
+	ret = options__parse_run_argv(ret, lastref_cmd__usage(), run_argv, &o, err, sizeof(err));
+	if (ret >= 0)
+		return ret;
 	if (o.n_pids != 1) {
 		err_line("lastref follows one process; give -p PID");
 		return 2;

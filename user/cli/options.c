@@ -754,3 +754,24 @@ const char *options__scan_usage(void)
 	       "  -d SEC    stop after SEC seconds (default: until Ctrl-C or the process exits)\n"
 	       "  -j FILE   write the JSON snapshot to FILE ('-': JSON Lines on stdout)\n";
 }
+
+int options__parse_run_argv(int ret, const char *usage, char **run_argv, struct options *o,
+			    char *err, size_t len)
+{
+	int n = 0;
+
+	if (ret == 1) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (!ret) {
+		while (run_argv[n])
+			n++;
+		ret = options__parse(n, run_argv, o, err, len);
+	}
+	if (ret) {
+		err_line("%s", err);
+		return 2;
+	}
+	return -1;
+}

@@ -104,6 +104,13 @@ struct options {
  * opterr) it resets on entry: not reentrant, not thread-safe.
  */
 int options__parse(int argc, char **argv, struct options *opts, char *err, size_t err_len);
+/*
+ * A subcommand built on the live run (`check`, `lastref`): its own parse gave ret (1: --help,
+ * usage printed on stdout; other non-zero: the error in err, said on stderr), then the run's
+ * options from the NULL-ended run_argv.  -1: go on; else the exit status (0 or 2).
+ */
+int options__parse_run_argv(int ret, const char *usage, char **run_argv, struct options *o,
+			    char *err, size_t len);
 /* The --help text. */
 const char *options__usage(void);
 /* The strict number parsing of every command: s is all decimal digits, min <= value <= max.

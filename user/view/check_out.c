@@ -267,21 +267,7 @@ static json_t *run_json(const struct check_run *r)
 
 int check_out__write_json(const char *path, const struct check_run *r)
 {
-	struct atomic_file af;
-	json_t *doc = run_json(r);
-	int err, ok;
-
-	if (!doc)
-		return -ENOMEM;
-	err = atomic_file__open(&af, path);
-	if (err) {
-		json_decref(doc);
-		return err;
-	}
-	ok = !json_dumpf(doc, af.f, JSON_INDENT(1)) && fputc('\n', af.f) != EOF;
-	json_decref(doc);
-	err = atomic_file__close(&af, ok);
-	return err ? err : ok ? 0 : -EIO;
+	return snapshot__write_doc(path, run_json(r));
 }
 
 /* ---------------------------------------------------------------- JUnit */

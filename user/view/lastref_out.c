@@ -9,7 +9,6 @@
 #include <string.h>
 #include <jansson.h>
 
-#include "util/atomic_file.h"
 #include "view/format.h"
 #include "view/lastref_out.h"
 #include "view/snapshot.h"
@@ -142,8 +141,6 @@ int lastref_out__write(const char *path, int pid, const char *site, int watchpoi
 		       const struct lastref_result *v, size_t n)
 {
 	json_t *arr = json_array(), *doc;
-	struct atomic_file af;
-	int err, ok;
 
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(arr, result_json(&v[i]));
@@ -154,13 +151,5 @@ int lastref_out__write(const char *path, int pid, const char *site, int watchpoi
 		return -ENOMEM;
 	json_object_set_new(doc, "watchpoints", watchpoints < 0 ? json_null() :
 			    json_boolean(watchpoints));
-	err = atomic_file__open(&af, path);
-	if (err) {
-		json_decref(doc);
-		return err;
-	}
-	ok = !json_dumpf(doc, af.f, JSON_INDENT(1)) && fputc('\n', af.f) != EOF;
-	json_decref(doc);
-	err = atomic_file__close(&af, ok);
-	return err ? err : ok ? 0 : -EIO;
+	return snapshot__write_doc(path, doc);
 }

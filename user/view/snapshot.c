@@ -896,3 +896,21 @@ int snapshot__write_line(FILE *out, const struct model *m)
 		return errno == EPIPE ? -EPIPE : -EIO;
 	return 0;
 }
+
+int snapshot__write_doc(const char *path, json_t *doc)
+{
+	struct atomic_file af;
+	int err, ok;
+
+	if (!doc)
+		return -ENOMEM;
+	err = atomic_file__open(&af, path);
+	if (err) {
+		json_decref(doc);
+		return err;
+	}
+	ok = !json_dumpf(doc, af.f, JSON_INDENT(1)) && fputc('\n', af.f) != EOF;
+	json_decref(doc);
+	err = atomic_file__close(&af, ok);
+	return err ? err : ok ? 0 : -EIO;
+}

@@ -28,6 +28,11 @@ int snapshot__write_process_file(const char *path, const struct model *m,
 /* Pieces other JSON writers share: a string (null for NULL, never invalid UTF-8) and a
  * stack frame as snapshots hold it. */
 json_t *snapshot__string(const char *s);
+/*
+ * Write doc to path as one indented JSON document, replaced atomically (util/atomic_file.h),
+ * and drop the reference to doc (NULL: -ENOMEM).  0 or -errno.
+ */
+int snapshot__write_doc(const char *path, json_t *doc);
 json_t *snapshot__frame(const struct sym_frame *f);
 
 #endif
