@@ -25,7 +25,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 UNIT_TIMEOUT=${UNIT_TIMEOUT:-60}
-E2E_TIMEOUT=${E2E_TIMEOUT:-240}
+E2E_TIMEOUT=${E2E_TIMEOUT:-420}
 passed=0
 failed=0
 
