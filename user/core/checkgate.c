@@ -158,30 +158,8 @@ char *checkgate__finding_key(const struct check_finding *f)
 {
 	/* The heap kinds share a key: a block definitely lost once may be indirect later. */
 	static const char *const kind_key[CHECK__COUNT] = { "heap", "heap", "heap", "fd", "mmap" };
-	char *key = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&key, &len);
 
-	if (!m)
-		return NULL;
-	fputs(kind_key[f->kind], m);
-	for (uint32_t i = 0; i < f->n_frames; i++) {
-		const struct sym_frame *fr = &f->frames[i];
-
-		fprintf(m, "\x1e%s!", fr->module ? base_name(fr->module) : "?");
-		if (!fr->symbol)
-			fputc('?', m);
-		else if (fr->line > 0)
-			fprintf(m, "%s:%s:%d", fr->symbol, fr->file ? base_name(fr->file) : "",
-				fr->line);
-		else
-			fprintf(m, "%s+0x%" PRIx64, fr->symbol, fr->offset);
-	}
-	if (fclose(m)) {
-		free(key);
-		return NULL;
-	}
-	return key;
+	return sym_frames__key(kind_key[f->kind], f->frames, f->n_frames);
 }
 
 static bool rule_matches(const struct check_rule *r, const struct check_finding *f)

@@ -24,5 +24,12 @@ struct sym_frame {
 void sym_frame__clear(struct sym_frame *f);
 /* A deep copy of src in dst (strings duplicated).  0 or -ENOMEM (dst then cleared). */
 int sym_frame__copy(struct sym_frame *dst, const struct sym_frame *src);
+/*
+ * A stack's identity across runs (addresses differ, names do not): kind, then per frame the
+ * module's base name and function:file:line (function+offset without a line; "?" unknown).
+ * `leaktop diff` matches sites by it and `leaktop check --baseline` findings.  Malloc'd;
+ * NULL: out of memory.
+ */
+char *sym_frames__key(const char *kind, const struct sym_frame *frames, uint32_t n);
 
 #endif

@@ -55,39 +55,9 @@ double diff__seconds(const struct snapshot_info *old, const struct snapshot_info
 	return wall > 0 ? wall : 0;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = path ? strrchr(path, '/') : NULL;
-
-	return slash ? slash + 1 : path;
-}
-
 char *diff__site_key(const struct site *s)
 {
-	char *key = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&key, &len);
-
-	if (!f)
-		return NULL;
-	fprintf(f, "%s", site_kind_name(s->kind));
-	for (uint32_t i = 0; i < s->n_frames; i++) {
-		const struct sym_frame *fr = &s->frames[i];
-
-		fprintf(f, "\x1e%s!", fr->module ? base_name(fr->module) : "?");
-		if (!fr->symbol)
-			fputc('?', f);
-		else if (fr->line > 0)
-			fprintf(f, "%s:%s:%d", fr->symbol, fr->file ? base_name(fr->file) : "",
-				fr->line);
-		else
-			fprintf(f, "%s+0x%" PRIx64, fr->symbol, fr->offset);
-	}
-	if (fclose(f)) {
-		free(key);
-		return NULL;
-	}
-	return key;
+	return sym_frames__key(site_kind_name(s->kind), s->frames, s->n_frames);
 }
 
 static bool command_eq(const struct process *a, const struct process *b)
