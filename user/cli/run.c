@@ -57,6 +57,8 @@
  * promises to exit in for writing the report and detaching.
  */
 #define FINAL_AFTER_SIGNAL_NS	(350ULL * 1000000ULL)
+/* ... and at least this long from its start, however late the loop saw the signal. */
+#define FINAL_AT_LEAST_NS	(100ULL * 1000000ULL)
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t tui_active;
@@ -215,7 +217,9 @@ static int collect(struct run *r, bool scan_due, bool final)
 		uint64_t until_ns = stop_signal_ns + FINAL_AFTER_SIGNAL_NS;
 
 		budget.stop = NULL;
-		budget.deadline_ns = until_ns > now_ns ? until_ns : now_ns;
+		if (until_ns < now_ns + FINAL_AT_LEAST_NS)
+			until_ns = now_ns + FINAL_AT_LEAST_NS;
+		budget.deadline_ns = until_ns;
 	}
 	err = session__collect(r->sess, &r->sample, scan_due, &budget, &outs);
 	if (err)
@@ -469,10 +473,10 @@ static int loop(struct run *r)
 		if (err)
 			return 1;
 		model__reported(&r->model);
-		if (stop_signal && !last)
-			stop_seen_ns = monotonic_ns();
-		if (stop_signal)
-			last = true;
+		/*
+		 * A stop signal during a report that was not the last cut its optional work short
+		 * (names, /proc): the next turn is the final report, at once, with its own budget.
+		 */
 		if (o->mode == MODE_COMMAND && command_ended(r))
 			last = true;
 		if (!last)

@@ -109,10 +109,14 @@ struct loader {
 	char syscall_why[200];		/* why "raw": the per-syscall tracepoints failed */
 	uint64_t poll_deadline_ns;	/* this poll delivers no event after it */
 	const volatile sig_atomic_t *stop;	/* set: deliver no more events */
+	const struct work_budget *drain;	/* loader__drain's bound (NULL: the poll's) */
 	bool poll_cut;			/* the last poll stopped with events left */
 	loader_watch_fn watch_fn;	/* leaktop lastref: its events (NULL: none) */
 	void *watch_ctx;
 };
+
+/* loader__drain's bound when its caller sets none. */
+#define DRAIN_DEFAULT_NS	(10ULL * 1000000ULL)
 
 static bool verbose_libbpf;
 
@@ -263,7 +267,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(struct lt_event) && ld->event_fn)
 		ld->event_fn(ld->event_ctx, data);
-	if ((ld->stop && *ld->stop) || monotonic_ns() >= ld->poll_deadline_ns) {
+	if (ld->drain ? work_budget__spent(ld->drain, monotonic_ns()) :
+	    (ld->stop && *ld->stop) || monotonic_ns() >= ld->poll_deadline_ns) {
 		ld->poll_cut = true;
 		return -EAGAIN;
 	}
@@ -1644,6 +1649,25 @@ int loader__poll(struct loader *ld, int timeout_ms)
 	ld->poll_deadline_ns = monotonic_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1) * 1000000;
 	ld->poll_cut = false;
 	ret = ring_buffer__poll(ld->rb, timeout_ms);
+	if (ret == -EAGAIN && ld->poll_cut)
+		return 1;
+	return ret;
+}
+
+int loader__drain(struct loader *ld, const struct work_budget *b)
+{
+	struct work_budget brief = { .deadline_ns = monotonic_ns() + DRAIN_DEFAULT_NS };
+	int ret;
+
+	ld->poll_cut = false;
+	if (!ld->rb)
+		return 0;
+	/* A producer that never pauses must not hold the caller: some bound always applies. */
+	if (b && (b->deadline_ns || b->stop))
+		brief = *b;
+	ld->drain = &brief;
+	ret = ring_buffer__consume(ld->rb);
+	ld->drain = NULL;
 	if (ret == -EAGAIN && ld->poll_cut)
 		return 1;
 	return ret;

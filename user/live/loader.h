@@ -14,6 +14,7 @@
 
 #include "bpf/leaktop.h"
 #include "live/libcs.h"
+#include "util/budget.h"
 
 struct loader;
 
@@ -169,6 +170,12 @@ void loader__detach_allocators(struct loader *ld);
  * >= 0 or -errno (-EINTR: a signal arrived while waiting).
  */
 int loader__poll(struct loader *ld, int timeout_ms);
+/*
+ * Deliver the events waiting in the ring buffer, without waiting for more, until it is empty
+ * or b is spent (b's stop flag and deadline, not loader__set_stop_flag's: the last report
+ * drains with no stop flag; without either, 10 ms).  >= 0 or -errno; loader__events_pending() tells if it was cut.
+ */
+int loader__drain(struct loader *ld, const struct work_budget *b);
 bool loader__events_pending(const struct loader *ld);
 void loader__set_stop_flag(struct loader *ld, const volatile sig_atomic_t *stop);
 

@@ -322,7 +322,7 @@ int session__collect(struct session *s, struct sample *sm, bool scan_due,
 	 * the maps: delivered now, every image the read saw is one the tracker has heard of
 	 * (or, the delivery cut short, known to wait: the backlog below).
 	 */
-	loader__poll(s->ld, 0);
+	loader__drain(s->ld, b);
 	own_stats(s, sm, outs);
 	tracker__set_backlog(s->tr, loader__events_pending(s->ld));
 	err = tracker__fill(s->tr, s->col, sm, b);
