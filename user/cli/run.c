@@ -623,9 +623,9 @@ static int finish(struct run *r, int status, uint64_t t_report_ns)
 	}
 	metrics_server__stop(r->em.ms);
 	sample__free(&r->sample);
-	session__close(r->sess, &t_detach_ns, &t_free_ns);
+	/* The model and the symbol tables go with the process (run.h): an exit is due. */
+	session__close(r->sess, true, &t_detach_ns, &t_free_ns);
 	oom_writer__free(r->oom);
-	model__free(&r->model);
 	if (o->verbose && stop_signal_ns && t_report_ns)
 		err_line("exit: %.0f ms after the signal: the loop saw it at %.0f ms, final report "
 			 "done at %.0f ms, teardown %.0f ms, probes and BPF objects %.0f ms, the "

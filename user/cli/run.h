@@ -7,7 +7,11 @@
 
 #include "cli/options.h"
 
-/* Returns the process exit status: 0, 1 (runtime failure) or 2 (usage). */
+/*
+ * Returns the process exit status: 0, 1 (runtime failure) or 2 (usage), for the caller to
+ * exit with at once: the probes are gone, the model's and the symbols' memory is left to the
+ * exit (freeing it took a good part of the second after Ctrl-C).
+ */
 int run__main(const struct options *o);
 
 struct session;

@@ -544,7 +544,7 @@ int session__exit_check(struct session *s, int pid, bool fds, bool mmaps,
 	return exitcheck__process(&env, pid, out);
 }
 
-void session__close(struct session *s, uint64_t *detach_ns, uint64_t *free_ns)
+void session__close(struct session *s, bool at_exit, uint64_t *detach_ns, uint64_t *free_ns)
 {
 	uint64_t t_detach, t_free;
 
@@ -561,7 +561,8 @@ void session__close(struct session *s, uint64_t *detach_ns, uint64_t *free_ns)
 	t_detach = monotonic_ns();
 	loader__destroy(s->ld);
 	t_free = monotonic_ns();
-	symbolizer__free(s->sym);
+	if (!at_exit)
+		symbolizer__free(s->sym);
 	allocs__free(s->al);
 	free(s);
 	if (detach_ns)

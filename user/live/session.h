@@ -138,7 +138,6 @@ size_t session__lastref_results(struct session *s, const struct lastref_result *
 /* export_opts.build_id for this session's symbolizer. */
 char *session__build_id(void *session, const char *module);
 
-/* Tear it all down.  detach_ns, free_ns (may be NULL): when the probes and the rest went. */
 /* `leaktop check`: the processes held at their _exit now (at most max), into pids. */
 size_t session__exit_stopped(struct session *s, uint32_t *pids, size_t max);
 /* ... one let go. */
@@ -150,6 +149,13 @@ void session__exit_release(struct session *s, uint32_t pid);
 int session__exit_check(struct session *s, int pid, bool fds, bool mmaps,
 			unsigned int max_stop_ms, struct check_proc *out);
 
-void session__close(struct session *s, uint64_t *detach_ns, uint64_t *free_ns);
+/*
+ * Tear it all down: the probes and the BPF objects, the held and stopped processes, then the
+ * memory.  With at_exit (the process ends right after), the symbol tables are left to the
+ * exit, which takes the whole address space at once: freed one by one they took 30-300 ms
+ * of the second leaktop has to end after Ctrl-C.  detach_ns, free_ns (may be NULL): when the
+ * probes and the rest went.
+ */
+void session__close(struct session *s, bool at_exit, uint64_t *detach_ns, uint64_t *free_ns);
 
 #endif

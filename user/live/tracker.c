@@ -875,8 +875,9 @@ static int symbols_missing(struct tracker *t, struct sample *s, const struct wor
 		err = step_packages(t, s);
 	if (!final && !(b && b->last))
 		return err;
+	/* Within the report's own deadline: a stop signal's final report has little time. */
 	wait.deadline_ns = monotonic_ns() + PKG_LAST_WAIT_NS;
-	if (b && b->deadline_ns > wait.deadline_ns)
+	if (b && b->deadline_ns && b->deadline_ns < wait.deadline_ns)
 		wait.deadline_ns = b->deadline_ns;
 	while (!err && t->n_pkgs && !work_budget__spent(&wait, monotonic_ns())) {
 		struct debpkg_query *q[PKG_MAX_PENDING];
