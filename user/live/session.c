@@ -14,6 +14,7 @@
 #include <linux/capability.h>
 
 #include "core/model.h"
+#include "live/agent_channel.h"
 #include "live/allocs.h"
 #include "live/attach.h"
 #include "live/collector.h"
@@ -127,7 +128,8 @@ static int open_loader(struct session *s)
 	struct loader_config lc = {
 		.filter = mode == ATTACH_SYSTEM ? LT_FILTER_ALL : LT_FILTER_PROCS,
 		.follow_fork = mode == ATTACH_COMMAND,
-		.exec_stop = mode != ATTACH_SYSTEM && (c->resources & RES_HEAP),
+		/* --agent: an exec'd image's agent starts by itself, nothing to attach first. */
+		.exec_stop = mode != ATTACH_SYSTEM && (c->resources & RES_HEAP) && !c->agent,
 		.stack_depth = c->stack_depth,
 		.unwind_cfi = c->unwind_cfi && !c->probe_floor,
 		.unwind_rows = mode == ATTACH_SYSTEM ? UNWIND_ROWS_SYSTEM : UNWIND_ROWS_TARGETS,
@@ -216,6 +218,7 @@ int session__open(struct session **out, const struct session_config *cfg)
 
 	*out = s;
 	if (!s) {
+		agent_channels__free(cfg->agent);
 		err_line("out of memory");
 		return -ENOMEM;
 	}
@@ -313,6 +316,9 @@ int session__collect(struct session *s, struct sample *sm, bool scan_due,
 
 	sample__reset(sm);
 	err = collector__read(s->col, sm);
+	/* --agent: the in-process agents' sites and counters, beside the maps'. */
+	if (!err && s->cfg.agent)
+		err = agent_channels__read(s->cfg.agent, s->col, sm);
 	if (err) {
 		err_line("cannot read the BPF maps: %s", strerror(-err));
 		return err;
@@ -360,6 +366,8 @@ void session__upkeep(struct session *s, struct model *m, const struct sample *la
 		struct dead_image *v = realloc(s->pending, (s->n_pending + n) * sizeof(*v));
 
 		tracker__forget(s->tr, dead, n);
+		if (s->cfg.agent)
+			agent_channels__forget(s->cfg.agent, dead, n);
 		collector__purge_sites(s->col, dead, n);
 		collector__purge_fds(s->col, dead, n);
 		collector__purge_mmaps(s->col, dead, n);
@@ -551,6 +559,7 @@ void session__close(struct session *s, uint64_t *detach_ns, uint64_t *free_ns)
 	if (!s)
 		return;
 	lastref__free(s->lr, &(struct lastref_env){ s->ld, s->col, s->sym, NULL });
+	agent_channels__free(s->cfg.agent);
 	free(s->pending);
 	scanner__free(s->sc);
 	heapctl__free(s->hc);
