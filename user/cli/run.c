@@ -547,7 +547,7 @@ static int open_session(struct run *r, char *cmd_path, size_t path_len)
 			.command = o->mode == MODE_COMMAND, .cmd_path = have_path ? cmd_path : NULL,
 			.pids = o->pids, .n_pids = o->n_pids,
 		},
-		.agent = r->agent,
+		.agent = r->agent, .agent_lib = r->agent_lib,
 		.say_oom_problem = o->oom_dir || o->verbose,
 		.stop = &stop_signal, .say = say_line, .say_ctx = r,
 	};
@@ -556,16 +556,11 @@ static int open_session(struct run *r, char *cmd_path, size_t path_len)
 	return session__open(&r->sess, &cfg);
 }
 
-/* --agent: the library and the channel set; -p (injection) is not in this build yet. */
+/* --agent: the library (preloaded with --, injected with -p) and the channel set. */
 static int start_agent(struct run *r)
 {
 	int err;
 
-	if (r->o->mode == MODE_PIDS) {
-		err_line("--agent with -p: injection is not available in this build; use --agent "
-			 "-- CMD, or -p without --agent");
-		return -EOPNOTSUPP;
-	}
 	if (agent_channels__lib_path(r->agent_lib, sizeof(r->agent_lib))) {
 		err_line("%s not found beside leaktop nor in %s; run make (install)", LT_AGENT_LIB,
 			 LEAKTOP_AGENTDIR);

@@ -14,6 +14,7 @@
 #include <linux/capability.h>
 
 #include "core/model.h"
+#include "live/agent_attach.h"
 #include "live/agent_channel.h"
 #include "live/allocs.h"
 #include "live/attach.h"
@@ -54,6 +55,7 @@ struct session {
 	struct unwind_store *uw;	/* --unwind cfi: the unwind tables */
 	struct allocs *al;		/* which allocators processes use */
 	struct attach *at;		/* which objects get probes */
+	struct agent_attach injected;	/* -p --agent: the processes the agent went into */
 	struct lastref *lr;		/* a lastref on this session, or NULL */
 	bool lr_ended;			/* ... that has ended (its verdicts kept) */
 	uint64_t last_libc_scan_ns, last_sweep_ns, last_gc_ns;
@@ -210,6 +212,30 @@ static int open_producers(struct session *s)
 	return err;
 }
 
+/* -p --agent: the agent into each traced process (traced already: its image known). */
+static int inject_pids(struct session *s)
+{
+	const struct attach_config *a = &s->cfg.attach;
+	int err;
+
+	for (size_t i = 0; i < a->n_pids; i++) {
+		int pid = a->pids[i], tgid;
+		bool dup = false;
+
+		if (!procfs__tgid(pid, &tgid))
+			pid = tgid;
+		for (size_t k = 0; k < s->injected.n; k++)
+			dup |= s->injected.injected[k].pid == pid;
+		if (dup)
+			continue;
+		err = agent_attach__start(&s->injected, s->cfg.agent, s->col, s->cfg.agent_lib,
+					  pid);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int session__open(struct session **out, const struct session_config *cfg)
 {
 	struct session *s = calloc(1, sizeof(*s));
@@ -239,6 +265,8 @@ int session__open(struct session **out, const struct session_config *cfg)
 		return err;
 	}
 	err = attach__start(s->at);
+	if (!err && cfg->agent && cfg->attach.mode == ATTACH_PIDS)
+		err = inject_pids(s);
 	if (err)
 		return err;
 	loader__set_stop_flag(s->ld, cfg->stop);
@@ -559,6 +587,8 @@ void session__close(struct session *s, uint64_t *detach_ns, uint64_t *free_ns)
 	if (!s)
 		return;
 	lastref__free(s->lr, &(struct lastref_env){ s->ld, s->col, s->sym, NULL });
+	/* -p --agent: each process's allocator calls go straight to its allocator again. */
+	agent_attach__stop(&s->injected);
 	agent_channels__free(s->cfg.agent);
 	free(s->pending);
 	scanner__free(s->sc);
