@@ -370,40 +370,24 @@ static int redirect_object(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-/*
- * The agent's own definition of name, or 0.  (Not agent_hooks[].hook: the address of an
- * exported function, taken in a shared object, is the one its GOT binds, which for an
- * injected agent is the program's allocator.)
- */
-static uintptr_t own_definition(void *self, const char *name)
-{
-	void *p = dlsym(self, name);
-	Dl_info di;
-
-	if (!p || !dladdr(p, &di) || (uintptr_t)di.dli_fbase != self_base)
-		return 0;
-	return (uintptr_t)p;
-}
-
 /* The hooks (agent_hooks[]: the names the agent defines), then the loader's two. */
 static int find_targets(void)
 {
-	void *program = NULL, *self = NULL;
+	void *program = NULL;
 	Dl_info di;
 	int err = -ENOENT;
 
-	if (!dladdr((void *)agent_got_redirect, &di) || !di.dli_fname)
+	if (!dladdr((void *)agent_got_redirect, &di))
 		return -ENOENT;
 	self_base = (uintptr_t)di.dli_fbase;
-	self = dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD);
 	/* The program's own scope (it and what it loaded globally): never the agent's. */
 	program = dlopen(NULL, RTLD_NOW);
-	if (!self || !program)
+	if (!program)
 		goto out;
 	n_targets = 0;
 	for (unsigned int i = 0; i < agent_n_hooks && n_targets < GOT_MAX_NAMES; i++) {
 		const struct agent_hook *h = &agent_hooks[i];
-		uintptr_t to = own_definition(self, h->name);
+		uintptr_t to = (uintptr_t)h->hook;
 		void *bound = dlsym(program, h->name), *none = NULL;
 
 		if (!to || (uintptr_t)bound == to)
@@ -431,8 +415,6 @@ static int find_targets(void)
 out:
 	if (program)
 		dlclose(program);
-	if (self)
-		dlclose(self);
 	return err;
 }
 

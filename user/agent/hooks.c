@@ -78,7 +78,11 @@ static uint64_t arena_alloc(uint64_t size, int zero)
 	return (uint64_t)(arena + at + 16);
 }
 
-/* Define each hook, and the table got.c redirects to. */
+/*
+ * Define each hook, and the table got.c redirects to.  The table holds each hook's local
+ * alias (sym__own): the address of an exported function, taken in a shared object, is the
+ * one the global scope binds, which for an injected agent is the program's allocator.
+ */
 static uint64_t agent_call(unsigned int idx, unsigned int fn, uint64_t ra, uint64_t fp,
 			   uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e, uint64_t f);
 
@@ -89,12 +93,13 @@ static uint64_t agent_call(unsigned int idx, unsigned int fn, uint64_t ra, uint6
 		return agent_call(HOOK_##sym, LT_FN_##shape,			\
 				  (uint64_t)__builtin_return_address(0),		\
 				  *(uint64_t *)__builtin_frame_address(0), a, b, c, d, e, f); \
-	}
+	}									\
+	static __typeof__(sym) sym##__own __attribute__((alias(#sym)));
 LT_ALLOC_FNS(X)
 #undef X
 
 const struct agent_hook agent_hooks[] = {
-#define X(sym, shape, family, core)	{ #sym, (void *)sym, &real[HOOK_##sym], LT_FN_##shape },
+#define X(sym, shape, family, core)	{ #sym, (void *)sym##__own, &real[HOOK_##sym], LT_FN_##shape },
 	LT_ALLOC_FNS(X)
 #undef X
 };
