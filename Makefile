@@ -13,11 +13,14 @@ BPFTOOL   ?= bpftool
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 
 OUT       := build
+# Where `make install` puts libleaktop-agent.so; leaktop looks beside its executable first.
+AGENTDIR  ?= $(PREFIX)/lib/leaktop
 ARCH      := x86
 
 CFLAGS    ?= -O2 -g
 CFLAGS    += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -fno-omit-frame-pointer \
-	     -D_GNU_SOURCE -DLEAKTOP_VERSION='"$(VERSION)"' -I$(OUT) -I. -Iuser
+	     -D_GNU_SOURCE -DLEAKTOP_VERSION='"$(VERSION)"' -DLEAKTOP_AGENTDIR='"$(AGENTDIR)"' \
+	     -I$(OUT) -I. -Iuser
 LDLIBS    := -lbpf -ldw -lelf -ljansson -lcapstone -lncursesw -lprotobuf-c -lmicrohttpd -lstdc++ \
 	     -lz -lm -lpthread
 PROTOC_C  ?= protoc-c
@@ -42,7 +45,7 @@ ALLOC_OBJS := $(OUT)/user/util/self_alloc.o
 ALLOC_LDFLAGS := $(foreach f,$(ALLOC_FNS),-Wl,--export-dynamic-symbol=$(f))
 ALLOC_LIBS := -l:libjemalloc_pic.a -lm
 
-USER_SRCS := $(wildcard user/*.c user/*/*.c)
+USER_SRCS := $(filter-out user/agent/%,$(wildcard user/*.c user/*/*.c))
 TUI_SRCS  := $(wildcard tui/*.c)
 PROTO_OBJS := $(OUT)/proto/profile.pb-c.o
 USER_OBJS := $(filter-out $(ALLOC_OBJS),$(patsubst %.c,$(OUT)/%.o,$(USER_SRCS) $(TUI_SRCS))) \
@@ -75,7 +78,7 @@ PROG_BINS := $(patsubst tests/progs/%.c,$(OUT)/tests/progs/%,$(PROG_SRCS)) \
 
 .SECONDARY:
 .PHONY: all deps test run demo bench install uninstall clean unit e2e fuzz check-layers
-all: leaktop
+all: leaktop $(AGENT_LIB)
 
 deps:
 	$(Q)scripts/install-deps.sh
@@ -126,7 +129,26 @@ $(OUT)/%.o: %.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-leaktop: $(USER_OBJS) $(ALLOC_OBJS)
+# libleaktop-agent.so (user/agent/, `--agent`): the in-process tracer leaktop preloads or
+# injects.  Position-independent, frame pointers (its stack walk starts in its hooks), no
+# builtins (it defines malloc & co.), and nothing of leaktop's but its headers.
+AGENT_LIB  := libleaktop-agent.so
+AGENT_SRCS := $(wildcard user/agent/*.c)
+AGENT_OBJS := $(patsubst %.c,$(OUT)/%.o,$(AGENT_SRCS))
+AGENT_CFLAGS := -O2 -g -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -fPIC \
+	-fno-omit-frame-pointer -fno-builtin -fvisibility=hidden -ftls-model=initial-exec \
+	-I. -Iuser
+
+$(OUT)/user/agent/%.o: user/agent/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(AGENT_CFLAGS) -MMD -MP -c $< -o $@
+
+$(AGENT_LIB): $(AGENT_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -shared -Wl,-z,nodelete -Wl,-z,now -o $@ $^ -lunwind -ldl -lpthread
+
+leaktop: $(USER_OBJS) $(ALLOC_OBJS) | $(AGENT_LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(ALLOC_LDFLAGS) -o $@ $^ $(ALLOC_LIBS) $(LDLIBS)
 
@@ -198,7 +220,11 @@ $(ASAN_OUT)/tests/unit/test_cfi: $(ASAN_OUT)/tests/unit/cfi_target \
 $(ASAN_OUT)/tests/unit/%: tests/unit/%.c $(ASAN_LIB_OBJS)
 	$(call msg,CC-ASAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) -O0 -MMD -MP -MF $@.d -o $@ $< $(ASAN_LIB_OBJS) $(LDLIBS) -ldl
+	$(Q)$(CC) $(CFLAGS) $(ASAN_FLAGS) -O0 -MMD -MP -MF $@.d -o $@ $< $(ASAN_LIB_OBJS) $(LDLIBS) \
+		$(UNIT_LDLIBS_$*) -ldl
+
+# test_agent_channel builds the agent's record.c in, which unwinds with libunwind.
+UNIT_LDLIBS_test_agent_channel := -lunwind
 
 # The unit tests linked against the plain objects, no sanitizer: a real C test suite for
 # `make bench`'s check section to run under leaktop check and valgrind (which cannot run
@@ -344,7 +370,7 @@ unit: $(UNIT_BINS)
 
 # The layer rules (tests/check_layers.sh): includes of every layer and, with nm, the objects
 # leaktop links.  Needs no root.
-check-layers: $(USER_OBJS)
+check-layers: $(USER_OBJS) $(AGENT_OBJS)
 	$(Q)tests/check_layers.sh
 e2e: leaktop $(OUT)/tests/leaktop-libc-malloc $(PROG_BINS)
 
@@ -451,8 +477,9 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSTEMD_UNITDIR ?= $(PREFIX)/lib/systemd/system
 DOCDIR    ?= $(PREFIX)/share/doc/leaktop
 
-install: leaktop
+install: leaktop $(AGENT_LIB)
 	install -D -m 0755 leaktop $(DESTDIR)$(SBINDIR)/leaktop
+	install -D -m 0644 $(AGENT_LIB) $(DESTDIR)$(AGENTDIR)/$(AGENT_LIB)
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
 	install -D -m 0644 dist/leaktop.8 $(DESTDIR)$(MAN8DIR)/leaktop.8
 	install -D -m 0644 dist/leaktop.bash-completion $(DESTDIR)$(BASHCOMPDIR)/leaktop
@@ -462,13 +489,14 @@ install: leaktop
 	rm -f $(OUT)/leaktop.service.tmp
 
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/leaktop $(DESTDIR)$(MAN8DIR)/leaktop.8 \
+	rm -f $(DESTDIR)$(SBINDIR)/leaktop $(DESTDIR)$(AGENTDIR)/$(AGENT_LIB) \
+		$(DESTDIR)$(MAN8DIR)/leaktop.8 \
 		$(DESTDIR)$(BASHCOMPDIR)/leaktop $(DESTDIR)$(SYSTEMD_UNITDIR)/leaktop.service \
 		$(DESTDIR)$(DOCDIR)/README.md
-	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+	rmdir $(DESTDIR)$(DOCDIR) $(DESTDIR)$(AGENTDIR) 2>/dev/null || true
 
 clean:
-	rm -rf $(OUT) leaktop
+	rm -rf $(OUT) leaktop $(AGENT_LIB)
 
--include $(USER_OBJS:.o=.d) $(ALLOC_OBJS:.o=.d) $(patsubst %,$(OUT)/fuzz/%.d,$(FUZZ_INST)) \
+-include $(AGENT_OBJS:.o=.d) $(USER_OBJS:.o=.d) $(ALLOC_OBJS:.o=.d) $(patsubst %,$(OUT)/fuzz/%.d,$(FUZZ_INST)) \
 	 $(ASAN_LIB_OBJS:.o=.d) $(UNIT_BINS:=.d)

@@ -13,13 +13,16 @@
 #                      the pure C headers (CORE_SYS below), and its objects call only pure libc
 #                      functions (CORE_LIBC below): no I/O, no system call;
 #   live  user/live/   util/, core/, live/, the ABI headers bpf/leaktop.h and bpf/watch.h and
-#                      the skeleton: the producers, the only layer that touches the system;
+#                      the skeleton, and the agent's ABI headers agent/channel.h and
+#                      agent/alloc_fns.h: the producers, the only layer that touches the system;
 #   view  user/view/   util/, core/, view/, bpf/leaktop.h and the generated pprof protobuf
 #                      (proto/profile.pb-c.h): renderers of the model, never the plumbing;
 #   tui   tui/         util/, core/, view/, tui/ and bpf/leaktop.h, and curses;
 #   cli   user/cli/    util/, core/, live/, view/, cli/, bpf/leaktop.h and tui's public header
 #                      tui/tui.h (never tui's internals);
 #   main  user/*.c     cli/ and util/;
+#   agent user/agent/  agent/ and bpf/leaktop.h only: libleaktop-agent.so, loaded into traced
+#                      processes (--agent), built apart and linked with nothing of leaktop's;
 #   bpf   bpf/         its own headers (by bare name) and the generated vmlinux.h.
 # Everywhere: a project header in angle brackets (<live/loader.h>: -I. and -Iuser resolve it
 # to the project) is refused, so is any ".." in an include and an include that is not a
@@ -29,7 +32,7 @@
 # only in tui/.
 # At the link level (objects of BUILD, default build/): every function a core header declares
 # is defined by a core object; no object of a layer refers to a symbol defined by a layer it
-# may not include.
+# may not include (the agent's objects, a library of their own, define none for the others).
 # The module graph (a module: one .c with its .h, or a lone header; an edge: an include of
 # another module's header) has no cycle, apart from ALLOWED_CYCLES.
 #
@@ -45,9 +48,11 @@ shopt -s nullglob
 # the check fails on an entry that names no cycle any more.  None now.
 ALLOWED_CYCLES=(
 )
-# "/proc" paths outside live/ allowed while they move: "FILE LITERAL" (the check fails on an
-# entry that matches nothing).  None now.
+# "/proc" paths outside live/ allowed while they move, or for good: "FILE LITERAL" (the check
+# fails on an entry that matches nothing).  The agent runs inside the traced process and reads
+# that process's own maps (the RELRO pages it unprotects), never another's.
 ALLOWED_PROC=(
+	'user/agent/got.c /proc/self/maps'
 )
 
 # Pure C headers core may include (fnmatch.h: glob matching of names; sys/wait.h: the
@@ -76,6 +81,7 @@ layer_of() {
 	user/live/*) LAYER=live ;;
 	user/view/*) LAYER=view ;;
 	user/cli/*) LAYER=cli ;;
+	user/agent/*) LAYER=agent ;;
 	user/*/*) LAYER=unknown ;;
 	user/*) LAYER=main ;;
 	tui/*) LAYER=tui ;;
@@ -84,15 +90,18 @@ layer_of() {
 	esac
 }
 
+# The agent's headers leaktop shares with it: the channel's layout and the allocator list.
+AGENT_ABI='agent/channel.h agent/alloc_fns.h'
 # Quoted includes each layer may name (prefixes).
 declare -A ALLOWED=(
 	[util]='util/'
 	[core]='util/ core/ bpf/leaktop.h'
-	[live]='util/ core/ live/ bpf/leaktop.h bpf/watch.h leaktop.skel.h'
+	[live]="util/ core/ live/ bpf/leaktop.h bpf/watch.h leaktop.skel.h $AGENT_ABI"
 	[view]='util/ core/ view/ bpf/leaktop.h proto/profile.pb-c.h'
 	[tui]='util/ core/ view/ tui/ bpf/leaktop.h'
 	[cli]='util/ core/ live/ view/ cli/ bpf/leaktop.h tui/tui.h'
 	[main]='cli/ util/'
+	[agent]='agent/ bpf/leaktop.h'
 )
 # Layers whose symbols each layer's objects may refer to (the same rule, at the link level).
 declare -A LINKS=(
@@ -103,6 +112,7 @@ declare -A LINKS=(
 	[tui]='util core view tui'
 	[cli]='util core live view cli tui'
 	[main]='util cli'
+	[agent]='agent'
 )
 
 # source_files ROOT: every file of the layer folders, relative to ROOT, one per line.
@@ -126,7 +136,7 @@ check_includes() {
 		esac
 		layer_of "$rel"
 		if [ "$LAYER" = unknown ]; then
-			echo "$rel: in no layer (user/ holds core, live, view, cli, util)"
+			echo "$rel: in no layer (user/ holds core, live, view, cli, util, agent)"
 			bad=1
 			continue
 		fi
@@ -255,7 +265,12 @@ check_links() {
 		$1 == "obj" { olayer[$3] = $2; next }
 		$1 == "nm" {
 			f = $2; sub(/:.*/, "", f); l = olayer[f]; sub(/^[^:]*:/, "", $2)
-			if (NF == 4 && $3 ~ /^[TWDBRCV]$/) { owner[$4] = l; if (l == "core") incore[$4] = 1 }
+			# The agent is a library of its own (it defines malloc & co. for the process it
+			# is loaded into), never linked into leaktop: its definitions own no symbol.
+			if (NF == 4 && $3 ~ /^[TWDBRCV]$/) {
+				if (l != "agent") owner[$4] = l
+				if (l == "core") incore[$4] = 1
+			}
 			else if ($(NF - 1) == "U") { ++nu; ul[nu] = l; uf[nu] = f; us[nu] = $NF }
 			sub("^" build "/", "", uf[nu])
 			next
@@ -426,6 +441,8 @@ curses outside tui|user/view/p16.c|#include <curses.h>\n|user/view/p16.c:1: #inc
 /proc outside live|user/core/p17.c|static const char *p = "/proc/self/maps";\n|user/core/p17.c:1: "/proc/self/maps" (only live/ reads /proc)
 system I/O header in core|user/core/p18.c|#include <fcntl.h>\n|user/core/p18.c:1: #include <fcntl.h> (core includes only the pure C headers
 core prototype defined elsewhere|user/core/types.h|int collector__read_planted(void *c, void *s);\n|collector__read_planted is declared in core and defined by no core object
+agent includes live|user/agent/p19.c|#include "live/agent_channel.h"\n|user/agent/p19.c:1: #include "live/agent_channel.h" (agent may include only
+live includes the agent's internals|user/live/p20.c|#include "agent/agent.h"\n|user/live/p20.c:1: #include "agent/agent.h" (live may include only
 module cycle|user/view/format.h|#include "view/report.h"\n|module cycle: user/view/format <-> user/view/report
 EOF
 
@@ -439,9 +456,11 @@ cc_obj core 'int open(const char *, int, ...); int planted(void) { return open("
 wants+=("core calls a system function|user/core: its objects call open, not a pure libc function")
 cc_obj view 'int collector__read(void *, void *); int planted(void) { return collector__read(0, 0); }'
 wants+=("view calls live|user/view/planted.o: refers to collector__read, defined in live/")
+cc_obj agent 'int collector__read(void *, void *); int planted(void) { return collector__read(0, 0); }'
+wants+=("agent calls live|user/agent/planted.o: refers to collector__read, defined in live/")
 ALLOWED_CYCLES+=('user/core/model user/core/sample')
 wants+=('stale allow-list entry|ALLOWED_CYCLES: "user/core/model user/core/sample" is no cycle any more')
-kinds=$((kinds + 3))
+kinds=$((kinds + 4))
 
 got=$(check_all "$src" "$tmp/build" 2>&1)
 missing=""

@@ -73,6 +73,15 @@
 #    interleaved: median wall seconds, the ratio leaktop/valgrind (goal <= 0.10), and both
 #    tools' leak totals side by side (definitely / indirectly / possibly lost bytes and blocks,
 #    all processes).
+# 14. The in-process agent (issue 27; BENCH_ONLY=agent runs only this): Debian's
+#    redis-server (a fresh one per run, on a Unix socket in a temporary directory, nothing
+#    saved) driven by redis-benchmark (BENCH_AGENT_REDIS_ARGS, default "-n 100000 -r 100000
+#    -c 20 -t set,get,lpush"): untraced, `leaktop -p PID` (uprobes), `leaktop -p PID --agent`
+#    (the agent injected) and `heaptrack -p PID` when heaptrack and gdb are installed, each
+#    attached to the running server before the benchmark, BENCH_AGENT_ROUNDS rounds
+#    (default 3) interleaved, the order turned each round; requests/s over the tests, medians,
+#    and how many times slower each is than untraced; goals: --agent <= 1.3x, and no worse
+#    than heaptrack's ratio + 0.15.
 #
 # Uprobes that another tracer puts on libc for every process (leaktop in whole-system or
 # `--` mode, say) slow every malloc on the machine and would spoil the comparison: before and
@@ -96,7 +105,8 @@
 # BENCH_UNWIND_CHAIN (call depth of 9's workload, default 40), BENCH_ONLY (the same as
 # BENCH_SECTIONS; a section may be named: "realwork" is 12), BENCH_REALWORK_ROUNDS,
 # BENCH_REALWORK_PARTS, BENCH_REALWORK_EXTRA, BENCH_REDIS_ARGS (default "-P 16 -c 50
-# -n 1000000 -t set,get,incr,lpush,lpop,sadd,hset"), LEAKTOP, BENCH, BENCH_NOFP, GROWTH_MIX,
+# -n 1000000 -t set,get,incr,lpush,lpop,sadd,hset"), BENCH_AGENT_ROUNDS,
+# BENCH_AGENT_REDIS_ARGS, LEAKTOP, BENCH, BENCH_NOFP, GROWTH_MIX,
 # STEADY_GROW, PYTHON311.
 set -u
 
@@ -116,10 +126,10 @@ OC_PAIRS=${BENCH_OC_PAIRS:-20000}
 GROWTH_MIX_SRC=${GROWTH_MIX:-$ROOT/build/tests/progs/growth_mix}
 STEADY_SRC=${STEADY_GROW:-$ROOT/build/tests/progs/steady_grow}
 GROWTH_RUNS=${BENCH_GROWTH_RUNS:-3}
-SECTIONS=" ${BENCH_ONLY:-${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13}} "
+SECTIONS=" ${BENCH_ONLY:-${BENCH_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14}} "
 BUDGET_BUILDS=${BENCH_BUDGET_BUILDS:-2}
 # Sections that have a name besides their number.
-declare -A SECTION_NAME=([12]=realwork [13]=check)
+declare -A SECTION_NAME=([12]=realwork [13]=check [14]=agent)
 # want_section N: is section N (by number or name) among BENCH_ONLY / BENCH_SECTIONS?
 want_section() {
 	[[ $SECTIONS == *" $1 "* ]] || { [ -n "${SECTION_NAME[$1]:-}" ] &&
@@ -157,6 +167,8 @@ cleanup() {
 	[ -n "$BPID" ] && kill -KILL "$BPID" 2>/dev/null && wait "$BPID" 2>/dev/null
 	# Section 12's redis-server (its churn ends with $TMP, see busy_churn).
 	[ -n "${RPID:-}" ] && kill -TERM "$RPID" 2>/dev/null && wait "$RPID" 2>/dev/null
+	# Section 14's heaptrack (it takes its agent out of the server on its way out).
+	[ -n "${HPID:-}" ] && kill -TERM "$HPID" 2>/dev/null && wait "$HPID" 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -170,6 +182,11 @@ command -v jq >/dev/null || die "jq is missing; run 'make deps'"
 mkdir "$TMP/bin" || die "cannot create $TMP/bin"
 cp "$LEAKTOP_SRC" "$TMP/bin/leaktop" || die "cannot copy $LEAKTOP_SRC"
 LEAKTOP=$TMP/bin/leaktop
+# --agent finds its library beside the executable.
+if [ -r "$(dirname "$LEAKTOP_SRC")/libleaktop-agent.so" ]; then
+	cp "$(dirname "$LEAKTOP_SRC")/libleaktop-agent.so" "$TMP/bin/" ||
+		die "cannot copy libleaktop-agent.so"
+fi
 "$LEAKTOP" --version >/dev/null 2>&1 || die "$LEAKTOP_SRC does not run (being rebuilt?)"
 GROWTH_MIX=""
 if [ -x "$GROWTH_MIX_SRC" ] && cp "$GROWTH_MIX_SRC" "$TMP/bin/growth_mix"; then
@@ -1979,6 +1996,161 @@ else
 	printf '     indirectly lost          %-28s %s\n' "$a3 B in $a4 blocks" "$b3 B in $b4 blocks"
 	printf '     possibly lost            %-28s %s\n' "$a5 B in $a6 blocks" "$b5 B in $b6 blocks"
 	printf '     processes checked        %-28s %s\n' "$a7" "$b7"
+fi
+echo "   ($((SECONDS - t_start)) s)"
+fi
+
+# --- 14. the in-process agent against uprobes and heaptrack, on redis (issue 27) ------------
+
+AG_ROUNDS=${BENCH_AGENT_ROUNDS:-3}
+AG_ARGS=${BENCH_AGENT_REDIS_ARGS:--n 100000 -r 100000 -c 20 -t set,get,lpush}
+AG_GOAL_RATIO=1.3
+AG_GOAL_OVER_HEAPTRACK=0.15
+HPID=""
+# NAME|how the running server is traced ("" untraced; "heaptrack"; else leaktop's options).
+AG_CONFIGS=("untraced|" "uprobes|-p" "agent|--agent -p")
+if command -v heaptrack >/dev/null && command -v gdb >/dev/null; then
+	AG_CONFIGS+=("heaptrack|heaptrack")
+fi
+declare -A AG_VAL AG_RND
+
+ag_redis_up() { [ "$(redis-cli -s "$TMP/ag/sock" PING 2>/dev/null)" = PONG ]; }
+
+# ag_redis_start: a fresh redis-server on a Unix socket in $TMP/ag; its pid in RPID.
+ag_redis_start() {
+	rm -rf "$TMP/ag"
+	mkdir -p "$TMP/ag"
+	redis-server --port 0 --unixsocket "$TMP/ag/sock" --unixsocketperm 700 --save '' \
+		--appendonly no --dir "$TMP/ag" --daemonize no --logfile "$TMP/ag/log" \
+		>/dev/null 2>&1 &
+	RPID=$!
+	wait_for 10 ag_redis_up && return 0
+	fail "redis-server did not start: $(tail -n 2 "$TMP/ag/log" 2>/dev/null)"
+	ag_redis_stop
+	return 1
+}
+
+ag_redis_stop() {
+	[ -n "${RPID:-}" ] || return 0
+	redis-cli -s "$TMP/ag/sock" SHUTDOWN NOSAVE >/dev/null 2>&1
+	wait_gone "$RPID" 10 || { kill -KILL "$RPID" 2>/dev/null; wait "$RPID" 2>/dev/null; }
+	RPID=""
+}
+
+# ag_trace_start NAME HOW: trace the running server ($RPID) as configured, until stopped.
+ag_trace_start() {
+	local name=$1 how=$2
+
+	LPID="" HPID=""
+	case $how in
+	"") return 0 ;;
+	heaptrack)
+		(cd "$TMP/ag" && exec heaptrack -o "$TMP/ag/ht" -p "$RPID") >"$TMP/ag/ht.log" 2>&1 &
+		HPID=$!
+		wait_for 60 grep -qs "injection finished" "$TMP/ag/ht.log" && return 0
+		fail "heaptrack -p did not attach: $(tail -n 3 "$TMP/ag/ht.log")"
+		;;
+	*)
+		# shellcheck disable=SC2086
+		"$LEAKTOP" -q -i 1 -j - $how "$RPID" >"$TMP/ag/lt.jsonl" 2>"$TMP/ag/lt.err" &
+		LPID=$!
+		wait_for 60 test -s "$TMP/ag/lt.jsonl" && return 0
+		fail "leaktop $how wrote no snapshot: $(tail -n 3 "$TMP/ag/lt.err")"
+		;;
+	esac
+	ag_trace_stop
+	return 1
+}
+
+ag_trace_stop() {
+	local rc=0
+
+	if [ -n "$HPID" ]; then
+		# TERM: a script started in the background ignores SIGINT; its EXIT trap detaches.
+		kill -TERM "$HPID" 2>/dev/null
+		wait_gone "$HPID" 60 || { kill -KILL "$HPID" 2>/dev/null; wait "$HPID" 2>/dev/null; }
+		HPID=""
+	fi
+	if [ -n "$LPID" ]; then
+		grep -h "leaktop:" "$TMP/ag/lt.err" 2>/dev/null | head -2 | sed 's/^/   /'
+		stop_leaktop || rc=1
+	fi
+	return $rc
+}
+
+# ag_once NAME HOW: redis-benchmark against a fresh server traced as configured; AG_V
+# (requests/s over its tests: their count over the sum of 1/rps).
+ag_once() {
+	local name=$1 how=$2
+
+	ag_redis_start || return 1
+	ag_trace_start "$name" "$how" || { ag_redis_stop; return 1; }
+	# shellcheck disable=SC2086
+	redis-benchmark -s "$TMP/ag/sock" --csv $AG_ARGS >"$TMP/ag/rb.csv" 2>"$TMP/ag/rb.err"
+	ag_redis_up || fail "redis-server under $name no longer answers"
+	ag_trace_stop || { ag_redis_stop; return 1; }
+	ag_redis_up || fail "redis-server no longer answers after $name detached"
+	ag_redis_stop
+	AG_V=$(awk -F'"' 'NR > 1 && $4 > 0 { n++; inv += 1 / $4 } END { if (n) printf "%.0f", n / inv }' \
+		"$TMP/ag/rb.csv")
+	[ -n "$AG_V" ] && return 0
+	fail "redis-benchmark under $name gave no result: $(tail -n 2 "$TMP/ag/rb.err")"
+	return 1
+}
+
+if want_section 14; then
+t_start=$SECONDS
+echo
+echo "14. the in-process agent (issue 27): redis-benchmark --csv $AG_ARGS over a Unix socket"
+echo "   against Debian's redis-server (a fresh one per run), traced once it runs: untraced,"
+echo "   leaktop -p (uprobes), leaktop -p --agent (injected), heaptrack -p (if installed);"
+echo "   $AG_ROUNDS round(s), interleaved, the order turned each round; requests/s over the tests"
+if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then
+	fail "redis-server is missing; run 'make deps' (Debian's redis-server and redis-tools)"
+else
+	[ "${#AG_CONFIGS[@]}" -gt 3 ] || echo "   (heaptrack or gdb is not installed: no heaptrack runs)"
+	for ((r = 0; r < AG_ROUNDS; r++)); do
+		n=${#AG_CONFIGS[@]}
+		line="   round $((r + 1))/$AG_ROUNDS:"
+		for ((k = 0; k < n; k++)); do
+			c=${AG_CONFIGS[$(((k + r) % n))]}
+			name=${c%%|*}
+			ag_once "$name" "${c#*|}" || continue
+			AG_VAL[$name]+="$AG_V "
+			AG_RND[$name/$r]=$AG_V
+			line+=" | $name $AG_V req/s"
+		done
+		echo "$line"
+	done
+	echo
+	printf '   %-10s %28s %8s %22s\n' config "median (min..max)" slower "per round"
+	read -r um _ _ < <(rw_stat "${AG_VAL[untraced]:-}")
+	declare -A AG_X
+	for c in "${AG_CONFIGS[@]}"; do
+		name=${c%%|*}
+		read -r m lo hi < <(rw_stat "${AG_VAL[$name]:-}")
+		slower=- rounds=-
+		if [ "$name" != untraced ]; then
+			AG_X[$name]=$(rw_slower redis "$m" "$um")
+			slower=${AG_X[$name]}x
+			rounds=""
+			for ((r = 0; r < AG_ROUNDS; r++)); do
+				rounds+="$(rw_slower redis "${AG_RND[$name/$r]:-}" "${AG_RND[untraced/$r]:-}") "
+			done
+		fi
+		printf '   %-10s %28s %8s %22s\n' "$name" "$(printf '%.0f/s (%.0f..%.0f)' "$m" "$lo" "$hi")" \
+			"$slower" "$rounds"
+	done
+	echo
+	printf '   leaktop -p --agent: %sx untraced (goal <= %sx): %s\n' "${AG_X[agent]:-nan}" \
+		"$AG_GOAL_RATIO" "$(rw_verdict "${AG_X[agent]:-nan}" "$AG_GOAL_RATIO")"
+	if [ -n "${AG_X[heaptrack]:-}" ]; then
+		goal=$(awk -v h="${AG_X[heaptrack]}" -v d="$AG_GOAL_OVER_HEAPTRACK" \
+			'BEGIN { printf "%.2f", h + d }')
+		printf '   against heaptrack -p (%sx): goal <= %sx: %s\n' "${AG_X[heaptrack]}" "$goal" \
+			"$(rw_verdict "${AG_X[agent]:-nan}" "$goal")"
+	fi
+	printf '   leaktop -p (uprobes): %sx untraced\n' "${AG_X[uprobes]:-nan}"
 fi
 echo "   ($((SECONDS - t_start)) s)"
 fi

@@ -34,6 +34,7 @@ expected_files() {
 	local p=$1
 	cat <<EOF
 755 $p/sbin/leaktop
+644 $p/lib/leaktop/libleaktop-agent.so
 644 $p/share/doc/leaktop/README.md
 644 $p/share/man/man8/leaktop.8
 644 $p/share/bash-completion/completions/leaktop

@@ -59,7 +59,30 @@ int launcher__check(const char *cmd)
 	return launcher__which(cmd, buf, sizeof(buf));
 }
 
+/* In the child, before exec: what --agent adds.  0 or -1. */
+static int apply_env(const struct launcher_env *env)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char buf[8192];
+	int flags = fcntl(env->keep_fd, F_GETFD);
+
+	if (flags < 0 || fcntl(env->keep_fd, F_SETFD, flags & ~FD_CLOEXEC))
+		return -1;
+	if ((size_t)snprintf(buf, sizeof(buf), "%s%s%s", env->preload, old && *old ? " " : "",
+			     old ? old : "") >= sizeof(buf))
+		return -1;
+	if (setenv("LD_PRELOAD", buf, 1) || setenv(env->env_name, env->env_value, 1))
+		return -1;
+	return 0;
+}
+
 int launcher__start(struct launcher *l, char **argv, bool own_session)
+{
+	return launcher__start_env(l, argv, own_session, NULL);
+}
+
+int launcher__start_env(struct launcher *l, char **argv, bool own_session,
+			const struct launcher_env *env)
 {
 	int go[2], errp[2];
 	char c;
@@ -94,6 +117,8 @@ int launcher__start(struct launcher *l, char **argv, bool own_session)
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
 		if (own_session && setsid() < 0)
+			_exit(127);
+		if (env && apply_env(env))
 			_exit(127);
 		execvp(argv[0], argv);
 		e = errno;

@@ -28,6 +28,19 @@ int launcher__which(const char *cmd, char *out, size_t len);
  * stopped process group its session's parent leaves orphaned).  0 or -errno.
  */
 int launcher__start(struct launcher *l, char **argv, bool own_session);
+/*
+ * What `--agent` adds to CMD's start: keep_fd stays open across exec, LD_PRELOAD gets
+ * preload in front of what it held, and the variable env_name is env_value.
+ */
+struct launcher_env {
+	int keep_fd;
+	const char *preload;
+	const char *env_name;
+	const char *env_value;
+};
+/* launcher__start with env (NULL: none). */
+int launcher__start_env(struct launcher *l, char **argv, bool own_session,
+			const struct launcher_env *env);
 /* Let the child exec; 0, or -errno of a failed exec (the child is then reaped). */
 int launcher__release(struct launcher *l);
 /* Reap without blocking (block=false) or waiting.  true once the child has ended. */

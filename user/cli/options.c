@@ -95,6 +95,8 @@ static const char usage_text[] =
 "                          descriptors, mappings, call sites) one process may hold;\n"
 "                          its records beyond it are counted lost (1-100, default 25)\n"
 "      --exact             whole system: trace every process's heap whatever it costs\n"
+"      --agent             trace the heap inside the process (libleaktop-agent.so,\n"
+"                          preloaded under --, injected with -p): near-native cost\n"
 "      --file-mode MODE    mode of the files written (octal, default "
 				OPT_STR(OPT_DEFAULT_FILE_MODE) "; the umask applies)\n"
 "  -v, --verbose           show libbpf's messages and probe placement\n"
@@ -269,7 +271,7 @@ enum { OPT_STACK_DEPTH = 1000, OPT_PROBE_FLOOR, OPT_WINDOW, OPT_PPROF, OPT_FOLDE
        OPT_MAP_SHARE,
        OPT_EXACT, OPT_UNWIND, OPT_LISTEN, OPT_METRICS_SITES, OPT_OOM_DIR,
        OPT_STOP_AT, OPT_OOM_MAX_FILES, OPT_OOM_MAX_BYTES, OPT_OOM_MIN_GAP,
-       OPT_LISTEN_AUTH, OPT_LISTEN_TOKEN };
+       OPT_LISTEN_AUTH, OPT_LISTEN_TOKEN, OPT_AGENT };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -291,6 +293,7 @@ static const struct option long_opts[] = {
 	{ "max-suspects", required_argument, NULL, OPT_MAX_SUSPECTS },
 	{ "map-share", required_argument, NULL, OPT_MAP_SHARE },
 	{ "exact", no_argument, NULL, OPT_EXACT },
+	{ "agent", no_argument, NULL, OPT_AGENT },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "listen-auth", required_argument, NULL, OPT_LISTEN_AUTH },
@@ -434,6 +437,9 @@ static int parse_budget_opt(int c, struct options *o, char *err, size_t len)
 	case OPT_EXACT:
 		o->exact = true;
 		o->budget_set = true;
+		break;
+	case OPT_AGENT:
+		o->agent = true;
 		break;
 	default:
 		return 1;
@@ -643,6 +649,14 @@ static int check_mode(int argc, char **argv, struct options *o, char *err, size_
 	if (o->budget_set && o->mode != MODE_SYSTEM)
 		return msg__set(err, len, -EINVAL, "--budget, --max-suspects and --exact are for the "
 				"whole system: -p and -- trace their processes exactly");
+	if (o->agent && o->mode == MODE_SYSTEM)
+		return msg__set(err, len, -EINVAL, "--agent traces the heap inside chosen processes: "
+				"give -- CMD (preloaded) or -p PID (injected)");
+	if (o->agent && (o->stop_at_seq || o->scan_every_s > 0))
+		return msg__set(err, len, -EINVAL, "--stop-at and --scan-every use the uprobes' "
+				"block records: leave out --agent for them");
+	if (o->agent && !(o->resources & RES_HEAP))
+		return msg__set(err, len, -EINVAL, "--agent traces the heap: keep heap in -r");
 	if ((o->listen_auth_path || o->listen_token_path) && !o->listen_len)
 		return msg__set(err, len, -EINVAL, "--listen-auth and --listen-token protect the "
 				"--listen endpoint: give --listen ADDR:PORT too");

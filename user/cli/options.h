@@ -78,6 +78,8 @@ struct options {
 	bool map_share_set;	/* given: else -p and -- let a process hold it all */
 	bool exact;		/* --exact: never suspects only */
 	bool budget_set;	/* one of those given (refused outside whole-system mode) */
+	bool agent;		/* --agent: heap traced in process (libleaktop-agent.so), not by
+				 * uprobes; -- or -p only */
 	/* --listen: where the OpenMetrics endpoint listens (listen_len 0: no endpoint); the
 	 * address as the user gave it, for messages. */
 	struct sockaddr_storage listen_addr;

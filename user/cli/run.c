@@ -37,6 +37,7 @@
 #include "cli/run.h"
 #include "core/analysis.h"
 #include "core/model.h"
+#include "live/agent_channel.h"
 #include "live/session.h"
 #include "tui/tui.h"
 #include "view/lastref_out.h"
@@ -99,6 +100,8 @@ struct run {
 	struct sample sample;
 	struct launcher child;
 	bool have_child;
+	struct agent_channels *agent;	/* --agent: the channels, until the session owns them */
+	char agent_lib[4096];		/* --agent: libleaktop-agent.so */
 	struct emitter em;		/* the interval's outputs */
 	const struct run_hooks *hooks;	/* a mode built on the run (leaktop lastref), or NULL */
 	int hook_status;		/* its step ended the run: 1 failed, 0 done */
@@ -519,7 +522,9 @@ static int open_session(struct run *r, char *cmd_path, size_t path_len)
 								     path_len);
 	struct session_config cfg = {
 		.attach = {
-			.mode = attach_modes[o->mode], .heap = o->resources & RES_HEAP,
+			/* --agent: the heap is traced in the processes, with no heap probe. */
+			.mode = attach_modes[o->mode],
+			.heap = (o->resources & RES_HEAP) && !o->agent,
 			.verbose = o->verbose, .pids = o->pids, .n_pids = o->n_pids,
 			.child_pid = r->child.pid, .exit_stop = o->exit_stop,
 			.cmd_name = o->cmd ? o->cmd[0] : NULL,
@@ -542,11 +547,45 @@ static int open_session(struct run *r, char *cmd_path, size_t path_len)
 			.command = o->mode == MODE_COMMAND, .cmd_path = have_path ? cmd_path : NULL,
 			.pids = o->pids, .n_pids = o->n_pids,
 		},
+		.agent = r->agent, .agent_lib = r->agent_lib,
 		.say_oom_problem = o->oom_dir || o->verbose,
 		.stop = &stop_signal, .say = say_line, .say_ctx = r,
 	};
 
+	r->agent = NULL;
 	return session__open(&r->sess, &cfg);
+}
+
+/* --agent: the library (preloaded with --, injected with -p) and the channel set. */
+static int start_agent(struct run *r)
+{
+	int err;
+
+	if (agent_channels__lib_path(r->agent_lib, sizeof(r->agent_lib))) {
+		err_line("%s not found beside leaktop nor in %s; run make (install)", LT_AGENT_LIB,
+			 LEAKTOP_AGENTDIR);
+		return -ENOENT;
+	}
+	err = agent_channels__new(&r->agent, r->o->stack_depth);
+	if (err)
+		err_line("cannot make the agent's socket: %s", strerror(-err));
+	return err;
+}
+
+/* CMD forked, held before exec; under --agent with the agent preloaded.  0 or -errno. */
+static int start_command(struct run *r)
+{
+	const struct options *o = r->o;
+	char agent_env[128];
+	struct launcher_env env = {
+		.preload = r->agent_lib, .env_name = LT_AGENT_ENV, .env_value = agent_env,
+	};
+
+	if (r->agent) {
+		env.keep_fd = agent_channels__child_fd(r->agent);
+		agent_channels__env(r->agent, agent_env, sizeof(agent_env));
+	}
+	return launcher__start_env(&r->child, o->cmd, o->stop_at_seq != 0, r->agent ? &env : NULL);
 }
 
 /* Everything up to the loop: 0, or the exit status. */
@@ -559,8 +598,10 @@ static int start(struct run *r, const char *oom_dir, char *cmd_path, size_t path
 		err_line("out of memory");
 		return 1;
 	}
+	if (o->agent && start_agent(r))
+		return 1;
 	if (o->mode == MODE_COMMAND) {
-		err = launcher__start(&r->child, o->cmd, o->stop_at_seq != 0);
+		err = start_command(r);
 		if (err) {
 			err_line("cannot start '%s': %s", o->cmd[0], strerror(-err));
 			return 1;
@@ -625,6 +666,7 @@ static int finish(struct run *r, int status, uint64_t t_report_ns)
 	sample__free(&r->sample);
 	/* The model and the symbol tables go with the process (run.h): an exit is due. */
 	session__close(r->sess, true, &t_detach_ns, &t_free_ns);
+	agent_channels__free(r->agent);
 	oom_writer__free(r->oom);
 	if (o->verbose && stop_signal_ns && t_report_ns)
 		err_line("exit: %.0f ms after the signal: the loop saw it at %.0f ms, final report "

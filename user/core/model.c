@@ -860,6 +860,7 @@ static void apply_calls(struct model *m, const struct sample *s)
 		if (!p)
 			continue;
 		memcpy(p->share_drops, s->calls[i].share_drops, sizeof(p->share_drops));
+		p->heap_via_agent |= s->calls[i].via_agent;
 		if (!calls)
 			continue;
 		if (p->heap_calls_ns && s->ts_ns > p->heap_calls_ns && calls >= p->heap_calls)

@@ -148,6 +148,7 @@ struct process {
 	/* Its records the shared maps lost (over its share, or a full map), by enum lt_share. */
 	uint64_t share_drops[LT_SHARE__COUNT];
 	double heap_calls_per_s;	/* over the last interval */
+	bool heap_via_agent;		/* its heap traced by the in-process agent (--agent) */
 	enum proc_heap_mode heap_mode;
 	uint64_t heap_since_ns;
 	bool heap_picked;

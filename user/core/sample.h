@@ -184,6 +184,7 @@ struct sample_calls {
 	uint64_t gen;
 	uint64_t heap_calls;
 	uint64_t share_drops[LT_SHARE__COUNT];
+	bool via_agent;				/* its heap traced by the in-process agent */
 };
 
 /* How long each producer took this interval. */

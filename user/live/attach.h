@@ -31,7 +31,7 @@ enum attach_mode {
 
 struct attach_config {
 	enum attach_mode mode;
-	bool heap;			/* heap probes wanted at all (-r heap) */
+	bool heap;			/* heap probes wanted at all (-r heap, not --agent) */
 	bool verbose;
 	const int *pids;		/* ATTACH_PIDS */
 	size_t n_pids;

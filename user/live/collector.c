@@ -408,6 +408,35 @@ uint32_t collector__stack(struct collector *c, uint64_t hash, uint64_t *ips,
 	return nr;
 }
 
+int collector__put_stack(struct collector *c, uint64_t hash, const uint64_t *ips,
+			 const struct lt_frame_file *files, uint32_t nr)
+{
+	if (!hash)
+		return -EINVAL;
+	if (nr > c->depth)
+		nr = c->depth;
+	memset(c->stack_buf, 0, 8 + 24 * (size_t)c->depth);
+	c->stack_buf->nr = nr;
+	memcpy(c->stack_buf->ips, ips, nr * sizeof(*ips));
+	if (files)
+		memcpy(&c->stack_buf->w[c->depth], files, nr * sizeof(*files));
+	if (bpf_map_update_elem(c->fds.stacks, &hash, c->stack_buf, BPF_NOEXIST) &&
+	    errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int collector__proc_gen(struct collector *c, uint32_t tgid, uint64_t *gen, uint64_t *start_ns)
+{
+	struct lt_proc p;
+
+	if (bpf_map_lookup_elem(c->fds.procs, &tgid, &p))
+		return -errno;
+	*gen = p.gen;
+	*start_ns = p.start_ns;
+	return 0;
+}
+
 int collector__file_path(struct collector *c, uint32_t dev, uint64_t ino, char *buf,
 			 size_t len)
 {

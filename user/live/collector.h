@@ -47,6 +47,17 @@ int collector__read_allocs(struct collector *c, uint32_t tgid, uint64_t gen,
 uint32_t collector__stack(struct collector *c, uint64_t hash, uint64_t *ips,
 			  struct lt_frame_file *files, uint32_t max);
 /*
+ * Store a stack the in-process agent recorded (live/agent_channel.c) under its hash, as the
+ * BPF walk stores one (frames cut to the run's depth; files may be NULL: unknown).  A
+ * stack already there stays.  0 or -errno.
+ */
+int collector__put_stack(struct collector *c, uint64_t hash, const uint64_t *ips,
+			 const struct lt_frame_file *files, uint32_t nr);
+/* The image generation the kernel's procs map holds for tgid, and since when it is traced
+ * (CLOCK_MONOTONIC: fork, exec or seeding).  0 or -errno (-ENOENT). */
+int collector__proc_gen(struct collector *c, uint32_t tgid, uint64_t *gen, uint64_t *start_ns);
+
+/*
  * The name BPF noted for the file (dev: kernel dev_t, as struct lt_frame_file has it) into
  * buf (NUL-terminated; the file's process chose it: check what it leads to).  0 or -ENOENT.
  */

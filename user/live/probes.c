@@ -22,6 +22,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "agent/alloc_fns.h"
 #include "live/probes.h"
 #include "util/search.h"
 
@@ -46,138 +47,19 @@
 #endif
 
 /*
- * Every allocator entry point leaktop knows, by symbol, with its argument shape (what its
- * probe reads) and family.  The `core` pair of a family (its malloc and its free) makes an
- * object an allocator.  Not here: functions that only report or resize in place (xallocx,
- * malloc_usable_size), helpers that allocate through a probed entry (strdup), and mimalloc's
- * mi_reallocf (it frees its block when it fails, which the realloc shape would not see).
+ * Every allocator entry point leaktop knows (agent/alloc_fns.h, the list the in-process
+ * agent hooks too), by symbol, with its argument shape (what its probe reads) and family.
  */
-#define FN(name, shape, family)		{ name, shape, family, false }
-#define CORE(name, shape, family)	{ name, shape, family, true }
-
 static const struct probe_name {
 	const char *name;
 	enum lt_alloc_fn fn;
 	enum probe_family family;
 	bool core;
 } probe_names[] = {
-	CORE("malloc",		LT_FN_MALLOC,		PROBE_FAM_STD),
-	FN("calloc",		LT_FN_CALLOC,		PROBE_FAM_STD),
-	FN("realloc",		LT_FN_REALLOC,		PROBE_FAM_STD),
-	FN("reallocarray",	LT_FN_REALLOCARRAY,	PROBE_FAM_STD),
-	CORE("free",		LT_FN_FREE,		PROBE_FAM_STD),
-	FN("posix_memalign",	LT_FN_POSIX_MEMALIGN,	PROBE_FAM_STD),
-	FN("aligned_alloc",	LT_FN_ALIGNED_ALLOC,	PROBE_FAM_STD),
-	FN("memalign",		LT_FN_MEMALIGN,		PROBE_FAM_STD),
-	FN("valloc",		LT_FN_VALLOC,		PROBE_FAM_STD),
-	FN("pvalloc",		LT_FN_PVALLOC,		PROBE_FAM_STD),
-	FN("cfree",		LT_FN_FREE,		PROBE_FAM_STD),
-	FN("free_sized",		LT_FN_FREE,		PROBE_FAM_STD),
-	FN("free_aligned_sized",	LT_FN_FREE,		PROBE_FAM_STD),
-	/* operator new (size), new[], nothrow, aligned (size, align), aligned nothrow */
-	FN("_Znwm",				LT_FN_MALLOC,	PROBE_FAM_CXX),
-	FN("_Znam",				LT_FN_MALLOC,	PROBE_FAM_CXX),
-	FN("_ZnwmRKSt9nothrow_t",		LT_FN_MALLOC,	PROBE_FAM_CXX),
-	FN("_ZnamRKSt9nothrow_t",		LT_FN_MALLOC,	PROBE_FAM_CXX),
-	FN("_ZnwmSt11align_val_t",		LT_FN_MALLOC,	PROBE_FAM_CXX),
-	FN("_ZnamSt11align_val_t",		LT_FN_MALLOC,	PROBE_FAM_CXX),
-	FN("_ZnwmSt11align_val_tRKSt9nothrow_t",	LT_FN_MALLOC,	PROBE_FAM_CXX),
-	FN("_ZnamSt11align_val_tRKSt9nothrow_t",	LT_FN_MALLOC,	PROBE_FAM_CXX),
-	/* operator delete: plain, sized, nothrow, aligned, sized aligned, aligned nothrow */
-	FN("_ZdlPv",				LT_FN_FREE,	PROBE_FAM_CXX),
-	FN("_ZdaPv",				LT_FN_FREE,	PROBE_FAM_CXX),
-	FN("_ZdlPvm",				LT_FN_FREE,	PROBE_FAM_CXX),
-	FN("_ZdaPvm",				LT_FN_FREE,	PROBE_FAM_CXX),
-	FN("_ZdlPvRKSt9nothrow_t",		LT_FN_FREE,	PROBE_FAM_CXX),
-	FN("_ZdaPvRKSt9nothrow_t",		LT_FN_FREE,	PROBE_FAM_CXX),
-	FN("_ZdlPvSt11align_val_t",		LT_FN_FREE,	PROBE_FAM_CXX),
-	FN("_ZdaPvSt11align_val_t",		LT_FN_FREE,	PROBE_FAM_CXX),
-	FN("_ZdlPvmSt11align_val_t",		LT_FN_FREE,	PROBE_FAM_CXX),
-	FN("_ZdaPvmSt11align_val_t",		LT_FN_FREE,	PROBE_FAM_CXX),
-	FN("_ZdlPvSt11align_val_tRKSt9nothrow_t",	LT_FN_FREE,	PROBE_FAM_CXX),
-	FN("_ZdaPvSt11align_val_tRKSt9nothrow_t",	LT_FN_FREE,	PROBE_FAM_CXX),
-	/* jemalloc: the *allocx API (size first, then flags), and a je_ prefix when built so */
-	CORE("mallocx",		LT_FN_MALLOC,		PROBE_FAM_JE),
-	FN("rallocx",		LT_FN_REALLOC,		PROBE_FAM_JE),
-	CORE("dallocx",		LT_FN_FREE,		PROBE_FAM_JE),
-	FN("sdallocx",		LT_FN_FREE,		PROBE_FAM_JE),
-	CORE("je_malloc",		LT_FN_MALLOC,		PROBE_FAM_JE),
-	FN("je_calloc",		LT_FN_CALLOC,		PROBE_FAM_JE),
-	FN("je_realloc",		LT_FN_REALLOC,		PROBE_FAM_JE),
-	CORE("je_free",		LT_FN_FREE,		PROBE_FAM_JE),
-	FN("je_posix_memalign",	LT_FN_POSIX_MEMALIGN,	PROBE_FAM_JE),
-	FN("je_aligned_alloc",	LT_FN_ALIGNED_ALLOC,	PROBE_FAM_JE),
-	FN("je_memalign",	LT_FN_MEMALIGN,		PROBE_FAM_JE),
-	FN("je_valloc",		LT_FN_VALLOC,		PROBE_FAM_JE),
-	FN("je_mallocx",		LT_FN_MALLOC,		PROBE_FAM_JE),
-	FN("je_rallocx",		LT_FN_REALLOC,		PROBE_FAM_JE),
-	FN("je_dallocx",		LT_FN_FREE,		PROBE_FAM_JE),
-	FN("je_sdallocx",	LT_FN_FREE,		PROBE_FAM_JE),
-	/* tcmalloc (gperftools) */
-	CORE("tc_malloc",		LT_FN_MALLOC,		PROBE_FAM_TC),
-	FN("tc_calloc",		LT_FN_CALLOC,		PROBE_FAM_TC),
-	FN("tc_realloc",		LT_FN_REALLOC,		PROBE_FAM_TC),
-	CORE("tc_free",		LT_FN_FREE,		PROBE_FAM_TC),
-	FN("tc_free_sized",	LT_FN_FREE,		PROBE_FAM_TC),
-	FN("tc_cfree",		LT_FN_FREE,		PROBE_FAM_TC),
-	FN("tc_memalign",	LT_FN_MEMALIGN,		PROBE_FAM_TC),
-	FN("tc_posix_memalign",	LT_FN_POSIX_MEMALIGN,	PROBE_FAM_TC),
-	FN("tc_valloc",		LT_FN_VALLOC,		PROBE_FAM_TC),
-	FN("tc_pvalloc",		LT_FN_PVALLOC,		PROBE_FAM_TC),
-	FN("tc_malloc_skip_new_handler",	LT_FN_MALLOC,	PROBE_FAM_TC),
-	FN("tc_new",			LT_FN_MALLOC,	PROBE_FAM_TC),
-	FN("tc_newarray",		LT_FN_MALLOC,	PROBE_FAM_TC),
-	FN("tc_new_nothrow",		LT_FN_MALLOC,	PROBE_FAM_TC),
-	FN("tc_newarray_nothrow",	LT_FN_MALLOC,	PROBE_FAM_TC),
-	FN("tc_new_aligned",		LT_FN_MALLOC,	PROBE_FAM_TC),
-	FN("tc_newarray_aligned",	LT_FN_MALLOC,	PROBE_FAM_TC),
-	FN("tc_new_aligned_nothrow",	LT_FN_MALLOC,	PROBE_FAM_TC),
-	FN("tc_newarray_aligned_nothrow", LT_FN_MALLOC,	PROBE_FAM_TC),
-	FN("tc_delete",			LT_FN_FREE,	PROBE_FAM_TC),
-	FN("tc_deletearray",		LT_FN_FREE,	PROBE_FAM_TC),
-	FN("tc_delete_nothrow",		LT_FN_FREE,	PROBE_FAM_TC),
-	FN("tc_deletearray_nothrow",	LT_FN_FREE,	PROBE_FAM_TC),
-	FN("tc_delete_sized",		LT_FN_FREE,	PROBE_FAM_TC),
-	FN("tc_deletearray_sized",	LT_FN_FREE,	PROBE_FAM_TC),
-	FN("tc_delete_aligned",		LT_FN_FREE,	PROBE_FAM_TC),
-	FN("tc_deletearray_aligned",	LT_FN_FREE,	PROBE_FAM_TC),
-	FN("tc_delete_sized_aligned",	LT_FN_FREE,	PROBE_FAM_TC),
-	FN("tc_deletearray_sized_aligned", LT_FN_FREE,	PROBE_FAM_TC),
-	FN("tc_delete_aligned_nothrow",	LT_FN_FREE,	PROBE_FAM_TC),
-	FN("tc_deletearray_aligned_nothrow", LT_FN_FREE,	PROBE_FAM_TC),
-	/* mimalloc */
-	CORE("mi_malloc",		LT_FN_MALLOC,		PROBE_FAM_MI),
-	FN("mi_zalloc",		LT_FN_MALLOC,		PROBE_FAM_MI),
-	FN("mi_calloc",		LT_FN_CALLOC,		PROBE_FAM_MI),
-	FN("mi_mallocn",		LT_FN_CALLOC,		PROBE_FAM_MI),
-	FN("mi_realloc",		LT_FN_REALLOC,		PROBE_FAM_MI),
-	FN("mi_reallocn",	LT_FN_REALLOCARRAY,	PROBE_FAM_MI),
-	FN("mi_reallocarray",	LT_FN_REALLOCARRAY,	PROBE_FAM_MI),
-	CORE("mi_free",		LT_FN_FREE,		PROBE_FAM_MI),
-	FN("mi_cfree",		LT_FN_FREE,		PROBE_FAM_MI),
-	FN("mi_free_size",	LT_FN_FREE,		PROBE_FAM_MI),
-	FN("mi_free_aligned",	LT_FN_FREE,		PROBE_FAM_MI),
-	FN("mi_free_size_aligned", LT_FN_FREE,		PROBE_FAM_MI),
-	FN("mi_malloc_aligned",	LT_FN_MALLOC,		PROBE_FAM_MI),
-	FN("mi_zalloc_aligned",	LT_FN_MALLOC,		PROBE_FAM_MI),
-	FN("mi_calloc_aligned",	LT_FN_CALLOC,		PROBE_FAM_MI),
-	FN("mi_realloc_aligned",	LT_FN_REALLOC,		PROBE_FAM_MI),
-	FN("mi_aligned_alloc",	LT_FN_ALIGNED_ALLOC,	PROBE_FAM_MI),
-	FN("mi_memalign",	LT_FN_MEMALIGN,		PROBE_FAM_MI),
-	FN("mi_posix_memalign",	LT_FN_POSIX_MEMALIGN,	PROBE_FAM_MI),
-	FN("mi_valloc",		LT_FN_VALLOC,		PROBE_FAM_MI),
-	FN("mi_pvalloc",		LT_FN_PVALLOC,		PROBE_FAM_MI),
-	FN("mi_new",		LT_FN_MALLOC,		PROBE_FAM_MI),
-	FN("mi_new_nothrow",	LT_FN_MALLOC,		PROBE_FAM_MI),
-	FN("mi_new_aligned",	LT_FN_MALLOC,		PROBE_FAM_MI),
-	FN("mi_new_aligned_nothrow", LT_FN_MALLOC,	PROBE_FAM_MI),
-	FN("mi_new_n",		LT_FN_CALLOC,		PROBE_FAM_MI),
-	FN("mi_new_realloc",	LT_FN_REALLOC,		PROBE_FAM_MI),
-	FN("mi_new_reallocn",	LT_FN_REALLOCARRAY,	PROBE_FAM_MI),
+#define X(sym, shape, family, core)	{ #sym, LT_FN_##shape, PROBE_FAM_##family, core },
+	LT_ALLOC_FNS(X)
+#undef X
 };
-
-#undef FN
-#undef CORE
 
 #define N_PROBE_NAMES	(sizeof(probe_names) / sizeof(probe_names[0]))
 _Static_assert(N_PROBE_NAMES <= PROBE_MAX_FNS, "PROBE_MAX_FNS is too small for probe_names");

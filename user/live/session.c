@@ -14,6 +14,8 @@
 #include <linux/capability.h>
 
 #include "core/model.h"
+#include "live/agent_attach.h"
+#include "live/agent_channel.h"
 #include "live/allocs.h"
 #include "live/attach.h"
 #include "live/collector.h"
@@ -53,6 +55,7 @@ struct session {
 	struct unwind_store *uw;	/* --unwind cfi: the unwind tables */
 	struct allocs *al;		/* which allocators processes use */
 	struct attach *at;		/* which objects get probes */
+	struct agent_attach injected;	/* -p --agent: the processes the agent went into */
 	struct lastref *lr;		/* a lastref on this session, or NULL */
 	bool lr_ended;			/* ... that has ended (its verdicts kept) */
 	uint64_t last_libc_scan_ns, last_sweep_ns, last_gc_ns;
@@ -127,7 +130,8 @@ static int open_loader(struct session *s)
 	struct loader_config lc = {
 		.filter = mode == ATTACH_SYSTEM ? LT_FILTER_ALL : LT_FILTER_PROCS,
 		.follow_fork = mode == ATTACH_COMMAND,
-		.exec_stop = mode != ATTACH_SYSTEM && (c->resources & RES_HEAP),
+		/* --agent: an exec'd image's agent starts by itself, nothing to attach first. */
+		.exec_stop = mode != ATTACH_SYSTEM && (c->resources & RES_HEAP) && !c->agent,
 		.stack_depth = c->stack_depth,
 		.unwind_cfi = c->unwind_cfi && !c->probe_floor,
 		.unwind_rows = mode == ATTACH_SYSTEM ? UNWIND_ROWS_SYSTEM : UNWIND_ROWS_TARGETS,
@@ -208,6 +212,30 @@ static int open_producers(struct session *s)
 	return err;
 }
 
+/* -p --agent: the agent into each traced process (traced already: its image known). */
+static int inject_pids(struct session *s)
+{
+	const struct attach_config *a = &s->cfg.attach;
+	int err;
+
+	for (size_t i = 0; i < a->n_pids; i++) {
+		int pid = a->pids[i], tgid;
+		bool dup = false;
+
+		if (!procfs__tgid(pid, &tgid))
+			pid = tgid;
+		for (size_t k = 0; k < s->injected.n; k++)
+			dup |= s->injected.injected[k].pid == pid;
+		if (dup)
+			continue;
+		err = agent_attach__start(&s->injected, s->cfg.agent, s->col, s->cfg.agent_lib,
+					  pid);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int session__open(struct session **out, const struct session_config *cfg)
 {
 	struct session *s = calloc(1, sizeof(*s));
@@ -216,6 +244,7 @@ int session__open(struct session **out, const struct session_config *cfg)
 
 	*out = s;
 	if (!s) {
+		agent_channels__free(cfg->agent);
 		err_line("out of memory");
 		return -ENOMEM;
 	}
@@ -236,6 +265,8 @@ int session__open(struct session **out, const struct session_config *cfg)
 		return err;
 	}
 	err = attach__start(s->at);
+	if (!err && cfg->agent && cfg->attach.mode == ATTACH_PIDS)
+		err = inject_pids(s);
 	if (err)
 		return err;
 	loader__set_stop_flag(s->ld, cfg->stop);
@@ -313,6 +344,9 @@ int session__collect(struct session *s, struct sample *sm, bool scan_due,
 
 	sample__reset(sm);
 	err = collector__read(s->col, sm);
+	/* --agent: the in-process agents' sites and counters, beside the maps'. */
+	if (!err && s->cfg.agent)
+		err = agent_channels__read(s->cfg.agent, s->col, sm);
 	if (err) {
 		err_line("cannot read the BPF maps: %s", strerror(-err));
 		return err;
@@ -360,6 +394,8 @@ void session__upkeep(struct session *s, struct model *m, const struct sample *la
 		struct dead_image *v = realloc(s->pending, (s->n_pending + n) * sizeof(*v));
 
 		tracker__forget(s->tr, dead, n);
+		if (s->cfg.agent)
+			agent_channels__forget(s->cfg.agent, dead, n);
 		collector__purge_sites(s->col, dead, n);
 		collector__purge_fds(s->col, dead, n);
 		collector__purge_mmaps(s->col, dead, n);
@@ -551,6 +587,9 @@ void session__close(struct session *s, bool at_exit, uint64_t *detach_ns, uint64
 	if (!s)
 		return;
 	lastref__free(s->lr, &(struct lastref_env){ s->ld, s->col, s->sym, NULL });
+	/* -p --agent: each process's allocator calls go straight to its allocator again. */
+	agent_attach__stop(&s->injected);
+	agent_channels__free(s->cfg.agent);
 	free(s->pending);
 	scanner__free(s->sc);
 	heapctl__free(s->hc);

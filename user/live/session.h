@@ -31,6 +31,7 @@ struct model;
 struct loader;
 struct collector;
 struct symbolizer;
+struct agent_channels;
 
 typedef void (*session_say_fn)(void *ctx, const char *line);
 
@@ -49,6 +50,15 @@ struct session_config {
 	bool exact;
 	unsigned int scan_max_stop_ms;	/* --scan-max-stop */
 	struct stop_at_config stop_at;	/* --stop-at */
+	/*
+	 * --agent: the heap traced inside the processes (libleaktop-agent.so) instead of by
+	 * uprobes (attach.heap false, no hold at exec).  agent: the channel set, made before CMD
+	 * starts (its end and its name in CMD's environment), owned by the session from
+	 * session__open on, whatever that returns; agent_lib: the library injected into -p's
+	 * processes.
+	 */
+	struct agent_channels *agent;
+	const char *agent_lib;
 	bool say_oom_problem;		/* say why OOM victims cannot be seen (--oom-dir, -v) */
 	const volatile sig_atomic_t *stop;	/* a stop signal came: optional work ends */
 	session_say_fn say;		/* heap tracing's lines (switches, suspects) */

@@ -550,6 +550,8 @@ static void heap_mode_json(const struct model *m, json_t *heap, const struct pro
 	json_object_set_new(heap, "released_at_s", run_time_or_null(m, p->heap_released_ns));
 	json_object_set_new(heap, "cost_pct", real_or_null(p->heap_cost_pct));
 	json_object_set_new(heap, "picked", json_boolean(p->heap_picked));
+	/* Which path traced its heap: the uprobes, or the in-process agent (--agent). */
+	json_object_set_new(heap, "via", json_string(p->heap_via_agent ? "agent" : "uprobes"));
 	/* Allocator calls per second that trapped: unknown while not traced. */
 	json_object_set_new(heap, "calls_per_s", p->heap_mode == PROC_HEAP_WATCH || !p->heap_calls_ns ?
 			    json_null() : json_real(p->heap_calls_per_s));
