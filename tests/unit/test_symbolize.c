@@ -564,6 +564,88 @@ static void test_symbolize_file_of_gone_process_resolves_only_from_that_very_fil
 	unlink(copy);
 }
 
+/* Copy file `from` to the new file named by template `to` (mkstemp).  0 or -1. */
+static int copy_file(const char *from, char *to)
+{
+	int in = open(from, O_RDONLY), out = mkstemp(to), err = 0;
+	char buf[65536];
+	ssize_t n;
+
+	if (in < 0 || out < 0)
+		err = -1;
+	while (!err && (n = read(in, buf, sizeof(buf))) > 0)
+		err = write(out, buf, (size_t)n) == n ? 0 : -1;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return err;
+}
+
+/* Resolve marker_fn at `off` of file `id` (named `path`): its line must be found. */
+static void resolve_marker_line(struct symbolizer *sym, const struct file_id *id,
+				const char *path, uint64_t off)
+{
+	struct sym_frame f;
+
+	CHECK_EQ_INT(symbolizer__resolve_file(sym, addr_of(marker_fn), id, path, off, false, NULL,
+					      &f), 0);
+	CHECK_EQ_STR(f.symbol, "marker_fn");
+	CHECK_EQ_INT(f.line, marker_line);
+	sym_frame__clear(&f);
+}
+
+/*
+ * What the DWARF of modules no image references holds is bounded (issue 25: leaktop's own
+ * memory): beyond the bound the least recently used such module is closed, never the one
+ * being looked up in, and a later lookup in it opens it again and still finds the line.  Two
+ * files with DWARF: this test's executable and a copy of it (another inode, another module).
+ */
+static void test_symbolize_dwarf_of_unreferenced_modules_is_closed_beyond_its_bound(void)
+{
+	struct symbolizer *sym = symbolizer__new();
+	char exe[PATH_MAX], copy[] = "/tmp/leaktop-test-sym-XXXXXX";
+	uint64_t off = 0;
+	struct file_id id = {}, copy_id;
+	struct sym_stats st;
+	struct stat sb;
+
+	CHECK(sym != NULL);
+	CHECK_EQ_INT(self_exe(exe, sizeof(exe)), 0);
+	CHECK_EQ_INT(own_file_offset(addr_of(marker_fn), &id, &off), 0);
+	CHECK_EQ_INT(copy_file(exe, copy), 0);
+	CHECK_EQ_INT(stat(copy, &sb), 0);
+	copy_id = (struct file_id){ .dev = sb.st_dev, .ino = sb.st_ino };
+
+	/* Within the default bound both stay open, their DWARF counted. */
+	resolve_marker_line(sym, &id, exe, off);
+	resolve_marker_line(sym, &copy_id, copy, off);
+	symbolizer__stats(sym, &st);
+	CHECK_EQ_INT(st.modules, 2);
+	CHECK(st.dwarf_bytes > 0);
+	CHECK_EQ_INT(st.dwarf_closed, 0);
+	symbolizer__free(sym);
+
+	/* A bound below one module's DWARF: each lookup closes the other module. */
+	sym = symbolizer__new();
+	CHECK(sym != NULL);
+	symbolizer__set_dwarf_max(sym, 1);
+	resolve_marker_line(sym, &id, exe, off);
+	symbolizer__stats(sym, &st);
+	CHECK_EQ_INT(st.modules, 1);
+	CHECK_EQ_INT(st.dwarf_closed, 0);
+	resolve_marker_line(sym, &copy_id, copy, off);
+	symbolizer__stats(sym, &st);
+	CHECK_EQ_INT(st.modules, 1);
+	CHECK_EQ_INT(st.dwarf_closed, 1);
+	resolve_marker_line(sym, &id, exe, off);
+	symbolizer__stats(sym, &st);
+	CHECK_EQ_INT(st.modules, 1);
+	CHECK_EQ_INT(st.dwarf_closed, 2);
+	symbolizer__free(sym);
+	unlink(copy);
+}
+
 static void test_symbolize_free_closes_every_file(void)
 {
 	int before = count_fds();
@@ -938,6 +1020,7 @@ int main(int argc, char **argv)
 	RUN(test_symbolize_zombie_process_gives_esrch);
 	RUN(test_symbolize_deleted_binary_of_exited_process_resolves);
 	RUN(test_symbolize_file_of_gone_process_resolves_only_from_that_very_file);
+	RUN(test_symbolize_dwarf_of_unreferenced_modules_is_closed_beyond_its_bound);
 	RUN(test_symbolize_free_closes_every_file);
 	RUN(test_symbolize_cache_answers_repeated_address_without_lookup);
 	RUN(test_symbolize_spent_budget_defers_with_module_and_cache_still_answers);

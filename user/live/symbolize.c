@@ -24,7 +24,7 @@
  * through the PT_LOAD program headers, then a Dwfl address through the module's bias.
  * Lookups are cached in a fixed table keyed by (module serial, Dwfl address): a module's
  * serial is never reused, so an evicted module's entries simply never match again.  The
- * memory is bounded by the three limits below; images are dropped when their process is
+ * memory is bounded by the limits below; images are dropped when their process is
  * reaped.  Not thread-safe.
  */
 #ifndef _GNU_SOURCE
@@ -70,6 +70,13 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
  * recently used read modules no image needs are evicted, is refused (left unsymbolized).
  */
 #define SYM_MAX_READ_BYTES	(512ull << 20)
+/*
+ * What the DWARF of modules no image references may hold in memory, all together (libdw
+ * keeps each compressed section inflated, and every unit and line table it parsed, until the
+ * module is closed): beyond it the least recently used such modules are closed.  Modules
+ * images reference are never closed for it; their DWARF counts.
+ */
+#define SYM_MAX_DWARF_BYTES	(64ull << 20)
 
 struct sym_segment {			/* one PT_LOAD */
 	uint64_t offset;
@@ -103,6 +110,8 @@ struct sym_module {
 	struct sym_index *index;	/* its symbols by address (built at its first lookup) */
 	bool index_tried;		/* NULL index then: too many symbols, libdwfl searches */
 	uint64_t read_bytes;		/* read, not mapped: what it may read (0: mapped) */
+	uint64_t dwarf_bytes;		/* what its DWARF may hold (dwarf_estimate); 0: unused */
+	bool dwarf_counted;		/* in sym->dwarf_bytes */
 	Elf *read_elf;			/* ... its Elf and fd until sym_find_elf hands them over */
 	int read_fd;
 };
@@ -141,6 +150,9 @@ struct symbolizer {
 	size_t n_missing;
 	uint64_t read_bytes;		/* of the modules read, not mapped */
 	uint64_t refused;		/* modules not loaded: over SYM_MAX_READ_BYTES */
+	uint64_t dwarf_bytes;		/* of the modules whose DWARF was used */
+	uint64_t dwarf_max_bytes;	/* SYM_MAX_DWARF_BYTES unless a test set it */
+	uint64_t dwarf_closed;		/* modules closed to keep within it */
 	struct file_id failed[SYM_FAILED_FILES];	/* files not opened by name lately */
 	size_t next_failed;
 };
@@ -341,6 +353,16 @@ static void module_free(struct sym_module *m)
 	free(m);
 }
 
+/* Close module i of sym's (no image references it) and forget what it held. */
+static void module_drop(struct symbolizer *sym, size_t i)
+{
+	sym->read_bytes -= sym->mods[i]->read_bytes;
+	if (sym->mods[i]->dwarf_counted)
+		sym->dwarf_bytes -= sym->mods[i]->dwarf_bytes;
+	module_free(sym->mods[i]);
+	sym->mods[i] = sym->mods[--sym->nmods];
+}
+
 /*
  * Open the file of mapping `map` of process `pid`: through /proc/PID/map_files, else its
  * path inside /proc/PID/root; `exe`: the process's executable, through /proc/PID/exe (pid >
@@ -523,9 +545,7 @@ static int read_room(struct symbolizer *sym, uint64_t bytes)
 		}
 		if (victim == SYM_MAX_MODULES)
 			break;
-		sym->read_bytes -= sym->mods[victim]->read_bytes;
-		module_free(sym->mods[victim]);
-		sym->mods[victim] = sym->mods[--sym->nmods];
+		module_drop(sym, victim);
 	}
 	if (bytes <= SYM_MAX_READ_BYTES && sym->read_bytes + bytes <= SYM_MAX_READ_BYTES)
 		return 0;
@@ -718,9 +738,7 @@ static int module_get(struct symbolizer *sym, int pid, const struct proc_map *ma
 			err = -ENOSPC;
 			goto out;
 		}
-		sym->read_bytes -= sym->mods[victim]->read_bytes;
-		module_free(sym->mods[victim]);
-		sym->mods[victim] = sym->mods[--sym->nmods];
+		module_drop(sym, victim);
 	}
 	err = module_new(sym, pid, map, exe, &m);
 	if (err)
@@ -803,6 +821,7 @@ struct symbolizer *symbolizer__new(void)
 		return NULL;
 	}
 	sym->page_size = ps > 0 ? (uint64_t)ps : 4096;
+	sym->dwarf_max_bytes = SYM_MAX_DWARF_BYTES;
 	return sym;
 }
 
@@ -842,6 +861,13 @@ void symbolizer__stats(const struct symbolizer *sym, struct sym_stats *out)
 		out->read_modules += sym->mods[i]->read_bytes > 0;
 	out->read_bytes = sym->read_bytes;
 	out->refused = sym->refused;
+	out->dwarf_bytes = sym->dwarf_bytes;
+	out->dwarf_closed = sym->dwarf_closed;
+}
+
+void symbolizer__set_dwarf_max(struct symbolizer *sym, uint64_t bytes)
+{
+	sym->dwarf_max_bytes = bytes;
 }
 
 static bool pid_alive(int pid)
@@ -1149,6 +1175,70 @@ static bool module_dwarf_usable(struct sym_module *m)
 	return true;
 }
 
+/*
+ * What the DWARF sections of elf may come to in memory: their sizes, compressed ones at the
+ * size they inflate to (libdw inflates them into memory; the units and line tables it parses
+ * from them grow with them).
+ */
+static uint64_t dwarf_sections_bytes(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	uint64_t total = 0;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+		const char *name = sh ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+		GElf_Chdr ch;
+
+		if (!name || (strncmp(name, ".debug_", 7) && strncmp(name, ".zdebug_", 8)))
+			continue;
+		if ((sh->sh_flags & SHF_COMPRESSED) && gelf_getchdr(scn, &ch))
+			total += ch.ch_size;
+		else
+			total += sh->sh_size;
+	}
+	return total;
+}
+
+/* What the module's DWARF (and its dwz file's) may hold in memory once used. */
+static uint64_t dwarf_estimate(struct sym_module *m)
+{
+	Dwarf_Addr bias;
+	Dwarf *dw = dwfl_module_getdwarf(m->mod, &bias);
+	uint64_t n = dw ? dwarf_sections_bytes(dwarf_getelf(dw)) : 0;
+
+	if (m->alt)
+		n += dwarf_sections_bytes(dwarf_getelf(m->alt));
+	return n ? n : 1;
+}
+
+/*
+ * Keep the DWARF of modules within sym->dwarf_max_bytes: close the least recently used
+ * modules with DWARF in use that no image references, never `keep` (being looked up in).
+ */
+static void dwarf_room(struct symbolizer *sym, const struct sym_module *keep)
+{
+	while (sym->dwarf_bytes > sym->dwarf_max_bytes) {
+		size_t victim = SYM_MAX_MODULES;
+
+		for (size_t i = 0; i < sym->nmods; i++) {
+			const struct sym_module *m = sym->mods[i];
+
+			if (m == keep || m->refs || !m->dwarf_counted)
+				continue;
+			if (victim == SYM_MAX_MODULES || m->last_use < sym->mods[victim]->last_use)
+				victim = i;
+		}
+		if (victim == SYM_MAX_MODULES)
+			return;
+		module_drop(sym, victim);
+		sym->dwarf_closed++;
+	}
+}
+
 /* Look `dwaddr` up in the module's files into a cache entry.  0 or -ENOMEM. */
 static int module_lookup(struct sym_module *m, GElf_Addr dwaddr, struct sym_cached *c)
 {
@@ -1178,6 +1268,8 @@ static int module_lookup(struct sym_module *m, GElf_Addr dwaddr, struct sym_cach
 	if (!m->dwarf_checked) {
 		m->dwarf_usable = module_dwarf_usable(m);
 		m->dwarf_checked = true;
+		if (m->dwarf_usable)
+			m->dwarf_bytes = dwarf_estimate(m);
 	}
 	line = m->dwarf_usable ? dwfl_module_getsrc(m->mod, dwaddr) : NULL;
 	if (line) {
@@ -1287,6 +1379,11 @@ static int resolve_in_module(struct symbolizer *sym, struct sym_module *m, uint6
 		goto out;
 	}
 	err = module_lookup(m, dwaddr, &fresh);
+	if (m->dwarf_bytes && !m->dwarf_counted) {
+		m->dwarf_counted = true;
+		sym->dwarf_bytes += m->dwarf_bytes;
+		dwarf_room(sym, m);
+	}
 	if (err) {
 		cached_clear(&fresh);
 		goto out;

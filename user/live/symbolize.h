@@ -41,6 +41,8 @@ struct sym_stats {
 	uint64_t read_modules;		/* modules read, not mapped (a file others may change) */
 	uint64_t read_bytes;		/* what they may read, all together */
 	uint64_t refused;		/* modules not loaded: that would be over the bound */
+	uint64_t dwarf_bytes;		/* what the DWARF of the modules open may hold */
+	uint64_t dwarf_closed;		/* modules closed to keep that within its bound */
 };
 
 struct symbolizer *symbolizer__new(void);
@@ -96,6 +98,12 @@ int symbolizer__resolve_file(struct symbolizer *sym, uint64_t addr, const struct
 			     const char *path, uint64_t off, bool is_return_addr,
 			     struct sym_budget *budget, struct sym_frame *out);
 void symbolizer__stats(const struct symbolizer *sym, struct sym_stats *out);
+/*
+ * The bound on what the DWARF of modules no image references may hold in memory (default
+ * 64 MiB): beyond it, the least recently used of them are closed (and opened again if
+ * needed).  For tests.
+ */
+void symbolizer__set_dwarf_max(struct symbolizer *sym, uint64_t bytes);
 /*
  * The build id (lower-case hex, malloc'd) of the file loaded for module name `module` (as the
  * processes saw it), or NULL: none loaded, none has one, or files with different build ids go

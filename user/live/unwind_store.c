@@ -3,8 +3,8 @@
  * unwind_store.c - the unwind tables the BPF walker reads (bpf/stack.bpf.c): building them
  * (live/cfi.c) for the objects traced processes map and placing them in the maps.
  *
- * `unwind_rows` is one array map, memory-mapped here: each object's rows are copied into a
- * free extent of it, then `unwind_objects` gets the object's (first, nrows) entry, so a walk
+ * `unwind_rows` is one array map, memory-mapped here page range by page range: each object's
+ * rows are copied into a free extent of it, then `unwind_objects` gets the object's (first, nrows) entry, so a walk
  * never sees a table half written.  An object that has no usable CFI gets an entry with no
  * rows (the walk uses frame pointers there and stops asking).  Objects are keyed as the
  * kernel names a mapping's file, (s_dev, i_ino): the key a walk asks with is used as is, and
@@ -74,8 +74,7 @@ struct uw_pending {
 
 struct unwind_store {
 	struct unwind_store_fds fds;
-	struct lt_unwind_row *rows;	/* the rows map, mapped */
-	size_t map_bytes;
+	size_t page_bytes;
 	struct uw_obj *objs;		/* in the map, and evicted ones in quarantine */
 	size_t n, cap;
 	struct uw_failed failed[UW_MAX_FAILED];
@@ -209,6 +208,27 @@ static bool evict_one(struct unwind_store *u, uint64_t now)
 	return true;
 }
 
+/*
+ * Copy n rows to row `first` of the rows map through a mapping of only the pages they fill,
+ * unmapped at once: the map's pages are the kernel's, and a mapping of the whole map would
+ * make them all (16 MiB) leaktop's resident memory for the whole run.  0 or -errno.
+ */
+static int write_rows(const struct unwind_store *u, uint32_t first,
+		      const struct lt_unwind_row *rows, uint32_t n)
+{
+	size_t start = (size_t)first * sizeof(*rows), len = (size_t)n * sizeof(*rows);
+	size_t off = start & ~(u->page_bytes - 1);
+	size_t map_bytes = (start + len - off + u->page_bytes - 1) & ~(u->page_bytes - 1);
+	char *p = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, u->fds.rows,
+		       (off_t)off);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	memcpy(p + (start - off), rows, len);
+	munmap(p, map_bytes);
+	return 0;
+}
+
 /* Place a built table (nrows 0: the object has no usable CFI) and publish it. */
 static int place(struct unwind_store *u, const struct lt_unwind_key *key,
 		 const struct cfi_table *t, uint64_t now)
@@ -232,8 +252,11 @@ static int place(struct unwind_store *u, const struct lt_unwind_key *key,
 	if (VEC_RESERVE(u->objs, u->cap, u->n + 1, 64))
 		return -ENOMEM;
 	val.first = (uint32_t)first;
-	if (val.nrows)
-		memcpy(&u->rows[first], t->rows, (size_t)val.nrows * sizeof(*t->rows));
+	if (val.nrows) {
+		err = write_rows(u, val.first, t->rows, val.nrows);
+		if (err)
+			return err;
+	}
 	err = bpf_map_update_elem(u->fds.objects, key, &val, BPF_ANY);
 	if (err)
 		return -errno;
@@ -493,22 +516,23 @@ void unwind_store__stats(const struct unwind_store *u, struct unwind_stats *out)
 int unwind_store__new(struct unwind_store **out, const struct unwind_store_fds *fds, bool verbose)
 {
 	struct unwind_store *u = calloc(1, sizeof(*u));
-	long page = sysconf(_SC_PAGESIZE);
+	void *probe;
 
 	*out = NULL;
 	if (!u)
 		return -ENOMEM;
 	u->fds = *fds;
 	u->verbose = verbose;
-	u->map_bytes = ((size_t)fds->capacity * sizeof(struct lt_unwind_row) + page - 1) &
-		       ~(size_t)(page - 1);
-	u->rows = mmap(NULL, u->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds->rows, 0);
-	if (u->rows == MAP_FAILED) {
+	u->page_bytes = (size_t)sysconf(_SC_PAGESIZE);
+	/* The map must be mappable (write_rows maps pages of it as it fills them). */
+	probe = mmap(NULL, u->page_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds->rows, 0);
+	if (probe == MAP_FAILED) {
 		int err = -errno;
 
 		free(u);
 		return err;
 	}
+	munmap(probe, u->page_bytes);
 	*out = u;
 	return 0;
 }
@@ -517,7 +541,6 @@ void unwind_store__free(struct unwind_store *u)
 {
 	if (!u)
 		return;
-	munmap(u->rows, u->map_bytes);
 	cfi__cancel(u->pending.build);
 	free(u->objs);
 	free(u);

@@ -22,6 +22,16 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/*
+ * jemalloc's options, read at its first call (MALLOC_CONF in the environment is read after
+ * them and wins).  leaktop allocates in bursts (a report's JSON, a table being built, a file's
+ * symbols) and frees them: by default jemalloc keeps freed pages resident for 10 s, which under
+ * load was half of leaktop's peak memory.  Pages freed go back to the kernel within about a
+ * second, at once rather than through a second (muzzy) stage; one arena: leaktop's work is
+ * on one thread (the metrics server's and detaching's threads allocate little).
+ */
+const char *malloc_conf = "narenas:1,dirty_decay_ms:1000,muzzy_decay_ms:0";
+
 /* glibc's reallocarray: realloc(ptr, n * m), ENOMEM when the product overflows. */
 void *reallocarray(void *ptr, size_t n, size_t m)
 {
