@@ -100,6 +100,9 @@ static void scan_free(struct proc_scan *ps)
 static void process_free(struct process *p)
 {
 	scan_free(p->scan);
+	for (size_t i = 0; i < p->n_lastref; i++)
+		lastref_result__free(&p->lastref[i]);
+	free(p->lastref);
 	series__free(&p->hist_heap);
 	series__free(&p->hist_fds);
 	series__free(&p->hist_rss);
@@ -672,6 +675,24 @@ static int apply_scan(struct model *m, const struct sample_scan *sc)
 	return 0;
 }
 
+/* A lastref verdict joins its image's (kept up to PROC_LASTREF_MAX; later ones counted). */
+static int apply_lastref(struct model *m, const struct lastref_result *r)
+{
+	struct process *p = find_mut(m, r->pid, r->gen);
+
+	if (!p)
+		return 0;
+	if (p->n_lastref >= PROC_LASTREF_MAX) {
+		p->lastref_dropped++;
+		return 0;
+	}
+	if (VEC_RESERVE(p->lastref, p->cap_lastref, p->n_lastref + 1, 4) ||
+	    lastref_result__copy(&p->lastref[p->n_lastref], r))
+		return -ENOMEM;
+	p->n_lastref++;
+	return 0;
+}
+
 /* The process's totals over its sites. */
 static void sum_sites(struct process *q)
 {
@@ -939,6 +960,11 @@ int model__apply(struct model *m, const struct sample *s)
 	}
 	for (size_t i = 0; i < s->n_scans; i++) {
 		err = apply_scan(m, &s->scans[i]);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < s->n_lastref; i++) {
+		err = apply_lastref(m, &s->lastref[i]);
 		if (err)
 			return err;
 	}
