@@ -91,9 +91,9 @@ struct fd_seen {
 /* A process's tracked descriptors reconciled with /proc/PID/fd. */
 struct fd_census {
 	struct fd_seen *open;			/* tracked and open */
-	size_t n_open;
+	size_t n_open, cap_open;
 	uint64_t *repaired;			/* stack hash of each record /proc showed closed */
-	size_t n_repaired;
+	size_t n_repaired, cap_repaired;
 	uint32_t untracked;			/* open, but leaktop did not see them created */
 	bool valid;				/* /proc/PID/fd could be read */
 };
