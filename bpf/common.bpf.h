@@ -50,7 +50,7 @@ struct lt_stacks_map {
 };
 
 /*
- * pid_tgid -> the fd or mapping syscall in progress (bpf/fd.bpf.c).  A hash map, not task
+ * pid_tgid -> the fd or mapping syscall in progress (bpf/syscall.bpf.c).  A hash map, not task
  * storage: these programs can be preempted, and a task storage access held across that makes
  * the allocator probes' own task storage lookups on that CPU fail.
  */
@@ -435,7 +435,7 @@ struct lt_uregs {
 };
 
 /* The user stack at a syscall (regs: its user registers), interned with salt; a global
- * function (bpf/fd.bpf.c). */
+ * function (bpf/sysstack.bpf.c). */
 extern __u64 lt_syscall_stack(const struct lt_uregs *regs, __u64 salt);
 
 /*
@@ -446,6 +446,9 @@ extern int lt_unmap_hint(struct lt_sysargs *a, __u64 lo, __u64 hi);
 
 /* The exit of a memory mapping syscall (a: its arguments, ret >= 0); bpf/mmap.bpf.c. */
 extern int lt_mmap_exit(const struct lt_sysargs *a, long ret, const struct lt_uregs *regs);
+
+/* The exit of a descriptor syscall (a: its arguments, ret >= 0); bpf/fd.bpf.c. */
+extern int lt_fd_exit(const struct lt_sysargs *a, long ret, const struct lt_uregs *regs);
 
 static __always_inline __u32 stack_depth(void)
 {

@@ -2,7 +2,7 @@
 /*
  * mmap.bpf.c - anonymous memory mappings and brk growth per creating call site (-r mmap).
  *
- * fd.bpf.c's syscall programs keep the arguments of mmap, munmap, mremap and brk and hand
+ * syscall.bpf.c's programs keep the arguments of mmap, munmap, mremap and brk and hand
  * their exits to lt_mmap_exit().  Each anonymous private mapping, and each extension of the
  * break, is a record in `mmaps` (tgid, start) -> (len, site); its site (LT_KIND_MMAP) counts
  * the bytes and mappings still there.  File-backed and shared mappings are only counted.
@@ -35,7 +35,7 @@
 #define MREMAP_FIXED		2
 #define MREMAP_DONTUNMAP	4
 
-extern const volatile __u8 cfg_fd_class[LT_MAX_SYSCALL];	/* bpf/fd.bpf.c */
+extern const volatile __u8 cfg_fd_class[LT_MAX_SYSCALL];	/* bpf/syscall.bpf.c */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -36,7 +36,8 @@ struct lt_thread_map thread_tgid SEC(".maps");
 struct lt_share_purges_map share_purges SEC(".maps");
 struct lt_sites_map sites SEC(".maps");
 struct lt_stacks_map stacks SEC(".maps");
-/* bpf/fd.bpf.c's; here, the first object linked, with the other shared maps (lt_exit uses it). */
+/* bpf/syscall.bpf.c's; here, the first object linked, with the other shared maps (lt_exit
+ * uses it). */
 struct lt_sysargs_map sysargs SEC(".maps");
 struct lt_percpu_u64_map drops SEC(".maps");
 struct lt_percpu_u64_map counters SEC(".maps");

@@ -10,7 +10,7 @@
  * the pc (user/live/cfi.c builds them, user/live/unwind_store.c places them), falling back
  * to the frame pointer for that step only where the module has no table or no row.  Either
  * way a return address counts only if the bytes before it encode a call (the decoder
- * fd.bpf.c uses to find a wrapper's caller, common.bpf.h) and it lies in an executable
+ * sysstack.bpf.c uses to find a wrapper's caller, common.bpf.h) and it lies in an executable
  * mapping of a file (bpf_find_vma); the walk stops at the first frame that fails, so a
  * site's stack hash covers validated frames only and sites that differed by garbage are one.
  *

@@ -3,10 +3,10 @@
  * tui.c - a top-style curses view of the model.
  *
  * Three views, entered with Enter and left with Esc: the processes (clearest leaks first),
- * the call sites of one process, the stack of one site.  Keys come from one table, which
- * also writes the footer and the `?` help.  curses sends only the cells that changed (no
- * flicker); a resize redraws; leaking rows are red unless NO_COLOR is set or the terminal
- * has no colours.  The run loop turns Ctrl-C and SIGTERM into a normal exit, so tui__stop
+ * the call sites of one process, the stack of one site.  Keys come from one table
+ * (keys.c), which also writes the footer and the `?` help.  curses sends only the cells that
+ * changed (no flicker); a resize redraws; leaking rows are red unless NO_COLOR is set or the
+ * terminal has no colours.  The run loop turns Ctrl-C and SIGTERM into a normal exit, so tui__stop
  * always gives the terminal back.
  */
 #include <ctype.h>
@@ -18,72 +18,16 @@
 #include <string.h>
 #include <curses.h>
 
+#include "tui/keys.h"
+#include "tui/state.h"
 #include "tui/tui.h"
 #include "view/format.h"
 
-enum view {
-	VIEW_PROCS,
-	VIEW_SITES,
-	VIEW_STACK,
-};
-
-enum sort_key {
-	SORT_EVIDENCE,
-	SORT_HEAP,
-	SORT_MMAP,
-	SORT_GROWTH,
-	SORT_RSS,
-	SORT_FDS,
-	SORT_PID,
-	SORT__COUNT,
-};
-
-static const char *const sort_names[SORT__COUNT] = {
-	"leak", "heap", "mmap", "growth", "rss", "fds", "pid",
-};
-
-struct tui {
-	enum view view;
-	int sel;			/* selected row of the current list */
-	int top;			/* first row shown */
-	int rows;			/* rows in the current list, for paging */
-	uint32_t pid;			/* the process of VIEW_SITES / VIEW_STACK */
-	uint64_t gen;
-	uint32_t site_kind;		/* the site of VIEW_STACK */
-	uint64_t site_hash;
-	enum sort_key sort;
-	char filter[64];
-	bool editing;			/* typing a filter */
-	char edit[64];
-	bool paused;
-	bool help;
-	bool color;
-	bool utf8;
-	bool active;
-	bool quit;
-	bool write;
-	bool scan;
-	bool toggle_heap;
-	bool lastref;
-	char msg[200];
-	int msg_updates;		/* samples the message stays for */
-	bool msg_answer;		/* the message answers a key: no hint replaces it */
-	double interval_s;		/* the model's, for how long a message stays */
-};
-
-/* A message stays at least this long (and 3 samples), so it can be read at any -i. */
-#define MSG_SHOW_S	4.0
-
 #define PAIR_LEAK 1
 
-/* Show msg (already in t->msg) for a while; answer: it answers a key the user typed. */
-static void msg_shown(struct tui *t, bool answer)
-{
-	int n = t->interval_s > 0 ? (int)(MSG_SHOW_S / t->interval_s + 0.999) : 3;
-
-	t->msg_updates = n > 3 ? n : 3;
-	t->msg_answer = answer;
-}
+const char *const tui_sort_names[SORT__COUNT] = {
+	"leak", "heap", "mmap", "growth", "rss", "fds", "pid",
+};
 
 struct tui *tui__start(void)
 {
@@ -627,20 +571,7 @@ static void draw_stack(struct tui *t, const struct model *m, int y0, int height)
 	}
 }
 
-/* ------------------------------------------------------------------ keys */
-
-static void key_up(struct tui *t) { t->sel--; }
-static void key_down(struct tui *t) { t->sel++; }
-static void key_page_up(struct tui *t) { t->sel -= LINES - 4; }
-static void key_page_down(struct tui *t) { t->sel += LINES - 4; }
-static void key_home(struct tui *t) { t->sel = 0; }
-static void key_end(struct tui *t) { t->sel = t->rows - 1; }
-static void key_quit(struct tui *t) { t->quit = true; }
-static void key_help(struct tui *t) { t->help = !t->help; }
-static void key_write(struct tui *t) { t->write = true; }
-static void key_scan(struct tui *t) { t->scan = true; }
-static void key_toggle_heap(struct tui *t) { t->toggle_heap = true; }
-static void key_lastref(struct tui *t) { t->lastref = true; }
+/* ------------------------------------------------------------------ selection */
 
 bool tui__selected_site(const struct tui *t, uint32_t *pid, uint32_t *kind, uint64_t *hash)
 {
@@ -657,107 +588,17 @@ uint32_t tui__selected_pid(const struct tui *t)
 	return t && t->rows ? t->pid : 0;
 }
 
-static void key_enter(struct tui *t)
-{
-	if (t->view == VIEW_STACK || !t->rows)
-		return;
-	t->view = t->view == VIEW_PROCS ? VIEW_SITES : VIEW_STACK;
-	t->sel = t->top = 0;
-}
-
-static void key_back(struct tui *t)
-{
-	if (t->help) {
-		t->help = false;
-		return;
-	}
-	if (t->view == VIEW_PROCS)
-		return;
-	t->view = t->view == VIEW_STACK ? VIEW_SITES : VIEW_PROCS;
-	t->sel = t->top = 0;
-}
-
-static void key_sort_next(struct tui *t)
-{
-	t->sort = (t->sort + 1) % SORT__COUNT;
-	snprintf(t->msg, sizeof(t->msg), "sorted by %s", sort_names[t->sort]);
-	msg_shown(t, true);
-}
-
-static void key_sort_prev(struct tui *t)
-{
-	t->sort = (t->sort + SORT__COUNT - 1) % SORT__COUNT;
-	snprintf(t->msg, sizeof(t->msg), "sorted by %s", sort_names[t->sort]);
-	msg_shown(t, true);
-}
-
-static void key_pause(struct tui *t)
-{
-	t->paused = !t->paused;
-	snprintf(t->msg, sizeof(t->msg), "%s", t->paused ? "paused: the view is frozen, "
-		 "tracing goes on (p resumes)" : "resumed");
-	msg_shown(t, true);
-}
-
-static void key_filter(struct tui *t)
-{
-	t->editing = true;
-	t->edit[0] = '\0';
-}
-
-static const struct key_binding {
-	int key;
-	const char *name;	/* NULL: an alias, not listed again */
-	const char *help;
-	void (*fn)(struct tui *t);
-} keys[] = {
-	{ KEY_UP, "Up/Down", "move the selection", key_up },
-	{ 'k', NULL, NULL, key_up },
-	{ KEY_DOWN, NULL, NULL, key_down },
-	{ 'j', NULL, NULL, key_down },
-	{ KEY_PPAGE, "PgUp/PgDn", "move a page", key_page_up },
-	{ KEY_NPAGE, NULL, NULL, key_page_down },
-	{ KEY_HOME, "Home/End", "first / last row", key_home },
-	{ KEY_END, NULL, NULL, key_end },
-	{ '\n', "Enter", "open: process -> its call sites -> a site's stack", key_enter },
-	{ KEY_ENTER, NULL, NULL, key_enter },
-	{ KEY_RIGHT, NULL, NULL, key_enter },
-	{ 27, "Esc/Bksp", "back", key_back },
-	{ KEY_BACKSPACE, NULL, NULL, key_back },
-	{ 127, NULL, NULL, key_back },
-	{ KEY_LEFT, NULL, NULL, key_back },
-	{ 's', "s, >, <", "change the sort of the process list", key_sort_next },
-	{ '>', NULL, NULL, key_sort_next },
-	{ '<', NULL, NULL, key_sort_prev },
-	{ '/', "/", "filter processes by name or PID (empty: all)", key_filter },
-	{ 'p', "p", "pause the view (tracing goes on)", key_pause },
-	{ 'w', "w", "write a JSON snapshot now", key_write },
-	{ 'S', "S", "scan the selected process for lost blocks (stops it briefly)", key_scan },
-	{ 'L', "L", "where the last pointer to new blocks of the selected heap site is lost "
-		    "(hardware watchpoints; stops the process briefly)", key_lastref },
-	{ 't', "t", "trace / untrace the selected process's heap (whole-system mode)",
-	  key_toggle_heap },
-	{ '?', "?", "this help", key_help },
-	{ 'h', NULL, NULL, key_help },
-	{ 'q', "q", "quit", key_quit },
-};
-
-static const char footer_keys[] =
-	"Enter:open Esc:back s:sort /:filter p:pause w:write S:scan ?:help q:quit";
-
 static void draw_help(const struct model *m, int y0)
 {
-	char hint[FMT_HINT_LEN], shown[FMT_HINT_LEN];
+	char hint[FMT_HINT_LEN], shown[FMT_HINT_LEN], line[256];
 	int row = y0;
 
 	attron(A_REVERSE);
 	mvaddstr(row++, 0, "Keys (any key closes this help)");
 	clrtoeol();
 	attroff(A_REVERSE);
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && row < LINES - 1; i++) {
-		if (!keys[i].name)
-			continue;
-		mvprintw(row++, 0, "  %-10s %s", keys[i].name, keys[i].help);
+	for (size_t i = 0; row < LINES - 1 && !tui_keys__help_line(i, line, sizeof(line)); i++) {
+		mvaddnstr(row++, 0, line, bytes_for_cols(line, COLS));
 		clrtoeol();
 	}
 	mvaddstr(row, 0, "  Flags:");
@@ -814,7 +655,7 @@ static void draw(struct tui *t, const struct model *m)
 		snprintf(line, sizeof(line), "  symbols missing %zu (?)", m->n_sym_missing);
 		addnstr(line, COLS - getcurx(stdscr));
 	}
-	snprintf(line, sizeof(line), "  sort:%s%s%s%s  ev/s %.0f", sort_names[t->sort],
+	snprintf(line, sizeof(line), "  sort:%s%s%s%s  ev/s %.0f", tui_sort_names[t->sort],
 		 t->filter[0] ? " filter:" : "", t->filter, t->paused ? " PAUSED" : "",
 		 elapsed > 0 ? model__events(m) / elapsed : 0);
 	if (COLS - getcurx(stdscr) > 0)
@@ -832,7 +673,9 @@ static void draw(struct tui *t, const struct model *m)
 	if (t->editing)
 		snprintf(line, sizeof(line), "filter (name or PID, Enter to apply, Esc to cancel): %s",
 			 t->edit);
-	mvaddnstr(LINES - 1, 0, t->editing ? line : t->msg[0] ? t->msg : footer_keys, COLS);
+	else if (!t->msg[0])
+		tui_keys__footer(line, sizeof(line), COLS);
+	mvaddnstr(LINES - 1, 0, t->editing || !t->msg[0] ? line : t->msg, COLS);
 	clrtoeol();
 	attroff(A_REVERSE);
 	refresh();
@@ -843,7 +686,7 @@ void tui__message(struct tui *t, const struct model *m, const char *msg)
 	if (!t)
 		return;
 	fmt__str_buf(t->msg, sizeof(t->msg), msg, "");	/* it may quote paths */
-	msg_shown(t, true);
+	tui__msg_shown(t, true);
 	draw(t, m);
 }
 
@@ -877,7 +720,7 @@ static void new_symbols_missing(struct tui *t, const struct model *m)
 		snprintf(msg, sizeof(msg), "symbols missing for %zu modules:%s%s (? lists them)", n,
 			 pkgs[0] ? " apt install" : "", pkgs);
 	fmt__str_buf(t->msg, sizeof(t->msg), msg, "");
-	msg_shown(t, false);
+	tui__msg_shown(t, false);
 }
 
 void tui__update(struct tui *t, const struct model *m)
@@ -914,6 +757,7 @@ static void edit_key(struct tui *t, int ch)
 
 enum tui_request tui__handle_keys(struct tui *t, const struct model *m)
 {
+	const struct tui_key *key;
 	bool changed = false;
 	int ch;
 
@@ -934,9 +778,9 @@ enum tui_request tui__handle_keys(struct tui *t, const struct model *m)
 			t->help = false;
 			continue;
 		}
-		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-			if (keys[i].key == ch)
-				keys[i].fn(t);
+		key = tui_keys__find(ch);
+		if (key)
+			key->fn(t);
 	}
 	if (t->quit)
 		return TUI_QUIT;

@@ -10,6 +10,7 @@
 # function and line must be the ones the source marks with a "lastref:" comment.  After
 # leaktop ends, the program is not stopped, its thread has every debug register back
 # (build/tests/progs/bp_slots) and it exits normally.
+# The verdicts are also in the run's snapshot (--snapshot): the process's lastref.
 
 . "$(dirname "$0")/lib.sh"
 require_root
@@ -55,7 +56,7 @@ run_scenario() {
 }
 
 global() { scenario run_global; }
-run_global() { run_scenario global global; }
+run_global() { run_scenario global global --snapshot "$E2E_TMP/global/snap.json"; }
 top() { scenario run_top; }
 run_top() { run_scenario top top; }
 top_undropped() { scenario run_top_undropped; }
@@ -77,7 +78,9 @@ run_local_nofp() { run_scenario local_nofp local-nofp; }
 register() { scenario run_register; }
 run_register() { run_scenario register register; }
 undropped() { scenario run_undropped; }
-run_undropped() { NO_GO=1 run_scenario undropped global -d 3; }
+run_undropped() {
+	NO_GO=1 run_scenario undropped global -d 3 --snapshot "$E2E_TMP/undropped/snap.json"
+}
 
 # expect_line NAME REGEX: leaktop's one stdout line of scenario NAME.
 expect_line() {
@@ -252,6 +255,32 @@ test_lastref_at_its_duration_says_a_referenced_block_is_unresolved() {
 	expect_line undropped "^0x[0-9a-f]+ \($ALLOC\): unresolved, 1 reference still known$" ||
 		return 1
 	expect_jq "verdict" '"unresolved"' "$E2E_TMP/undropped/out.json" '.lastref[0].verdict'
+}
+
+# The verdicts are in the run's model: --snapshot's document (the run's -j) has them under
+# the process's lastref, as -j's document has them (verdict, block, site, line); a block still
+# referenced when -d ends is there too, unresolved (the final report comes after the stop).
+expect_verdict_in_snapshot() {
+	local d=$E2E_TMP/$1 pid want
+	pid=$(cat "$d/pid")
+	want=$(jqc "$d/out.json" '[.lastref[0] | .verdict, .addr, .stack_id, .line]')
+	expect_jq "verdict of -j" "$2" "$d/out.json" '.lastref[0].verdict' || return 1
+	expect_jq "process $pid's lastref in the snapshot, as [verdict, addr, stack_id, line]" \
+		"$want" "$d/snap.json" \
+		"[.processes[] | select(.pid == $pid) | .lastref[0] | .verdict, .addr, .stack_id, .line]" ||
+		return 1
+	expect_jq "lastref verdicts, dropped" '[1,0]' "$d/snap.json" \
+		"[.processes[] | select(.pid == $pid) | (.lastref | length), .lastref_dropped]"
+}
+
+test_lastref_verdict_is_in_the_runs_snapshot() {
+	global || return 1
+	expect_verdict_in_snapshot global '"overwritten"'
+}
+
+test_lastref_unresolved_at_its_duration_is_in_the_runs_snapshot() {
+	undropped || return 1
+	expect_verdict_in_snapshot undropped '"unresolved"'
 }
 
 test_lastref_leaves_every_target_running_untraced_with_its_debug_registers() {

@@ -6,6 +6,7 @@
 # snapshot, the layout holds at 80x24 and after a resize, q gives the terminal back; a 15-byte
 # comm is shown whole, the command line takes the rest of the row, escaped; the MMAP column
 # shows the process's anonymous mappings (its threads' stacks), and `s` sorts by them.
+# The footer (at 80 columns) and `?` list every key of the key table, L and t included.
 # Only the screen text is checked, never timings.
 source "$(dirname "$0")/lib.sh"
 
@@ -116,6 +117,24 @@ test_tui_layout_fits_80x24() {
 	printf '%s\n' "$s" | tail -1 | grep -q "q:quit" || fail_because "no footer: $(printf '%s\n' "$s" | tail -1)"
 }
 
+# The footer and `?` are written from the TUI's one key table: every key is in both (the
+# footer at 80 columns drops words, never keys), L and t included.
+TUI_KEYS=(Enter Esc s / p w S L t '?' q)
+
+test_tui_footer_lists_every_key_at_80_columns() {
+	local footer k
+	wait_until "the footer's key hints" sh -c \
+		"tmux -S '$SOCK' capture-pane -t lt -p | tail -1 | grep -q q:quit" || return 1
+	footer=$(screen | tail -1)
+	for k in "${TUI_KEYS[@]}"; do
+		printf ' %s \n' "$footer" | grep -qF " $k " ||
+			printf ' %s \n' "$footer" | grep -qF " $k:" ||
+			fail_because "the footer has no $k: '$footer'" || return 1
+	done
+	printf '%s\n' "$footer" | grep -qF "L:lastref t:heap" ||
+		fail_because "no L:lastref t:heap in the footer: '$footer'"
+}
+
 test_tui_redraws_after_resize() {
 	tm resize-window -t lt -x 100 -y 30
 	wait_until "a 30-line screen with the footer last" \
@@ -125,8 +144,18 @@ test_tui_redraws_after_resize() {
 }
 
 test_tui_help_screen_lists_keys() {
+	local k
 	keys '?'
 	wait_screen "^  /          filter processes" || return 1
+	for k in "${TUI_KEYS[@]}"; do
+		[ "$k" = Esc ] && k=Esc/Bksp
+		[ "$k" = s ] && k='s, >, <'
+		screen | cut -c1-13 | grep -qxF -- "$(printf '  %-10s ' "$k")" ||
+			fail_because "the help has no $k: $(screen | grep -v '^ *$' | head -n 20)" ||
+			return 1
+	done
+	screen_has "^  L +where the last pointer" || fail_because "no L in the help" || return 1
+	screen_has "^  t +trace / untrace" || fail_because "no t in the help" || return 1
 	keys x
 	wait_screen "^ +PID COMMAND"
 }

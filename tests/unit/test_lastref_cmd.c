@@ -52,9 +52,34 @@ static void test_many_v_are_refused_within_the_run_arguments_room(void)
 	CHECK_EQ_STR(err, "too many arguments; see leaktop lastref --help");
 }
 
+/* --snapshot is the run's -j (the snapshot, verdicts in it); lastref's own -j stays its own;
+ * stdout ("-") is the verdicts', refused. */
+static void test_snapshot_goes_to_the_run_as_its_json_file(void)
+{
+	char *argv[] = { "lastref", "-p", "42", "--site", "make_it", "-j", "v.json",
+			 "--snapshot", "s.json", NULL };
+	char *bad[] = { "lastref", "-p", "42", "--site", "make_it", "--snapshot", "-", NULL };
+	char *run_argv[RUN_MAX], err[256];
+	struct lastref_args a;
+	int n = 0;
+
+	CHECK_EQ_INT(lastref_cmd__parse(9, argv, &a, run_argv, RUN_MAX, err, sizeof(err)), 0);
+	CHECK_EQ_STR(a.json_path, "v.json");
+	while (run_argv[n])
+		n++;
+	/* lastref -q -r heap -i 0.2, then -p 42 -j s.json */
+	CHECK_EQ_INT(n, 10);
+	CHECK_EQ_STR(run_argv[8], "-j");
+	CHECK_EQ_STR(run_argv[9], "s.json");
+	CHECK_EQ_INT(lastref_cmd__parse(7, bad, &a, run_argv, RUN_MAX, err, sizeof(err)),
+		     -EINVAL);
+	CHECK_EQ_STR(err, "invalid --snapshot '-': give a file name");
+}
+
 int main(void)
 {
 	RUN(test_options_go_to_the_run_and_to_lastref);
 	RUN(test_many_v_are_refused_within_the_run_arguments_room);
+	RUN(test_snapshot_goes_to_the_run_as_its_json_file);
 	CHECK_EXIT();
 }

@@ -432,6 +432,67 @@ static void test_fold_scan_result_is_attached_and_carried_to_the_next_interval(v
 	model__free(&m);
 }
 
+/* A lastref verdict in the sample joins its image's verdicts (its frames copied: the sample
+ * is freed), stays in the next intervals, and is dropped (counted) past PROC_LASTREF_MAX; one
+ * for an image the model does not know is ignored. */
+static void test_fold_lastref_verdict_joins_its_image_and_stays(void)
+{
+	struct sample_site one[] = { heap_site(700, 1, 0x70, 64, 1, 1, 0) };
+	struct lastref_result *r;
+	const struct process *p;
+	struct sample s;
+	struct model m;
+
+	model_new(&m);
+	sample_at(&s, 1, one, 1);
+	event(&s, SAMPLE_EV_FIRST, 700, 1, 0, true);
+	r = sample__add_lastref(&s);
+	r->pid = 700;
+	r->gen = 1;
+	r->b.addr = 0x5000;
+	r->b.size = 64;
+	r->b.stack_hash = 0x70;
+	r->b.cause.verdict = LR_OVERWRITTEN;
+	r->at = calloc(1, sizeof(*r->at));
+	r->n_at = 1;
+	r->at[0].symbol = strdup("forget_it");
+	r->alloc.symbol = strdup("make_it");
+	r = sample__add_lastref(&s);
+	r->pid = 701;		/* not in the model */
+	r->gen = 1;
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 700, 1);
+	CHECK(p && p->n_lastref == 1 && p->lastref_dropped == 0);
+	CHECK_EQ_INT(p->lastref[0].b.addr, 0x5000);
+	CHECK_EQ_INT(p->lastref[0].b.cause.verdict, LR_OVERWRITTEN);
+	CHECK_EQ_STR(p->lastref[0].at[0].symbol, "forget_it");
+	CHECK_EQ_STR(p->lastref[0].alloc.symbol, "make_it");
+	CHECK(!model__find_pid(&m, 701));
+
+	/* The next interval has no verdict: the one given stays. */
+	sample_at(&s, 2, one, 1);
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 700, 1);
+	CHECK(p && p->n_lastref == 1);
+
+	/* Bounded: past PROC_LASTREF_MAX verdicts are counted, not kept. */
+	sample_at(&s, 3, one, 1);
+	for (int i = 0; i < PROC_LASTREF_MAX + 2; i++) {
+		r = sample__add_lastref(&s);
+		r->pid = 700;
+		r->gen = 1;
+		r->b.cause.verdict = LR_UNRESOLVED;
+	}
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	sample_done(&s);
+	p = model__find(&m, 700, 1);
+	CHECK_EQ_INT(p->n_lastref, PROC_LASTREF_MAX);
+	CHECK_EQ_INT(p->lastref_dropped, 3);
+	model__free(&m);
+}
+
 static void test_fold_frames_arriving_later_attach_to_their_site(void)
 {
 	struct sample_site sites[] = { heap_site(600, 1, 0x60, 16, 1, 1, 0),
@@ -717,6 +778,7 @@ int main(void)
 	RUN(test_reconcile_tells_gone_and_reused_pid_from_live);
 	RUN(test_fold_reconciled_exit_reaps_process_and_counts);
 	RUN(test_fold_scan_result_is_attached_and_carried_to_the_next_interval);
+	RUN(test_fold_lastref_verdict_joins_its_image_and_stays);
 	RUN(test_fold_frames_arriving_later_attach_to_their_site);
 	RUN(test_fold_takes_counters_of_live_images_and_names_of_all);
 	RUN(test_fold_keeps_last_counters_when_the_reading_was_deferred);

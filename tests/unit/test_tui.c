@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 
 #include "check.h"
+#include "tui/keys.h"
 #include "tui/tui.h"
 
 struct pty {
@@ -465,6 +466,100 @@ static void test_tui_answer_to_a_key_stays_four_seconds_and_no_hint_replaces_it(
 	CHECK(strstr(rows[16], "libfoo"));	/* the hint, once the answer has gone */
 }
 
+/* Is the key of hint (up to its ':') a whole word of footer, with its word or bare? */
+static bool footer_names(const char *footer, const char *hint)
+{
+	size_t n = strcspn(hint, ":");
+	char key[32];
+
+	snprintf(key, sizeof(key), "%.*s", (int)n, hint);
+	for (const char *at = footer; (at = strstr(at, key)) != NULL; at++)
+		if ((at == footer || at[-1] == ' ') && (at[n] == ':' || at[n] == ' ' || !at[n]))
+			return true;
+	return false;
+}
+
+/* Every key of the table with a footer hint is in the footer, at 80 columns (where words
+ * give way) as in a wide terminal (every hint whole), and the footer fits its row. */
+static void test_tui_footer_lists_every_key_of_the_table(void)
+{
+	char narrow[256], wide[256];
+	size_t hinted = 0;
+
+	tui_keys__footer(narrow, sizeof(narrow), 80);
+	tui_keys__footer(wide, sizeof(wide), 200);
+	CHECK(strlen(narrow) <= 80);
+	for (size_t i = 0; i < tui_n_keys; i++) {
+		const char *hint = tui_keys[i].footer;
+
+		if (!hint)
+			continue;
+		hinted++;
+		CHECK(tui_keys[i].name != NULL);	/* an alias has no hint of its own */
+		if (!footer_names(narrow, hint) || !strstr(wide, hint))
+			fprintf(stderr, "footer misses %s: \"%s\"\n", hint, narrow);
+		CHECK(footer_names(narrow, hint));
+		CHECK(strstr(wide, hint) != NULL);
+	}
+	CHECK(hinted >= 11);
+	CHECK(strstr(narrow, "L:lastref") && strstr(narrow, "t:heap") && strstr(narrow, "q:quit"));
+	/* A row too narrow for any word keeps every key. */
+	tui_keys__footer(narrow, sizeof(narrow), 10);
+	CHECK_EQ_STR(narrow, "Enter Esc s / p w S L t ? q");
+}
+
+/* `?` lists every named key of the table once, with its help; only the moving keys are
+ * left out of the footer (every other key is a command the footer must show). */
+static void test_tui_help_lists_every_key_of_the_table(void)
+{
+	static const char *const moving[] = { "Up/Down", "PgUp/PgDn", "Home/End" };
+	char line[256], want[256];
+	size_t named = 0, lines = 0;
+
+	while (!tui_keys__help_line(lines, line, sizeof(line)))
+		lines++;
+	for (size_t i = 0; i < tui_n_keys; i++) {
+		const struct tui_key *k = &tui_keys[i];
+		bool found = false, is_moving = false;
+
+		CHECK(k->fn != NULL);
+		if (!k->name) {
+			CHECK(!k->help && !k->footer);
+			continue;
+		}
+		CHECK(k->help && k->help[0]);
+		snprintf(want, sizeof(want), "  %-10s %s", k->name, k->help);
+		for (size_t l = 0; l < lines; l++) {
+			tui_keys__help_line(l, line, sizeof(line));
+			found |= !strcmp(line, want);
+		}
+		CHECK(found);
+		for (size_t m = 0; m < sizeof(moving) / sizeof(moving[0]); m++)
+			is_moving |= !strcmp(k->name, moving[m]);
+		CHECK(is_moving == !k->footer);
+		named++;
+	}
+	CHECK_EQ_INT(lines, named);
+	CHECK(tui_keys__find('L') && tui_keys__find('t') && !tui_keys__find('Z'));
+}
+
+/* The footer row drawn at 80x24 is the table's footer, L and t in it. */
+static void test_tui_footer_drawn_from_the_key_table(void)
+{
+	struct sym_frame f = { .addr = 0x1000, .symbol = "leak_simple" };
+	const int rows[] = { 23 };
+	char got[1][256], want[256];
+	struct process p;
+	struct site s;
+	struct model m;
+
+	one_site_model(&m, &p, &s, &f);
+	CHECK(draw_rows(&m, rows, got, 1));
+	tui_keys__footer(want, sizeof(want), 80);
+	CHECK_EQ_STR(got[0], want);
+	CHECK(strstr(got[0], " L:lastref t:heap ") != NULL);
+}
+
 int main(void)
 {
 	RUN(test_tui_stack_view_lists_the_allocation_numbers_of_lost_blocks);
@@ -478,5 +573,8 @@ int main(void)
 	RUN(test_tui_sort_key_mmap_puts_most_mapped_first);
 	RUN(test_tui_site_list_shows_mmap_sites_as_mapped_bytes_and_mappings);
 	RUN(test_tui_answer_to_a_key_stays_four_seconds_and_no_hint_replaces_it);
+	RUN(test_tui_footer_lists_every_key_of_the_table);
+	RUN(test_tui_help_lists_every_key_of_the_table);
+	RUN(test_tui_footer_drawn_from_the_key_table);
 	CHECK_EXIT();
 }

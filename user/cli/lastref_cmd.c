@@ -18,13 +18,15 @@
 #include "live/session.h"
 #include "live/watch.h"
 #include "util/msg.h"
+#include "view/format.h"
 #include "view/lastref_out.h"
 
 #define LASTREF_INTERVAL	"0.2"	/* the model (and its symbols) follows this closely */
 
 const char *lastref_cmd__usage(void)
 {
-	return "usage: leaktop lastref -p PID --site SITE [--blocks K] [-d SEC] [-j FILE] [-v]\n"
+	return "usage: leaktop lastref -p PID --site SITE [--blocks K] [-d SEC] [-j FILE]\n"
+	       "                       [--snapshot FILE] [-v]\n"
 	       "Trace PID like `leaktop -p PID` and, for up to K new blocks allocated at SITE,\n"
 	       "find every word that points into each one, watch those words with hardware\n"
 	       "watchpoints, and say where the last pointer to each was lost: overwritten (with\n"
@@ -37,6 +39,8 @@ const char *lastref_cmd__usage(void)
 	       OPT_STR(LASTREF_DEFAULT_BLOCKS) ")\n"
 	       "  -d SEC             give up after SEC seconds (default: until K are resolved)\n"
 	       "  -j FILE            write the verdicts as JSON (leaktop.lastref/1)\n"
+	       "  --snapshot FILE    write the run's snapshot (leaktop.snapshot/1) each interval,\n"
+	       "                     the verdicts under its process's lastref\n"
 	       "  --scan-max-stop MS longest one scan keeps the process stopped (default 2000)\n"
 	       "  -v                 say more\n";
 }
@@ -72,7 +76,8 @@ int lastref_cmd__parse(int argc, char **argv, struct lastref_args *a, char **run
 			continue;
 		}
 		if (strcmp(o, "-p") && strcmp(o, "--site") && strcmp(o, "--blocks") &&
-		    strcmp(o, "-d") && strcmp(o, "-j") && strcmp(o, "--scan-max-stop"))
+		    strcmp(o, "-d") && strcmp(o, "-j") && strcmp(o, "--scan-max-stop") &&
+		    strcmp(o, "--snapshot"))
 			return msg__set(err, len, -EINVAL, "unknown lastref argument '%s'; see leaktop "
 					"lastref --help", o);
 		if (i + 1 >= argc)
@@ -94,6 +99,13 @@ int lastref_cmd__parse(int argc, char **argv, struct lastref_args *a, char **run
 				return msg__set(err, len, -EINVAL, "invalid -j '%s': give a file name",
 						argv[i]);
 			a->json_path = argv[i];
+		} else if (!strcmp(o, "--snapshot")) {
+			/* The run's own -j: a file (stdout is the verdicts'). */
+			if (!argv[i][0] || !strcmp(argv[i], "-"))
+				return msg__set(err, len, -EINVAL, "invalid --snapshot '%s': give a "
+						"file name", argv[i]);
+			run_argv[n++] = "-j";
+			run_argv[n++] = argv[i];
 		} else {
 			if (!strcmp(o, "-p"))
 				a->pid = atoi(argv[i]);
@@ -140,7 +152,7 @@ static void print_verdict(void *ctx, const struct lastref_result *r)
 {
 	char line[1024];
 
-	printf("%s\n", lastref_out__line(line, sizeof(line), r));
+	printf("%s\n", fmt__lastref_line(line, sizeof(line), r));
 	fflush(stdout);
 }
 

@@ -40,7 +40,7 @@
 #include "live/agent_channel.h"
 #include "live/session.h"
 #include "tui/tui.h"
-#include "view/lastref_out.h"
+#include "view/format.h"
 #include "view/report.h"
 #include "util/atomic_file.h"
 #include "util/budget.h"
@@ -127,7 +127,7 @@ static void verdict_to_tui(void *ctx, const struct lastref_result *v)
 {
 	char line[1024];
 
-	lastref_to_tui(ctx, lastref_out__line(line, sizeof(line), v));
+	lastref_to_tui(ctx, fmt__lastref_line(line, sizeof(line), v));
 }
 
 /* The TUI's L: a lastref on the selected heap site; msg says what happened. */
@@ -423,9 +423,12 @@ static int report(struct run *r, bool *last)
 	bool scan_due;
 	int err;
 
-	/* Ending: no process may be stopped from now on with nobody to say so. */
-	if (*last)
+	/* Ending: no process may be stopped from now on with nobody to say so; a lastref's
+	 * blocks left get their verdict, in this report's model. */
+	if (*last) {
 		session__disarm_stop_at(r->sess);
+		session__lastref_stop(r->sess, &r->model);
+	}
 	/* Events already queued (an exit, say) belong in this report, within a slice. */
 	session__drain(r->sess, stop_signal ? 0 : POLL_SLICE_MS);
 	t_upkeep = monotonic_ns();

@@ -376,3 +376,27 @@ void lastref_result__free(struct lastref_result *r)
 	r->at = NULL;
 	r->n_at = 0;
 }
+
+int lastref_result__copy(struct lastref_result *dst, const struct lastref_result *src)
+{
+	*dst = *src;
+	dst->at = NULL;
+	dst->n_at = 0;
+	memset(&dst->alloc, 0, sizeof(dst->alloc));
+	memset(&dst->frame, 0, sizeof(dst->frame));
+	if (sym_frame__copy(&dst->alloc, &src->alloc) ||
+	    sym_frame__copy(&dst->frame, &src->frame))
+		goto fail;
+	if (src->n_at) {
+		dst->at = calloc(src->n_at, sizeof(*dst->at));
+		if (!dst->at)
+			goto fail;
+	}
+	for (; dst->n_at < src->n_at; dst->n_at++)
+		if (sym_frame__copy(&dst->at[dst->n_at], &src->at[dst->n_at]))
+			goto fail;
+	return 0;
+fail:
+	lastref_result__free(dst);
+	return -ENOMEM;
+}

@@ -200,8 +200,10 @@ size_t lastref__watchable(const struct lr_block *b, size_t n);
 /* Mark b->refs[i] armed (watched) or not, at now_ns. */
 void lastref__mark(struct lr_ref *r, bool watched, uint64_t now_ns);
 
-/* One resolved block, its addresses named. */
+/* One resolved block, its addresses named: what a lastref hands the model (process->lastref). */
 struct lastref_result {
+	uint32_t pid;			/* the image it was followed in */
+	uint64_t gen;
 	struct lr_block b;
 	struct sym_frame alloc;		/* where it was allocated (the site's innermost frame) */
 	struct sym_frame *at;		/* the stack of the moment, innermost first */
@@ -213,5 +215,8 @@ struct lastref_result {
 };
 
 void lastref_result__free(struct lastref_result *r);
+/* dst, a copy of src that owns its own frames (free with lastref_result__free): 0 or
+ * -ENOMEM (dst then empty). */
+int lastref_result__copy(struct lastref_result *dst, const struct lastref_result *src);
 
 #endif

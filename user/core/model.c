@@ -100,6 +100,9 @@ static void scan_free(struct proc_scan *ps)
 static void process_free(struct process *p)
 {
 	scan_free(p->scan);
+	for (size_t i = 0; i < p->n_lastref; i++)
+		lastref_result__free(&p->lastref[i]);
+	free(p->lastref);
 	series__free(&p->hist_heap);
 	series__free(&p->hist_fds);
 	series__free(&p->hist_rss);
@@ -174,12 +177,9 @@ struct process *model__process(struct model *m, uint32_t pid, uint64_t gen)
 
 	if (proc_search(m, pid, gen, &at))
 		return &m->procs[at];
-	if (VEC_RESERVE(m->procs, m->cap_procs, m->n_procs + 1, 16))
+	p = VEC_INSERT(m->procs, m->n_procs, m->cap_procs, at, 16);
+	if (!p)
 		return NULL;
-	memmove(&m->procs[at + 1], &m->procs[at], (m->n_procs - at) * sizeof(*p));
-	m->n_procs++;
-	p = &m->procs[at];
-	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->gen = gen;
 	p->first_seen_ns = m->now_ns;
@@ -190,8 +190,7 @@ struct process *model__process(struct model *m, uint32_t pid, uint64_t gen)
 	    series__init(&p->hist_threads, m->window) || series__init(&p->hist_mmap, m->window) ||
 	    series__init(&p->hist_anon, m->window)) {
 		process_free(p);
-		memmove(&m->procs[at], &m->procs[at + 1], (m->n_procs - at - 1) * sizeof(*p));
-		m->n_procs--;
+		VEC_REMOVE(m->procs, m->n_procs, at);
 		return NULL;
 	}
 	return p;
@@ -371,17 +370,13 @@ static struct site *site_find_or_add(struct process *p, uint32_t kind, uint64_t 
 	lo = SEARCH_FIRST(hi, mid, cmp_site(&p->sites[mid], kind, hash) < 0);
 	if (lo < hi && !cmp_site(&p->sites[lo], kind, hash))
 		return &p->sites[lo];
-	if (VEC_RESERVE(p->sites, p->cap_sites, p->n_sites + 1, 8))
+	s = VEC_INSERT(p->sites, p->n_sites, p->cap_sites, lo, 8);
+	if (!s)
 		return NULL;
-	memmove(&p->sites[lo + 1], &p->sites[lo], (p->n_sites - lo) * sizeof(*s));
-	p->n_sites++;
-	s = &p->sites[lo];
-	memset(s, 0, sizeof(*s));
 	s->kind = kind;
 	s->stack_hash = hash;
 	if (series__init(&s->hist, window)) {
-		memmove(&p->sites[lo], &p->sites[lo + 1], (p->n_sites - lo - 1) * sizeof(*s));
-		p->n_sites--;
+		VEC_REMOVE(p->sites, p->n_sites, lo);
 		return NULL;
 	}
 	*added = true;
@@ -672,6 +667,24 @@ static int apply_scan(struct model *m, const struct sample_scan *sc)
 	return 0;
 }
 
+/* A lastref verdict joins its image's (kept up to PROC_LASTREF_MAX; later ones counted). */
+static int apply_lastref(struct model *m, const struct lastref_result *r)
+{
+	struct process *p = find_mut(m, r->pid, r->gen);
+
+	if (!p)
+		return 0;
+	if (p->n_lastref >= PROC_LASTREF_MAX) {
+		p->lastref_dropped++;
+		return 0;
+	}
+	if (VEC_RESERVE(p->lastref, p->cap_lastref, p->n_lastref + 1, 4) ||
+	    lastref_result__copy(&p->lastref[p->n_lastref], r))
+		return -ENOMEM;
+	p->n_lastref++;
+	return 0;
+}
+
 /* The process's totals over its sites. */
 static void sum_sites(struct process *q)
 {
@@ -940,6 +953,11 @@ int model__apply(struct model *m, const struct sample *s)
 	}
 	for (size_t i = 0; i < s->n_scans; i++) {
 		err = apply_scan(m, &s->scans[i]);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < s->n_lastref; i++) {
+		err = apply_lastref(m, &s->lastref[i]);
 		if (err)
 			return err;
 	}

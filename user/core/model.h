@@ -16,6 +16,7 @@
 #include "bpf/leaktop.h"
 #include "core/frame.h"
 #include "core/heapmode.h"
+#include "core/lastref.h"
 #include "core/scan.h"
 #include "core/series.h"
 #include "core/symhint.h"
@@ -101,6 +102,9 @@ enum process_flag {
 #define OOM_KEEP_NS		(60ULL * 1000000000ULL)
 #define OOM_KEEP_MAX		32
 
+/* lastref verdicts kept per image (each run of L follows at most WATCH_MAX_BLOCKS blocks). */
+#define PROC_LASTREF_MAX	64
+
 /* The latest reachability scan of an image: a result, an error, or both (a scan that failed
  * after one that worked keeps the result and notes the error). */
 struct proc_scan {
@@ -156,6 +160,11 @@ struct process {
 	double heap_cost_pct;		/* tracing it alone costs, % of all CPUs (NaN) */
 	uint64_t first_seen_ns;
 	struct proc_scan *scan;		/* NULL: never scanned */
+	/* lastref's verdicts on blocks of this image, in the order given (the TUI's L,
+	 * `leaktop lastref`); at most PROC_LASTREF_MAX, later ones counted in lastref_dropped. */
+	struct lastref_result *lastref;
+	size_t n_lastref, cap_lastref;
+	uint32_t lastref_dropped;
 	bool target;			/* named by -p or started by --: shown without sites */
 	bool exited;			/* exited or exec'd: in this report, gone from the next */
 	bool exit_reported;		/* exited and already in a report: reaped next update */

@@ -47,6 +47,11 @@ struct sym_missing *sample__add_missing(struct sample *s)
 	return grow((void **)&s->missing, &s->n_missing, &s->cap_missing, sizeof(*s->missing));
 }
 
+struct lastref_result *sample__add_lastref(struct sample *s)
+{
+	return grow((void **)&s->lastref, &s->n_lastref, &s->cap_lastref, sizeof(*s->lastref));
+}
+
 struct sample_proc *sample__find_proc(const struct sample *s, uint32_t pid, uint64_t gen)
 {
 	size_t at = SEARCH_FIRST(s->n_procs, mid, s->procs[mid].pid < pid ||
@@ -101,7 +106,9 @@ void sample__reset(struct sample *s)
 		scan_result__free(&s->scans[i].result);
 	for (size_t i = 0; i < s->n_missing; i++)
 		sym_missing__clear(&s->missing[i]);
-	s->n_events = s->n_procs = s->n_frames = s->n_scans = s->n_missing = 0;
+	for (size_t i = 0; i < s->n_lastref; i++)
+		lastref_result__free(&s->lastref[i]);
+	s->n_events = s->n_procs = s->n_frames = s->n_scans = s->n_missing = s->n_lastref = 0;
 	s->stacks_pending = 0;
 	s->reconciled_exited = s->reconciled_reused = 0;
 	memset(&s->timing, 0, sizeof(s->timing));
@@ -118,5 +125,6 @@ void sample__free(struct sample *s)
 	free(s->scans);
 	free(s->calls);
 	free(s->missing);
+	free(s->lastref);
 	memset(s, 0, sizeof(*s));
 }

@@ -22,6 +22,7 @@
 #include "bpf/leaktop.h"
 #include "core/frame.h"
 #include "core/heapmode.h"
+#include "core/lastref.h"
 #include "core/scan.h"
 #include "core/symhint.h"
 #include "core/types.h"
@@ -90,9 +91,9 @@ struct fd_seen {
 /* A process's tracked descriptors reconciled with /proc/PID/fd. */
 struct fd_census {
 	struct fd_seen *open;			/* tracked and open */
-	size_t n_open;
+	size_t n_open, cap_open;
 	uint64_t *repaired;			/* stack hash of each record /proc showed closed */
-	size_t n_repaired;
+	size_t n_repaired, cap_repaired;
 	uint32_t untracked;			/* open, but leaktop did not see them created */
 	bool valid;				/* /proc/PID/fd could be read */
 };
@@ -242,6 +243,10 @@ struct sample {
 	 * said of them: each once, when the answer is in. */
 	struct sym_missing *missing;
 	size_t n_missing, cap_missing;
+	/* Verdicts a lastref gave since the last sample (live/lastref_session.c), each with
+	 * its image; owned. */
+	struct lastref_result *lastref;
+	size_t n_lastref, cap_lastref;
 
 	struct sample_timing timing;
 };
@@ -252,6 +257,7 @@ struct sample_proc *sample__add_proc(struct sample *s);
 struct sample_frames *sample__add_frames(struct sample *s);
 struct sample_scan *sample__add_scan(struct sample *s);
 struct sym_missing *sample__add_missing(struct sample *s);
+struct lastref_result *sample__add_lastref(struct sample *s);
 /* The proc readings of (pid, gen), or NULL (procs must be sorted). */
 struct sample_proc *sample__find_proc(const struct sample *s, uint32_t pid, uint64_t gen);
 

@@ -140,16 +140,9 @@ static int read_all(int fd, size_t key_size, size_t val_size, void **out, size_t
 			err = -errno;
 			goto out;
 		}
-		if (n + count > cap) {
-			char *nv;
-
-			cap = (n + count) * 2;
-			nv = realloc(v, cap * rec);
-			if (!nv) {
-				err = -ENOMEM;
-				goto out;
-			}
-			v = nv;
+		if (vec__reserve(&v, &cap, n + count, rec, BATCH, false)) {
+			err = -ENOMEM;
+			goto out;
 		}
 		for (__u32 i = 0; i < count; i++, n++) {
 			memcpy(v + n * rec, keys + i * key_size, key_size);

@@ -25,6 +25,7 @@
 #include "live/procfs.h"
 #include "live/safe_open.h"
 #include "util/search.h"
+#include "util/vec.h"
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -53,14 +54,8 @@ static int open_fds(uint32_t pid, int **out, size_t *n)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
-		if (cnt == cap) {
-			int *nv = realloc(v, cap * 2 * sizeof(*v));
-
-			if (!nv)
-				break;
-			v = nv;
-			cap *= 2;
-		}
+		if (VEC_RESERVE(v, cap, cnt + 1, 0))
+			break;
 		v[cnt++] = atoi(de->d_name);
 	}
 	closedir(d);
@@ -151,7 +146,6 @@ static int census_one(struct collector *c, const struct sample *s, uint32_t pid,
 		char link[128], target[96] = "";
 		struct fd_seen *f;
 		mode_t mode;
-		uint64_t *v;
 		ssize_t ln;
 
 		if (r->gen != gen)
@@ -171,18 +165,13 @@ static int census_one(struct collector *c, const struct sample *s, uint32_t pid,
 			 */
 			if (collector__forget_fd(c, r))
 				continue;
-			v = realloc(out->repaired, (out->n_repaired + 1) * sizeof(*v));
-			if (v) {
-				out->repaired = v;
-				v[out->n_repaired++] = r->stack_hash;
-			}
+			if (!VEC_RESERVE(out->repaired, out->cap_repaired, out->n_repaired + 1, 8))
+				out->repaired[out->n_repaired++] = r->stack_hash;
 			continue;
 		}
 		tracked_open++;
-		f = realloc(out->open, (out->n_open + 1) * sizeof(*f));
-		if (!f)
+		if (VEC_RESERVE(out->open, out->cap_open, out->n_open + 1, 8))
 			continue;
-		out->open = f;
 		f = &out->open[out->n_open++];
 		memset(f, 0, sizeof(*f));
 		f->stack_hash = r->stack_hash;

@@ -11,10 +11,12 @@
 #include <string.h>
 
 #include "core/model.h"
+#include "core/sample.h"
 #include "live/lastref_session.h"
 #include "live/symbolize.h"
 #include "live/watch.h"
 #include "util/clock.h"
+#include "util/vec.h"
 
 struct lastref {
 	struct lastref_spec spec;
@@ -22,7 +24,8 @@ struct lastref {
 	uint64_t gen;
 	uint64_t start_ns;
 	struct lastref_result *results;
-	size_t n_results;
+	size_t n_results, cap_results;
+	size_t n_collected;		/* results already handed to a sample */
 	struct lastref_env env;		/* the run's, while a call runs */
 	bool ended;			/* the process is gone */
 	int watchpoints;		/* the watch engine's self-test: 1, 0, -1 not run */
@@ -82,16 +85,16 @@ static void on_done(void *ctx, const struct lr_block *b)
 						    NULL;
 	const struct site *s = p ? site_of(p, b->stack_hash) : NULL;
 	const struct lr_cause *c = &b->cause;
-	struct lastref_result *r, *v;
+	struct lastref_result *r;
 	/* A free's stack starts in the allocator's entry point: its caller is the place. */
 	uint32_t skip = c->verdict == LR_HOLDER_FREED || c->verdict == LR_FREED ? 1 : 0;
 
-	v = realloc(l->results, (l->n_results + 1) * sizeof(*v));
-	if (!v)
+	if (VEC_RESERVE(l->results, l->cap_results, l->n_results + 1, 4))
 		return;
-	l->results = v;
-	r = &v[l->n_results++];
+	r = &l->results[l->n_results++];
 	memset(r, 0, sizeof(*r));
+	r->pid = l->spec.pid;
+	r->gen = l->gen;
 	r->b = *b;
 	if (s && s->n_frames)
 		sym_frame__copy(&r->alloc, &s->frames[0]);
@@ -215,6 +218,21 @@ size_t lastref__results(const struct lastref *l, const struct lastref_result **v
 {
 	*v = l->results;
 	return l->n_results;
+}
+
+int lastref__collect(struct lastref *l, struct sample *sm)
+{
+	struct lastref_result *r;
+
+	for (; l->n_collected < l->n_results; l->n_collected++) {
+		r = sample__add_lastref(sm);
+		if (!r || lastref_result__copy(r, &l->results[l->n_collected])) {
+			if (r)
+				sm->n_lastref--;
+			return -ENOMEM;
+		}
+	}
+	return 0;
 }
 
 int lastref__watchpoints(const struct lastref *l)

@@ -3,7 +3,8 @@
  * lastref_session.h - a lastref on the live run: the heap sites of one process named by a
  * function in their stack or by their stack_id, picked from the model as it symbolizes them;
  * their stack hashes go to the watch engine (live/watch.c), and each block's verdict comes
- * back with its places named by the symbolizer.  Used by `leaktop lastref` and the TUI's L,
+ * back with its places named by the symbolizer, kept here and handed to the sample (so the
+ * model has them: process->lastref).  Used by `leaktop lastref` and the TUI's L,
  * both through the session (live/session.h).
  */
 #ifndef LEAKTOP_LASTREF_SESSION_H
@@ -22,6 +23,7 @@ struct loader;
 struct collector;
 struct symbolizer;
 struct model;
+struct sample;
 
 /* The parts of the live side it works with. */
 struct lastref_env {
@@ -54,6 +56,9 @@ int lastref__start(struct lastref *l, const struct lastref_env *env);
 int lastref__step(struct lastref *l, const struct lastref_env *env);
 /* Verdicts so far (valid until lastref__free). */
 size_t lastref__results(const struct lastref *l, const struct lastref_result **v);
+/* The verdicts given since the last call into sm (sample__add_lastref), for the model:
+ * 0 or -ENOMEM. */
+int lastref__collect(struct lastref *l, struct sample *sm);
 /* Whether hardware watchpoints fired in its self-test: 1, 0, -1 not run. */
 int lastref__watchpoints(const struct lastref *l);
 /* Remove its watchpoints (the run ends); its verdicts stay. */

@@ -57,9 +57,9 @@ struct attached_libc {
 	bool tree;			/* pid and the processes it forked since */
 	int multi_fd[2];		/* uprobe_multi links (entries, returns); -1: none */
 	struct bpf_link **links;	/* one perf event per probe, or a tree's program carriers */
-	size_t n_links;
+	size_t n_links, cap_links;
 	int *tree_fds;			/* a tree's inherited perf events (no program) */
-	size_t n_tree_fds;
+	size_t n_tree_fds, cap_tree_fds;
 	size_t n_probes;
 };
 
@@ -275,27 +275,18 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Append link to links[n] (grown by doubling from a power of two); 0 or -ENOMEM. */
-static int push_link_to(struct bpf_link ***links, size_t *n, struct bpf_link *link)
+/* Append link to links[n] (capacity cap); 0 or -ENOMEM. */
+static int push_link_to(struct bpf_link ***links, size_t *n, size_t *cap, struct bpf_link *link)
 {
-	if (!(*n & (*n - 1)) && *n >= 8) {
-		struct bpf_link **v = realloc(*links, *n * 2 * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		*links = v;
-	} else if (!*n) {
-		*links = malloc(8 * sizeof(**links));
-		if (!*links)
-			return -ENOMEM;
-	}
+	if (vec__reserve(links, cap, *n + 1, sizeof(**links), 8, false))
+		return -ENOMEM;
 	(*links)[(*n)++] = link;
 	return 0;
 }
 
 static int push_link(struct loader *ld, struct bpf_link *link)
 {
-	return push_link_to(&ld->links, &ld->n_links, link);
+	return push_link_to(&ld->links, &ld->n_links, &ld->cap_links, link);
 }
 
 /* The fix for an attach that failed with err: out of descriptors is no kernel limitation. */
@@ -332,19 +323,14 @@ static void close_all_but(const int *keep, size_t n)
 /* Keep a link on a per-syscall tracepoint and its perf event.  0 or -ENOMEM. */
 static int push_sc_link(struct loader *ld, struct bpf_link *l, int pfd)
 {
-	if (ld->n_sc_links == ld->cap_sc_links) {
-		size_t cap = ld->cap_sc_links ? 2 * ld->cap_sc_links : 128;
-		struct bpf_link **v = realloc(ld->sc_links, cap * sizeof(*v));
-		int *f;
+	size_t cap_pfds = ld->cap_sc_links;
 
-		if (!v)
-			return -ENOMEM;
-		ld->sc_links = v;
-		f = realloc(ld->sc_pfds, cap * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		ld->sc_pfds = f;
-		ld->cap_sc_links = cap;
+	/* Two arrays of one capacity: the second grows to the first's. */
+	if (VEC_RESERVE(ld->sc_links, ld->cap_sc_links, ld->n_sc_links + 1, 128))
+		return -ENOMEM;
+	if (VEC_RESERVE(ld->sc_pfds, cap_pfds, ld->cap_sc_links, 128)) {
+		ld->cap_sc_links = cap_pfds;
+		return -ENOMEM;
 	}
 	ld->sc_links[ld->n_sc_links] = l;
 	ld->sc_pfds[ld->n_sc_links++] = pfd;
@@ -788,7 +774,7 @@ static void detach_one(struct attached_libc *a)
 	free(a->tree_fds);
 	a->links = NULL;
 	a->tree_fds = NULL;
-	a->n_links = a->n_tree_fds = 0;
+	a->n_links = a->n_tree_fds = a->cap_links = a->cap_tree_fds = 0;
 }
 
 /*
@@ -1034,7 +1020,7 @@ here:
 	free(ld->sc_pfds);
 	ld->sc_links = NULL;
 	ld->sc_pfds = NULL;
-	ld->n_sc_links = 0;
+	ld->n_sc_links = ld->cap_sc_links = 0;
 }
 
 void loader__destroy(struct loader *ld)
@@ -1152,7 +1138,7 @@ static int attach_one(struct attached_libc *a, struct bpf_program *prog, bool re
 
 	if (!l)
 		return -errno;
-	err = push_link_to(&a->links, &a->n_links, l);
+	err = push_link_to(&a->links, &a->n_links, &a->cap_links, l);
 	if (err)
 		bpf_link__destroy(l);
 	else
@@ -1259,18 +1245,11 @@ static int attach_each(struct loader *ld, struct attached_libc *a, const struct 
 	return 0;
 }
 
-/* Append fd to a's tree descriptors (grown by doubling from 8); 0 or -ENOMEM. */
+/* Append fd to a's tree descriptors; 0 or -ENOMEM. */
 static int push_tree_fd(struct attached_libc *a, int fd)
 {
-	size_t n = a->n_tree_fds;
-
-	if (!n || (n >= 8 && !(n & (n - 1)))) {
-		int *v = realloc(a->tree_fds, (n ? n * 2 : 8) * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		a->tree_fds = v;
-	}
+	if (VEC_RESERVE(a->tree_fds, a->cap_tree_fds, a->n_tree_fds + 1, 8))
+		return -ENOMEM;
 	a->tree_fds[a->n_tree_fds++] = fd;
 	return 0;
 }
@@ -1387,7 +1366,7 @@ static int attach_tree(struct loader *ld, struct attached_libc *a, const struct 
 				close(pfd);
 				return err;
 			}
-			err = push_link_to(&a->links, &a->n_links, l);
+			err = push_link_to(&a->links, &a->n_links, &a->cap_links, l);
 			if (err) {
 				bpf_link__destroy(l);
 				return err;

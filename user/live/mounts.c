@@ -157,7 +157,7 @@ static struct {
 	struct mount_entry *v;
 	size_t n, cap;
 	struct refused_point *points;	/* mount points of refused mounts, per namespace */
-	size_t n_points;
+	size_t n_points, cap_points;
 	struct held_ns held[NS_HELD];
 	bool held_init;
 	uint64_t tick;
@@ -255,10 +255,9 @@ static int add_point(uint64_t ns_ino, const char *point, const char *fstype)
 
 	if (cache.n_points >= MOUNTS_MAX)
 		return -ENOSPC;
-	v = realloc(cache.points, (cache.n_points + 1) * sizeof(*v));
-	if (!v)
+	if (VEC_RESERVE(cache.points, cache.cap_points, cache.n_points + 1, 8))
 		return -ENOMEM;
-	cache.points = v;
+	v = cache.points;
 	v[cache.n_points].ns_ino = ns_ino;
 	snprintf(v[cache.n_points].fstype, sizeof(v[cache.n_points].fstype), "%s", fstype);
 	v[cache.n_points].point = strdup(point);
@@ -285,15 +284,10 @@ static int load_fd(int fd, uint64_t ns_ino)
 	for (;;) {
 		ssize_t n;
 
-		if (got + 1 == cap) {
-			char *more = cap * 2 <= MOUNTINFO_MAX ? realloc(buf, cap * 2) : NULL;
-
-			if (!more) {
-				err = -ENOMEM;
-				goto out;
-			}
-			buf = more;
-			cap *= 2;
+		if (got + 1 == cap && (cap * 2 > MOUNTINFO_MAX ||
+					VEC_RESERVE(buf, cap, cap * 2, 0))) {
+			err = -ENOMEM;
+			goto out;
 		}
 		n = read(fd, buf + got, cap - 1 - got);
 		if (n < 0 && errno == EINTR)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "live/procfs.h"
+#include "util/vec.h"
 
 long procfs__read_file(const char *path, char *buf, size_t len)
 {
@@ -479,15 +480,9 @@ int procfs__list_pids(int **pids, size_t *n)
 	while ((de = readdir(d))) {
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
-		if (cnt == cap) {
-			int *nv = realloc(v, cap * 2 * sizeof(*v));
-
-			if (!nv) {
-				err = -ENOMEM;
-				goto out;
-			}
-			v = nv;
-			cap *= 2;
+		if (VEC_RESERVE(v, cap, cnt + 1, 0)) {
+			err = -ENOMEM;
+			goto out;
 		}
 		v[cnt++] = atoi(de->d_name);
 	}

@@ -227,15 +227,9 @@ static int read_proc_text(int pid, const char *name, char **text)
 	for (;;) {
 		ssize_t n;
 
-		if (cap - len < 4096 + 1) {
-			char *nbuf = realloc(buf, cap * 2);
-
-			if (!nbuf) {
-				err = -ENOMEM;
-				goto out;
-			}
-			buf = nbuf;
-			cap *= 2;
+		if (cap - len < 4096 + 1 && VEC_RESERVE(buf, cap, cap * 2, 0)) {
+			err = -ENOMEM;
+			goto out;
 		}
 		n = read(fd, buf + len, cap - len - 1);
 		if (n < 0) {

@@ -58,6 +58,8 @@ struct session {
 	struct agent_attach injected;	/* -p --agent: the processes the agent went into */
 	struct lastref *lr;		/* a lastref on this session, or NULL */
 	bool lr_ended;			/* ... that has ended (its verdicts kept) */
+	struct lastref *lr_prev;	/* the one a new start replaced, stopped, until its last
+					 * verdicts are in a sample */
 	uint64_t last_libc_scan_ns, last_sweep_ns, last_gc_ns;
 	struct dead_image *pending;	/* dead images whose live-block records await a sweep */
 	size_t n_pending;
@@ -364,6 +366,14 @@ int session__collect(struct session *s, struct sample *sm, bool scan_due,
 		err = fdcensus__fill(s->col, sm);
 	if (!err)
 		err = scanner__fill(s->sc, sm, scan_due) < 0 ? -ENOMEM : 0;
+	/* The verdicts lastref gave since the last sample, for the model. */
+	if (!err && s->lr_prev) {
+		err = lastref__collect(s->lr_prev, sm);
+		lastref__free(s->lr_prev, &(struct lastref_env){ s->ld, s->col, s->sym, NULL });
+		s->lr_prev = NULL;
+	}
+	if (!err && s->lr)
+		err = lastref__collect(s->lr, sm);
 	if (err)
 		err_line("out of memory updating the model");
 	return err;
@@ -500,7 +510,12 @@ int session__lastref_start(struct session *s, const struct model *m,
 	struct lastref_env env = lastref_env(s, m);
 	int err;
 
-	lastref__free(s->lr, &env);
+	/* The last one's verdicts not in a sample yet go with the next. */
+	if (s->lr) {
+		lastref__stop(s->lr, &env);
+		lastref__free(s->lr_prev, &env);
+		s->lr_prev = s->lr;
+	}
 	s->lr_ended = false;
 	s->lr = lastref__new(spec);
 	if (!s->lr)
@@ -587,6 +602,7 @@ void session__close(struct session *s, bool at_exit, uint64_t *detach_ns, uint64
 	if (!s)
 		return;
 	lastref__free(s->lr, &(struct lastref_env){ s->ld, s->col, s->sym, NULL });
+	lastref__free(s->lr_prev, &(struct lastref_env){ s->ld, s->col, s->sym, NULL });
 	/* -p --agent: each process's allocator calls go straight to its allocator again. */
 	agent_attach__stop(&s->injected);
 	agent_channels__free(s->cfg.agent);

@@ -99,7 +99,8 @@ struct session_outputs {
 
 /*
  * One interval into sm: the maps, events, /proc, frames, the fd census, the scans (when
- * scan_due), the live side's own counters.  Within budget b.  0 or -errno (said).
+ * scan_due), lastref's new verdicts, the live side's own counters.  Within budget b.
+ * 0 or -errno (said).
  */
 int session__collect(struct session *s, struct sample *sm, bool scan_due,
 		     const struct work_budget *b, const struct session_outputs *outs);

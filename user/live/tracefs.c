@@ -33,6 +33,7 @@
 #include <sys/syscall.h>
 
 #include "live/tracefs.h"
+#include "util/vec.h"
 
 #define LT_TRACEFS_MAGIC	0x74726163
 #define LT_FSOPEN_CLOEXEC	0x1
@@ -176,20 +177,15 @@ static int command(struct tracefs *t, const char *cmd)
 static char *read_definitions(struct tracefs *t)
 {
 	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap), *v;
+	char *buf = malloc(cap);
 	int fd = openat(t->dir, "uprobe_events", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	ssize_t n;
 
 	if (fd < 0 || !buf)
 		goto fail;
 	for (;;) {
-		if (cap - len < 2) {
-			v = realloc(buf, cap * 2);
-			if (!v)
-				goto fail;
-			buf = v;
-			cap *= 2;
-		}
+		if (cap - len < 2 && VEC_RESERVE(buf, cap, cap * 2, 0))
+			goto fail;
 		n = read(fd, buf + len, cap - 1 - len);
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -185,12 +185,9 @@ static struct image *image_add(struct tracker *t, uint32_t pid, uint64_t gen)
 
 	if (image_search(t, pid, gen, &at))
 		return &t->images[at];
-	if (VEC_RESERVE(t->images, t->cap_images, t->n_images + 1, 16))
+	im = VEC_INSERT(t->images, t->n_images, t->cap_images, at, 16);
+	if (!im)
 		return NULL;
-	memmove(&t->images[at + 1], &t->images[at], (t->n_images - at) * sizeof(*im));
-	t->n_images++;
-	im = &t->images[at];
-	memset(im, 0, sizeof(*im));
 	im->pid = pid;
 	im->gen = gen;
 	im->first_seen_ns = monotonic_ns();
@@ -508,15 +505,12 @@ static bool has_stack(const struct image *im, uint64_t hash)
 
 static int add_stack(struct image *im, uint64_t hash)
 {
-	size_t at = 0;
+	size_t at = SEARCH_FIRST(im->n_stacks, mid, im->stacks[mid] < hash);
+	uint64_t *slot = VEC_INSERT(im->stacks, im->n_stacks, im->cap_stacks, at, 16);
 
-	if (VEC_RESERVE(im->stacks, im->cap_stacks, im->n_stacks + 1, 16))
+	if (!slot)
 		return -ENOMEM;
-	while (at < im->n_stacks && im->stacks[at] < hash)
-		at++;
-	memmove(&im->stacks[at + 1], &im->stacks[at], (im->n_stacks - at) * sizeof(hash));
-	im->stacks[at] = hash;
-	im->n_stacks++;
+	*slot = hash;
 	return 0;
 }
 

@@ -3,7 +3,8 @@
  * vec.h - growable arrays: the one grow-by-doubling.  An array is a pointer, a count and a
  * capacity (size_t) its owner keeps under its own names; VEC_RESERVE makes room for `need`
  * elements, doubling the capacity (from `first` when the array is empty), so appending n
- * elements one by one reallocates O(log n) times.
+ * elements one by one reallocates O(log n) times.  VEC_INSERT and VEC_REMOVE keep a sorted
+ * array sorted: an element in or out at a position its owner found (util/search.h).
  */
 #ifndef LEAKTOP_VEC_H
 #define LEAKTOP_VEC_H
@@ -51,5 +52,40 @@ static inline int vec__reserve(void *arrp, size_t *cap, size_t need, size_t size
 /* The same, the new elements zero-filled. */
 #define VEC_RESERVE_ZEROED(arr, cap, need, first) \
 	vec__reserve(&(arr), &(cap), (need), sizeof(*(arr)), (first), true)
+
+/*
+ * One element more at index at (0..*n) of the array at *arrp (*n elements, capacity *cap,
+ * grown as vec__reserve does): those from at on move up one.  The new element, zero-filled,
+ * or NULL (out of memory: the array unchanged).
+ */
+static inline void *vec__insert(void *arrp, size_t *n, size_t *cap, size_t at, size_t size,
+				size_t first)
+{
+	char *a;
+
+	if (at > *n || vec__reserve(arrp, cap, *n + 1, size, first, false))
+		return NULL;
+	memcpy(&a, arrp, sizeof(a));
+	memmove(a + (at + 1) * size, a + at * size, (*n - at) * size);
+	memset(a + at * size, 0, size);
+	(*n)++;
+	return a + at * size;
+}
+
+/* The element at index at (< *n) of the array at *arrp out: those after it move down one. */
+static inline void vec__remove(void *arrp, size_t *n, size_t at, size_t size)
+{
+	char *a;
+
+	memcpy(&a, arrp, sizeof(a));
+	memmove(a + at * size, a + (at + 1) * size, (*n - at - 1) * size);
+	(*n)--;
+}
+
+/* A new zeroed element at index at of arr (n elements, capacity cap), or NULL. */
+#define VEC_INSERT(arr, n, cap, at, first) \
+	vec__insert(&(arr), &(n), &(cap), (at), sizeof(*(arr)), (first))
+/* Element at of arr (n elements) out. */
+#define VEC_REMOVE(arr, n, at) vec__remove(&(arr), &(n), (at), sizeof(*(arr)))
 
 #endif

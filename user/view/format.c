@@ -401,3 +401,82 @@ const char *fmt__symbols_hint(char *buf, size_t len, const struct sym_missing *h
 		 fix);
 	return buf;
 }
+
+/* "function file:line" (the file's last component), or what is known of it. */
+static const char *lastref_where(char *buf, size_t len, const struct sym_frame *f)
+{
+	char sym[112], file[112];
+	const char *base = f->file ? strrchr(f->file, '/') : NULL;
+
+	fmt__str_buf(sym, sizeof(sym), f->symbol, "?");
+	fmt__str_buf(file, sizeof(file), base ? base + 1 : f->file, "?");
+	if (f->symbol && f->file && f->line)
+		snprintf(buf, len, "%s %s:%d", sym, file, f->line);
+	else if (f->symbol)
+		snprintf(buf, len, "%s", sym);
+	else
+		snprintf(buf, len, "0x%" PRIx64, f->addr);
+	return buf;
+}
+
+/* The first frame of the moment's stack: where the program was. */
+static const struct sym_frame *lastref_at_frame(const struct lastref_result *r)
+{
+	static const struct sym_frame none;
+
+	return r->n_at ? &r->at[0] : &none;
+}
+
+const char *fmt__lastref_line(char *buf, size_t len, const struct lastref_result *r)
+{
+	const struct lr_cause *c = &r->b.cause;
+	char alloc[256], at[256], fr[256], head[360];
+
+	lastref_where(alloc, sizeof(alloc), &r->alloc);
+	lastref_where(at, sizeof(at), lastref_at_frame(r));
+	snprintf(head, sizeof(head), "last pointer to 0x%" PRIx64 " (allocated at %s)", r->b.addr,
+		 alloc);
+	switch (c->verdict) {
+	case LR_OVERWRITTEN:
+		if (c->unwatched)
+			snprintf(buf, len, "%s overwritten while not watched, between %.3f s and "
+				 "%.3f s (it was at 0x%" PRIx64 ")", head, r->since_s, r->at_s,
+				 c->ref.loc);
+		else
+			snprintf(buf, len, "%s overwritten at %s (it was at 0x%" PRIx64 ", thread %u)",
+				 head, at, c->ref.loc, c->tid);
+		break;
+	case LR_HOLDER_FREED:
+		snprintf(buf, len, "%s lost: its holder 0x%" PRIx64 " was freed at %s", head,
+			 c->ref.holder, at);
+		break;
+	case LR_FRAME_RETURNED:
+		if (c->unwatched)
+			snprintf(buf, len, "%s lost: the frame of %s that held it returned, seen by "
+				 "a scan between %.3f s and %.3f s (it was at 0x%" PRIx64 ")", head,
+				 lastref_where(fr, sizeof(fr), &r->frame), r->since_s, r->at_s, c->ref.loc);
+		else
+			snprintf(buf, len, "%s lost: the frame of %s that held it returned (to %s)",
+				 head, lastref_where(fr, sizeof(fr), &r->frame), at);
+		break;
+	case LR_REGISTER_ONLY:
+		snprintf(buf, len, "%s lived only in register %s of thread %u at %s: a register "
+			 "cannot be watched", head, r->reg ? r->reg : "?", c->ref.tid,
+			 lastref_where(fr, sizeof(fr), &r->frame));
+		break;
+	case LR_FREED:
+		snprintf(buf, len, "0x%" PRIx64 " (allocated at %s) was freed at %s: freed, not lost",
+			 r->b.addr, alloc, at);
+		break;
+	default:
+		if (c->why[0])	/* given up: a scan that cannot be made, events lost */
+			snprintf(buf, len, "0x%" PRIx64 " (allocated at %s): %s", r->b.addr, alloc,
+				 c->why);
+		else
+			snprintf(buf, len, "0x%" PRIx64 " (allocated at %s): unresolved, %u "
+				 "reference%s still known", r->b.addr, alloc, r->b.n_refs,
+				 r->b.n_refs == 1 ? "" : "s");
+		break;
+	}
+	return buf;
+}

@@ -98,4 +98,8 @@ const char *fmt__symbols_hint(char *buf, size_t len, const struct sym_missing *h
 FILE *fmt__line_open(char *buf, size_t len);
 void fmt__line_close(FILE *f, char *buf, size_t len);
 
+/* A lastref verdict as one line (no newline), control characters escaped: "last pointer to
+ * 0x... (allocated at f file.c:12) overwritten at g file.c:30 (...)".  Returns buf. */
+const char *fmt__lastref_line(char *buf, size_t len, const struct lastref_result *r);
+
 #endif

@@ -12,8 +12,6 @@
 #include "core/frame.h"
 #include "core/lastref.h"
 
-/* The line for r (no newline), control characters escaped. */
-const char *lastref_out__line(char *buf, size_t len, const struct lastref_result *r);
 /*
  * The -j document, replaced atomically.  watchpoints: whether hardware watchpoints fired in
  * the self-test (1, 0; -1 not known: the watch never started).  0 or -errno.

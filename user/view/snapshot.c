@@ -573,6 +573,51 @@ static void heap_stats_json(const struct model *m, json_t *stats)
 }
 
 /* The process as JSON, less its sites (the writer adds them). */
+static json_t *lastref_hex(uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	return json_string(buf);
+}
+
+json_t *snapshot__lastref(const struct lastref_result *r)
+{
+	const struct lr_cause *c = &r->b.cause;
+	json_t *at = json_array(), *o, *ref = json_null();
+	char id[24], line[1024];
+
+	for (uint32_t i = 0; i < r->n_at; i++)
+		json_array_append_new(at, snapshot__frame(&r->at[i]));
+	snprintf(id, sizeof(id), "%016" PRIx64, r->b.stack_hash);
+	if (c->verdict != LR_FREED && c->verdict != LR_UNRESOLVED && c->verdict != LR_PENDING)
+		ref = json_pack("{s:s, s:o, s:o, s:o, s:o}",
+				"kind", lr_ref_kind_names[c->ref.kind],
+				"addr", c->ref.kind == LR_REF_REGISTER ? json_null() : lastref_hex(c->ref.loc),
+				"holder", c->ref.kind == LR_REF_HEAP ? lastref_hex(c->ref.holder) : json_null(),
+				"thread", c->ref.tid ? json_integer(c->ref.tid) : json_null(),
+				"register", r->reg && c->verdict == LR_REGISTER_ONLY ?
+					    json_string(r->reg) : json_null());
+	o = json_pack("{s:o, s:I, s:s, s:o, s:s, s:o, s:o, s:o, s:b, s:o, s:o, s:I, s:s}",
+		      "addr", lastref_hex(r->b.addr), "size", (json_int_t)r->b.size, "stack_id", id,
+		      "allocated_at", snapshot__frame(&r->alloc),
+		      "verdict", lr_verdict_names[c->verdict],
+		      "at", at,
+		      "at_s", c->verdict == LR_UNRESOLVED ? json_null() : json_real(r->at_s),
+		      "thread", c->tid ? json_integer(c->tid) : json_null(),
+		      "unwatched", c->unwatched,
+		      "between_s", c->unwatched ? json_pack("[f, f]", r->since_s, r->at_s) : json_null(),
+		      "reference", ref,
+		      "references_left", (json_int_t)r->b.n_refs,
+		      "line", fmt__lastref_line(line, sizeof(line), r));
+	if (o)
+		json_object_set_new(o, "reason", c->why[0] ? json_string(c->why) : json_null());
+	if (o && (c->verdict == LR_FRAME_RETURNED || c->verdict == LR_REGISTER_ONLY))
+		json_object_set_new(o, c->verdict == LR_FRAME_RETURNED ? "frame" : "thread_at",
+				    snapshot__frame(&r->frame));
+	return o;
+}
+
 static json_t *process_json(const struct model *m, const struct process *p)
 {
 	json_t *obj, *flags;
@@ -606,6 +651,15 @@ static json_t *process_json(const struct model *m, const struct process *p)
 	}
 	if (obj && p->scan)
 		scan_json(obj, p);
+	/* lastref's verdicts on its blocks, once one ran on it. */
+	if (obj && (p->n_lastref || p->lastref_dropped)) {
+		json_t *arr = json_array();
+
+		for (size_t i = 0; i < p->n_lastref; i++)
+			json_array_append_new(arr, snapshot__lastref(&p->lastref[i]));
+		json_object_set_new(obj, "lastref", arr);
+		json_object_set_new(obj, "lastref_dropped", json_integer(p->lastref_dropped));
+	}
 	if (obj) {
 		/* Its cgroup and the container that names it; unknown is null. */
 		json_object_set_new(obj, "cgroup", snapshot__string(p->cgroup));

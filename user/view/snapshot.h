@@ -34,5 +34,7 @@ json_t *snapshot__string(const char *s);
  */
 int snapshot__write_doc(const char *path, json_t *doc);
 json_t *snapshot__frame(const struct sym_frame *f);
+/* A lastref verdict as the snapshot's process.lastref and `leaktop lastref -j` hold it. */
+json_t *snapshot__lastref(const struct lastref_result *r);
 
 #endif
