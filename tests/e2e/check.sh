@@ -6,6 +6,7 @@
 #   - the same with a suppression (function or module glob), or with a baseline of its first
 #     run: CMD's own status, the leak counted as suppressed (listed with -v);
 #   - a clean program: its own status, nothing found; --exit-code changes the leak status;
+#     also exec'd by a shell (the shell's blocks, left at exec, are not the program's);
 #   - a descriptor left open: reported, fails only under --fail-on fd, opened in
 #     open_forgotten at its line;
 #   - a forked child's leak: under the child's pid (its ppid CMD), the parent clean;
@@ -123,6 +124,19 @@ test_clean_program_passes_with_its_status() {
 	expect_jq "processes, heap findings, failed" '[1,0,false]' "$T/clean.json" \
 		'[(.processes | length), ([.processes[].findings[] | select(.kind != "fd")] |
 		 length), .failed]'
+}
+
+# A shell that execs the program leaves its own blocks in the records of the image it was (its
+# allocations are never freed: exec drops them); the program frees all of its own, so the
+# newest image with records is the shell's.  Those blocks are not the program's to report.
+test_blocks_of_the_image_before_exec_are_not_the_programs() {
+	"$LEAKTOP" check -j "$T/exec.json" -- sh -c "exec '$PROG' clean 3" \
+		>"$T/exec.out" 2>"$T/exec.err" &
+	wait_exit $! || return 1
+	expect_eq "exit status (stderr: $(cat "$T/exec.err"))" 3 "$WAIT_STATUS" || return 1
+	expect_jq "processes, their comm, heap findings, failed" '[1,"check_prog",0,false]' \
+		"$T/exec.json" '[(.processes | length), .processes[0].comm, ([.processes[].findings[] |
+		 select(.kind != "fd" and .kind != "mmap")] | length), .failed]'
 }
 
 test_exit_code_option_sets_the_leak_status() {

@@ -27,22 +27,28 @@
 struct fetch_ctx {
 	struct collector *col;
 	int pid;
-	uint64_t gen;			/* the newest image's (0: no block) */
+	uint64_t gen;			/* the held image's (0: unknown, then the newest record's) */
 };
 
-/* The blocks of the process's newest image, read while it is stopped. */
+/*
+ * The blocks of the image held at its exit, read while it is stopped.  Its generation comes
+ * from `procs`: the records of an image that exec'd away stay in `allocs` (purged later),
+ * and when the held image has freed every block, the newest record's generation would be
+ * the previous image's, whose blocks would all be scanned as lost.
+ */
 static int fetch_blocks(void *ctx, struct scan_block **blocks, size_t *n)
 {
 	struct fetch_ctx *f = ctx;
 	struct raw_alloc *raw = NULL;
 	struct scan_block *b;
 	size_t nr = 0, k = 0;
+	bool known = f->gen;
 	int err;
 
 	err = collector__read_allocs(f->col, f->pid, 0, &raw, &nr);
 	if (err)
 		return err;
-	for (size_t i = 0; i < nr; i++)
+	for (size_t i = 0; !known && i < nr; i++)
 		if (raw[i].val.gen > f->gen)
 			f->gen = raw[i].val.gen;
 	b = malloc((nr + 1) * sizeof(*b));
@@ -209,6 +215,7 @@ static int symbolize(const struct exitcheck_env *env, struct check_proc *p, uint
 int exitcheck__process(const struct exitcheck_env *env, int pid, struct check_proc *out)
 {
 	struct fetch_ctx fc = { .col = env->col, .pid = pid };
+	struct lt_proc proc;
 	struct scan_result res;
 	char comm[64];
 	uint64_t gen;
@@ -219,6 +226,9 @@ int exitcheck__process(const struct exitcheck_env *env, int pid, struct check_pr
 	if (!procfs__comm(pid, comm, sizeof(comm)))
 		escape__str(out->comm, sizeof(out->comm), comm);
 	procfs__ppid(pid, &out->ppid);
+	if (env->procs_map >= 0 && !bpf_map_lookup_elem(env->procs_map, &(uint32_t){ (uint32_t)pid },
+							&proc))
+		fc.gen = proc.gen;
 	err = scan__process_live(pid, env->max_stop_ms, fetch_blocks, &fc, &res, out->scan_msg,
 				 sizeof(out->scan_msg));
 	if (!err) {

@@ -20,6 +20,7 @@ struct exitcheck_env {
 	struct symbolizer *sym;
 	int fds_map;			/* the `fds` map (-1: descriptors not tracked) */
 	int mmaps_map;			/* the `mmaps` map (-1: mappings not tracked) */
+	int procs_map;			/* the `procs` map: the held image's generation */
 	unsigned int max_stop_ms;	/* longest the scan's ptrace stop may last */
 };
 

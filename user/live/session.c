@@ -589,7 +589,7 @@ int session__exit_check(struct session *s, int pid, bool fds, bool mmaps,
 	struct exitcheck_env env = {
 		.col = s->col, .sym = s->sym,
 		.fds_map = fds ? m->fds : -1, .mmaps_map = mmaps ? m->mmaps : -1,
-		.max_stop_ms = max_stop_ms,
+		.procs_map = m->procs, .max_stop_ms = max_stop_ms,
 	};
 
 	return exitcheck__process(&env, pid, out);
