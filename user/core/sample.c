@@ -52,6 +52,19 @@ struct lastref_result *sample__add_lastref(struct sample *s)
 	return grow((void **)&s->lastref, &s->n_lastref, &s->cap_lastref, sizeof(*s->lastref));
 }
 
+int sample_site__cmp(const void *a, const void *b)
+{
+	const struct sample_site *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->gen != y->gen)
+		return x->gen < y->gen ? -1 : 1;
+	return x->stack_hash < y->stack_hash ? -1 : x->stack_hash > y->stack_hash;
+}
+
 struct sample_proc *sample__find_proc(const struct sample *s, uint32_t pid, uint64_t gen)
 {
 	size_t at = SEARCH_FIRST(s->n_procs, mid, s->procs[mid].pid < pid ||

@@ -258,6 +258,10 @@ struct sample_frames *sample__add_frames(struct sample *s);
 struct sample_scan *sample__add_scan(struct sample *s);
 struct sym_missing *sample__add_missing(struct sample *s);
 struct lastref_result *sample__add_lastref(struct sample *s);
+
+/* qsort order of sites: (pid, kind, gen, stack_hash), as sample.sites is kept. */
+int sample_site__cmp(const void *a, const void *b);
+
 /* The proc readings of (pid, gen), or NULL (procs must be sorted). */
 struct sample_proc *sample__find_proc(const struct sample *s, uint32_t pid, uint64_t gen);
 

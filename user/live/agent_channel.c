@@ -375,19 +375,6 @@ static int add_site(struct sample *s, size_t *cap, const struct channel *c,
 	return 0;
 }
 
-static int cmp_site(const void *a, const void *b)
-{
-	const struct sample_site *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	if (x->gen != y->gen)
-		return x->gen < y->gen ? -1 : 1;
-	return x->stack_hash < y->stack_hash ? -1 : x->stack_hash > y->stack_hash;
-}
-
 static int add_calls(struct sample *s, const struct channel *c, uint64_t calls)
 {
 	struct sample_calls *n;
@@ -437,7 +424,7 @@ int agent_channels__read(struct agent_channels *set, struct collector *col, stru
 					__atomic_load_n(&h->counters[LT_AGENT_CNT_CALLS],
 							__ATOMIC_RELAXED));
 	}
-	qsort(s->sites, s->n_sites, sizeof(*s->sites), cmp_site);
+	qsort(s->sites, s->n_sites, sizeof(*s->sites), sample_site__cmp);
 	s->counters[LT_CNT_EVENTS] += cnt[LT_AGENT_CNT_EVENTS];
 	s->counters[LT_CNT_FREE_UNKNOWN] += cnt[LT_AGENT_CNT_FREE_UNKNOWN];
 	s->counters[LT_CNT_NESTED] += cnt[LT_AGENT_CNT_NESTED];

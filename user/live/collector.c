@@ -70,21 +70,6 @@ void collector__free(struct collector *c)
 	free(c);
 }
 
-static int cmp_site_key(const void *a, const void *b)
-{
-	const struct sample_site *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	if (x->gen != y->gen)
-		return x->gen < y->gen ? -1 : 1;
-	if (x->stack_hash != y->stack_hash)
-		return x->stack_hash < y->stack_hash ? -1 : 1;
-	return 0;
-}
-
 /* Slot idx of a per-CPU array, summed over the CPUs; 0 or -errno. */
 static int percpu_sum(struct collector *c, int fd, uint32_t idx, uint64_t *out)
 {
@@ -241,7 +226,7 @@ static int read_sites(struct collector *c, struct sample *s)
 		};
 	free(raw);
 	s->n_sites = n;
-	qsort(s->sites, s->n_sites, sizeof(*s->sites), cmp_site_key);
+	qsort(s->sites, s->n_sites, sizeof(*s->sites), sample_site__cmp);
 	return 0;
 }
 
