@@ -19,27 +19,17 @@ HOSTILE_USER=${HOSTILE_USER:-nobody}
 HOSTILE_GROUP=${HOSTILE_GROUP:-nogroup}
 HOSTILE_EXIT_S=${HOSTILE_EXIT_S:-1}
 
-# setpriv's arguments that make the command the unprivileged attacker.
-ATTACKER_SETPRIV=()
-attacker_setpriv() {
-	ATTACKER_SETPRIV=(setpriv --reuid="$HOSTILE_USER" --regid="$HOSTILE_GROUP"
-		--clear-groups --inh-caps=-all --bounding-set=-all --)
-}
-
 # as_attacker CMD [ARG...]: run CMD as the unprivileged attacker, in the foreground.
 as_attacker() {
-	attacker_setpriv
-	"${ATTACKER_SETPRIV[@]}" "$@"
+	setpriv --reuid="$HOSTILE_USER" --regid="$HOSTILE_GROUP" --clear-groups \
+		--inh-caps=-all --bounding-set=-all -- "$@"
 }
 
 # as_attacker_bg CMD [ARG...]: the same in the background; its pid goes to ATTACKER_PID (and
-# BG_PIDS, so the script's cleanup ends it).  setpriv is started directly, not through a
-# function's subshell: it execs CMD, so the pid is CMD's own (a subshell's pid, killed at
-# cleanup, left CMD running on, holding the runner's output pipe until it gave up by itself).
+# BG_PIDS, so the script's cleanup ends it).
 ATTACKER_PID=""
 as_attacker_bg() {
-	attacker_setpriv
-	"${ATTACKER_SETPRIV[@]}" "$@" &
+	as_attacker "$@" &
 	ATTACKER_PID=$!
 	BG_PIDS+=("$ATTACKER_PID")
 }
