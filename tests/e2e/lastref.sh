@@ -283,6 +283,28 @@ test_lastref_unresolved_at_its_duration_is_in_the_runs_snapshot() {
 	expect_verdict_in_snapshot undropped '"unresolved"'
 }
 
+# `leaktop report` of that snapshot reads the verdicts back and prints each as its line says.
+expect_verdict_in_report() {
+	local d=$E2E_TMP/$1 pid line
+	pid=$(cat "$d/pid")
+	line=$(jq -r '.lastref[0].line' "$d/out.json")
+	"$LEAKTOP" report -p "$pid" "$d/snap.json" >"$d/report" 2>"$d/report.err" || {
+		echo "leaktop report failed: $(head -c 300 "$d/report.err")"
+		return 1
+	}
+	grep -qxF "  lastref: $line" "$d/report" && return 0
+	echo "the report of $d/snap.json lacks the line '  lastref: $line'; its lastref lines:"
+	grep 'lastref' "$d/report" | head -5
+	return 1
+}
+
+test_lastref_verdicts_are_in_the_text_report_of_the_snapshot() {
+	global || return 1
+	expect_verdict_in_report global || return 1
+	undropped || return 1
+	expect_verdict_in_report undropped
+}
+
 test_lastref_leaves_every_target_running_untraced_with_its_debug_registers() {
 	local s
 	for s in global top holder local_ local_linger local_nofp register undropped; do

@@ -3,8 +3,10 @@
  * test_snapshot_lastref.c - lastref's verdicts from the sample to the snapshot: a verdict the
  * sample brings is folded into its process (model__apply) and written under the process's
  * "lastref" as `leaktop lastref -j` writes it (verdict, where, the reference, the line); a
- * process no lastref ran on has no "lastref" at all.
+ * process no lastref ran on has no "lastref" at all.  Read back (`leaktop report FILE`), the
+ * verdicts are the same: the same line, register names included; a bad one is refused.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +15,9 @@
 #include "check.h"
 #include "core/model.h"
 #include "core/sample.h"
+#include "view/format.h"
 #include "view/snapshot.h"
+#include "view/snapshot_read.h"
 
 #define NS 1000000000ull
 
@@ -118,8 +122,125 @@ static void test_snapshot_process_has_the_lastref_verdicts_of_its_sample(void)
 	model__free(&m);
 }
 
+/* The snapshot of m as text (NULL: it could not be written). */
+static char *snapshot_text(const struct model *m, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	if (!f)
+		return NULL;
+	if (snapshot__write_line(f, m)) {
+		fclose(f);
+		free(buf);
+		return NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* A model with process 900 and one verdict of each kind given (register-only, returned). */
+static void model_with_verdicts(struct model *m)
+{
+	struct sample_site site = { .pid = 900, .kind = LT_KIND_HEAP, .gen = 1, .stack_hash = 0x90,
+				    .outstanding_bytes = 64, .outstanding_count = 1, .allocs = 1,
+				    .alloc_bytes = 64 };
+	struct lastref_result *r;
+	struct sample_event *ev;
+	struct sample s;
+
+	model__init(m, 1.0, RES_ALL, 8);
+	memset(&s, 0, sizeof(s));
+	s.ts_ns = NS;
+	s.sites = &site;
+	s.n_sites = 1;
+	ev = sample__add_event(&s);
+	*ev = (struct sample_event){ .type = SAMPLE_EV_FIRST, .pid = 900, .gen = 1, .target = true };
+	r = sample__add_lastref(&s);
+	*r = (struct lastref_result){ .pid = 900, .gen = 1, .at_s = 2.25, .reg = "r12" };
+	r->b.addr = 0x5000;
+	r->b.size = 64;
+	r->b.stack_hash = 0x90;
+	r->b.cause = (struct lr_cause){ .verdict = LR_REGISTER_ONLY,
+					.ref = { .kind = LR_REF_REGISTER, .tid = 901 } };
+	r->alloc = (struct sym_frame){ .addr = 0x401000, .symbol = strdup("make_it"),
+				       .file = strdup("prog.c"), .line = 12 };
+	r->frame = (struct sym_frame){ .addr = 0x401200, .symbol = strdup("hold_it"),
+				       .file = strdup("prog.c"), .line = 40 };
+	r = sample__add_lastref(&s);
+	*r = (struct lastref_result){ .pid = 900, .gen = 1, .at_s = 3.5, .since_s = 3.0 };
+	r->b.addr = 0x6000;
+	r->b.size = 32;
+	r->b.stack_hash = 0x90;
+	r->b.cause = (struct lr_cause){ .verdict = LR_FRAME_RETURNED, .unwatched = true, .tid = 900,
+					.ref = { .kind = LR_REF_STACK, .tid = 900,
+						 .loc = 0x7ffc0000 } };
+	r->frame = (struct sym_frame){ .addr = 0x401300, .symbol = strdup("local_"),
+				       .file = strdup("prog.c"), .line = 50 };
+	CHECK_EQ_INT(model__apply(m, &s), 0);
+	s.sites = NULL;
+	s.n_sites = 0;
+	sample__free(&s);
+}
+
+static void test_snapshot_lastref_verdicts_read_back_give_the_same_lines(void)
+{
+	char want[1024], got[1024], err[256] = "";
+	const struct process *p, *q;
+	struct snapshot_info info;
+	struct model m, back;
+	size_t len = 0;
+	char *text;
+
+	model_with_verdicts(&m);
+	text = snapshot_text(&m, &len);
+	CHECK(text != NULL);
+	memset(&back, 0, sizeof(back));
+	CHECK_EQ_INT(snapshot__read_buf(text, len, "t.json", NULL, &back, &info, err, sizeof(err)), 0);
+	CHECK_EQ_STR(err, "");
+	p = model__find(&m, 900, 1);
+	q = back.n_procs == 1 ? &back.procs[0] : NULL;
+	CHECK(p && q);
+	CHECK_EQ_INT(q ? q->n_lastref : 0, 2);
+	for (size_t i = 0; q && i < q->n_lastref && i < p->n_lastref; i++) {
+		fmt__lastref_line(want, sizeof(want), &p->lastref[i]);
+		fmt__lastref_line(got, sizeof(got), &q->lastref[i]);
+		CHECK_EQ_STR(got, want);
+		CHECK(q->lastref[i].b.stack_hash == 0x90);
+	}
+	CHECK_EQ_STR(q && q->n_lastref ? q->lastref[0].reg : "", "r12");
+	free(text);
+	model__free(&back);
+	model__free(&m);
+}
+
+static void test_snapshot_read_refuses_an_unknown_lastref_verdict(void)
+{
+	char err[256] = "", *text, *at;
+	struct snapshot_info info;
+	struct model m, back;
+	size_t len = 0;
+
+	model_with_verdicts(&m);
+	text = snapshot_text(&m, &len);
+	CHECK(text != NULL);
+	at = text ? strstr(text, "\"register_only\"") : NULL;
+	CHECK(at != NULL);
+	if (at)
+		memcpy(at, "\"sideways_gone\"", strlen("\"sideways_gone\""));
+	memset(&back, 0, sizeof(back));
+	CHECK_EQ_INT(snapshot__read_buf(text, len, "t.json", NULL, &back, &info, err, sizeof(err)),
+		     -EINVAL);
+	CHECK(strstr(err, "lastref[0].verdict") && strstr(err, "sideways_gone"));
+	free(text);
+	model__free(&back);
+	model__free(&m);
+}
+
 int main(void)
 {
 	RUN(test_snapshot_process_has_the_lastref_verdicts_of_its_sample);
+	RUN(test_snapshot_lastref_verdicts_read_back_give_the_same_lines);
+	RUN(test_snapshot_read_refuses_an_unknown_lastref_verdict);
 	CHECK_EXIT();
 }

@@ -210,7 +210,7 @@ struct lastref_result {
 	uint32_t n_at;
 	struct sym_frame frame;		/* LR_FRAME_RETURNED: the frame that held the pointer;
 					 * LR_REGISTER_ONLY: where the thread was */
-	const char *reg;		/* LR_REGISTER_ONLY: the register's name */
+	char reg[8];			/* LR_REGISTER_ONLY: the register's name ("": unknown) */
 	double at_s, since_s;		/* run clock: the moment; unwatched: last known good */
 };
 

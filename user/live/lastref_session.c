@@ -107,7 +107,7 @@ static void on_done(void *ctx, const struct lr_block *b)
 		resolve(l, c->ref.frame_pc, true, &r->frame);
 	if (c->verdict == LR_REGISTER_ONLY) {
 		resolve(l, c->ref.ip, false, &r->frame);
-		r->reg = watcher__reg_name(c->ref.reg);
+		snprintf(r->reg, sizeof(r->reg), "%s", watcher__reg_name(c->ref.reg));
 	}
 	r->at_s = run_s(l, c->at_ns);
 	r->since_s = run_s(l, c->since_ns);

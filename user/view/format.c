@@ -461,7 +461,7 @@ const char *fmt__lastref_line(char *buf, size_t len, const struct lastref_result
 		break;
 	case LR_REGISTER_ONLY:
 		snprintf(buf, len, "%s lived only in register %s of thread %u at %s: a register "
-			 "cannot be watched", head, r->reg ? r->reg : "?", c->ref.tid,
+			 "cannot be watched", head, r->reg[0] ? r->reg : "?", c->ref.tid,
 			 lastref_where(fr, sizeof(fr), &r->frame));
 		break;
 	case LR_FREED:

@@ -13,6 +13,20 @@
 #include "view/format.h"
 #include "view/report.h"
 
+/* lastref's verdicts on the process's blocks (the TUI's L, `leaktop lastref`), one line each. */
+static void write_lastrefs(FILE *out, const struct process *p)
+{
+	char line[1024];
+
+	for (size_t i = 0; i < p->n_lastref; i++) {
+		fputs("  lastref: ", out);
+		fmt__str(out, fmt__lastref_line(line, sizeof(line), &p->lastref[i]), "");
+		fputc('\n', out);
+	}
+	if (p->lastref_dropped)
+		fprintf(out, "  lastref: %" PRIu32 " more verdicts not kept\n", p->lastref_dropped);
+}
+
 static void write_process(FILE *out, const struct model *m, const struct process *p,
 			  const struct report_opts *o)
 {
@@ -72,6 +86,7 @@ static void write_process(FILE *out, const struct model *m, const struct process
 			", unmaps %" PRIu64 ")\n",
 			fmt__bytes(b3, sizeof(b3), p->mmap_outstanding_bytes),
 			p->mmap_outstanding_count, p->mmap_maps, p->mmap_unmaps);
+	write_lastrefs(out, p);
 	sites = model__sites_by_outstanding(p);
 	if (!sites)
 		return;

@@ -596,7 +596,7 @@ json_t *snapshot__lastref(const struct lastref_result *r)
 				"addr", c->ref.kind == LR_REF_REGISTER ? json_null() : lastref_hex(c->ref.loc),
 				"holder", c->ref.kind == LR_REF_HEAP ? lastref_hex(c->ref.holder) : json_null(),
 				"thread", c->ref.tid ? json_integer(c->ref.tid) : json_null(),
-				"register", r->reg && c->verdict == LR_REGISTER_ONLY ?
+				"register", r->reg[0] && c->verdict == LR_REGISTER_ONLY ?
 					    json_string(r->reg) : json_null());
 	o = json_pack("{s:o, s:I, s:s, s:o, s:s, s:o, s:o, s:o, s:b, s:o, s:o, s:I, s:s}",
 		      "addr", lastref_hex(r->b.addr), "size", (json_int_t)r->b.size, "stack_id", id,

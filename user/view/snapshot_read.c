@@ -32,6 +32,7 @@
 #include <unistd.h>
 #include <jansson.h>
 
+#include "util/vec.h"
 #include "view/format.h"
 #include "view/snapshot.h"
 #include "view/snapshot_read.h"
@@ -1251,6 +1252,185 @@ static int read_scan(struct rd *r, json_t *jp, struct process *p)
 	return ret;
 }
 
+/* A name of names[0..n) (the JSON spells enums by name): its index, or -1. */
+static int name_index(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (names[i] && !strcmp(names[i], s))
+			return i;
+	return -1;
+}
+
+/* lastref[].reference: the reference that went (null for freed and unresolved blocks). */
+static int read_lastref_ref(struct rd *r, json_t *jr, struct lastref_result *out)
+{
+	struct lr_ref *ref = &out->b.cause.ref;
+	json_t *kind, *v;
+	int k, ret = member(r, jr, "kind", JSON_STRING, F_REQ, &kind);
+
+	if (ret)
+		return ret;
+	k = name_index(lr_ref_kind_names, LR_REF__COUNT, json_string_value(kind));
+	if (k < 0)
+		return bad(r, "kind", "is \"%.40s\", expected a reference kind (memory, heap, "
+			   "stack, register)", json_string_value(kind));
+	ref->kind = k;
+	ret = member(r, jr, "addr", JSON_STRING, F_NULL, &v);
+	if (!ret && v)
+		ret = read_hex(r, jr, "addr", &ref->loc);
+	if (!ret)
+		ret = member(r, jr, "holder", JSON_STRING, F_NULL, &v);
+	if (!ret && v)
+		ret = read_hex(r, jr, "holder", &ref->holder);
+	if (!ret) {
+		static const struct int_field tid[] = {
+			{ "thread", offsetof(struct lr_ref, tid), 4, 1, 0x7fffffff, F_NULL },
+		};
+
+		ret = read_ints(r, jr, ref, tid, 1, NULL);
+	}
+	if (!ret)
+		ret = read_strbuf(r, jr, "register", 0, out->reg, sizeof(out->reg));
+	return ret;
+}
+
+/* A frame member of a lastref verdict, left empty when absent or null. */
+static int read_lastref_frame(struct rd *r, json_t *jl, const char *key, struct sym_frame *f)
+{
+	json_t *v;
+	size_t mark;
+	int ret = member(r, jl, key, JSON_OBJECT, F_NULL, &v);
+
+	if (ret || !v)
+		return ret;
+	mark = at_key(r, key);
+	ret = read_frame(r, v, f);
+	back(r, mark);
+	return ret;
+}
+
+/* processes[].lastref[]: one verdict of lastref on a block of this image. */
+static int read_lastref(struct rd *r, json_t *jl, struct lastref_result *out)
+{
+	static const struct int_field fields[] = {
+		{ "size", offsetof(struct lastref_result, b.size), 8, 0, NUM_MAX, F_REQ },
+		{ "thread", offsetof(struct lastref_result, b.cause.tid), 4, 1, 0x7fffffff, F_NULL },
+		{ "references_left", offsetof(struct lastref_result, b.n_refs), 4, 0, LR_MAX_REFS,
+		  F_NULL },
+	};
+	static const struct real_field reals[] = {
+		{ "at_s", offsetof(struct lastref_result, at_s), 0, 1e12, F_NULL },
+	};
+	json_t *verdict, *at, *id, *ref, *between;
+	char hex[24];
+	size_t mark;
+	int v, ret;
+
+	if (!json_is_object(jl))
+		return bad_type(r, NULL, jl, "an object");
+	ret = read_hex(r, jl, "addr", &out->b.addr);
+	if (!ret)
+		ret = read_ints(r, jl, out, fields, 3, NULL);
+	if (!ret)
+		ret = read_reals(r, jl, out, reals, 1, NULL);
+	if (!ret)
+		ret = member(r, jl, "stack_id", JSON_STRING, F_REQ, &id);
+	if (!ret) {
+		snprintf(hex, sizeof(hex), "0x%.20s", json_string_value(id));
+		if (parse_hex(hex, &out->b.stack_hash))
+			ret = bad(r, "stack_id", "is \"%.40s\", expected up to 16 hex digits",
+				  json_string_value(id));
+	}
+	if (!ret)
+		ret = member(r, jl, "verdict", JSON_STRING, F_REQ, &verdict);
+	if (ret)
+		return ret;
+	v = name_index(lr_verdict_names, LR_VERDICT__COUNT, json_string_value(verdict));
+	if (v < 0)
+		return bad(r, "verdict", "is \"%.40s\", expected a lastref verdict",
+			   json_string_value(verdict));
+	out->b.cause.verdict = v;
+	out->b.state = LR_DONE;
+	ret = read_bool(r, jl, "unwatched", 0, &out->b.cause.unwatched);
+	if (!ret)
+		ret = member(r, jl, "between_s", JSON_ARRAY, F_NULL, &between);
+	if (!ret && between) {
+		json_t *since = json_array_get(between, 0);
+
+		if (json_array_size(between) != 2 || !json_is_number(since))
+			return bad(r, "between_s", "expected [since_s, at_s]");
+		out->since_s = json_number_value(since);
+	}
+	if (!ret)
+		ret = read_strbuf(r, jl, "reason", 0, out->b.cause.why, sizeof(out->b.cause.why));
+	if (!ret)
+		ret = read_lastref_frame(r, jl, "allocated_at", &out->alloc);
+	if (!ret)
+		ret = read_lastref_frame(r, jl, v == LR_FRAME_RETURNED ? "frame" : "thread_at",
+					 &out->frame);
+	if (!ret)
+		ret = member(r, jl, "reference", JSON_OBJECT, F_NULL, &ref);
+	if (!ret && ref) {
+		mark = at_key(r, "reference");
+		ret = read_lastref_ref(r, ref, out);
+		back(r, mark);
+	}
+	if (!ret)
+		ret = member(r, jl, "at", JSON_ARRAY, F_REQ, &at);
+	if (ret)
+		return ret;
+	if (json_array_size(at) > LR_MAX_FRAMES)
+		return bad(r, "at", "holds %zu frames, expected at most %d", json_array_size(at),
+			   LR_MAX_FRAMES);
+	out->at = json_array_size(at) ? calloc(json_array_size(at), sizeof(*out->at)) : NULL;
+	if (json_array_size(at) && !out->at)
+		return -ENOMEM;
+	mark = at_key(r, "at");
+	for (size_t i = 0; i < json_array_size(at) && !ret; i++) {
+		size_t m2 = at_index(r, i);
+
+		ret = read_frame(r, json_array_get(at, i), &out->at[out->n_at++]);
+		back(r, m2);
+	}
+	back(r, mark);
+	return ret;
+}
+
+/* processes[].lastref and .lastref_dropped, present once a lastref ran on the image. */
+static int read_lastrefs(struct rd *r, json_t *jp, struct process *p)
+{
+	static const struct int_field dropped[] = {
+		{ "lastref_dropped", offsetof(struct process, lastref_dropped), 4, 0, UINT32_MAX,
+		  F_NULL },
+	};
+	json_t *arr;
+	size_t mark, n;
+	int ret = member(r, jp, "lastref", JSON_ARRAY, F_NULL, &arr);
+
+	if (!ret)
+		ret = read_ints(r, jp, p, dropped, 1, NULL);
+	if (ret || !arr)
+		return ret;
+	n = json_array_size(arr);
+	if (n > PROC_LASTREF_MAX)
+		return bad(r, "lastref", "holds %zu verdicts, expected at most %d", n,
+			   PROC_LASTREF_MAX);
+	if (n && VEC_RESERVE_ZEROED(p->lastref, p->cap_lastref, n, n))
+		return -ENOMEM;
+	mark = at_key(r, "lastref");
+	for (size_t i = 0; i < n && !ret; i++) {
+		size_t m2 = at_index(r, i);
+		struct lastref_result *lr = &p->lastref[p->n_lastref++];
+
+		lr->pid = p->pid;
+		lr->gen = p->gen;
+		ret = read_lastref(r, json_array_get(arr, i), lr);
+		back(r, m2);
+	}
+	back(r, mark);
+	return ret;
+}
+
 static int read_process(struct rd *r, json_t *jp, uint64_t now_ns, struct process *p,
 			unsigned int *res)
 {
@@ -1313,6 +1493,8 @@ static int read_process(struct rd *r, json_t *jp, uint64_t now_ns, struct proces
 	}
 	if (!ret)
 		ret = read_scan(r, jp, p);
+	if (!ret)
+		ret = read_lastrefs(r, jp, p);
 	/* It was in the snapshot, so it was shown: keep it shown whatever its numbers. */
 	p->target = true;
 	return ret;
