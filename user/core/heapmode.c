@@ -51,6 +51,7 @@ void heapmode__free(struct heapmode *h)
 	h->banned = NULL;
 	h->released = NULL;
 	h->n_traced = h->cap_traced = h->n_banned = h->n_released = 0;
+	h->cap_banned = h->cap_released = 0;
 }
 
 /* Is pid kept out for its cost (bans that ended are dropped on the way)? */
@@ -84,12 +85,9 @@ static uint64_t ban_ns(const struct heapmode *h, double cost_pct)
 
 static int ban(struct heapmode *h, uint32_t pid, uint64_t until_ns)
 {
-	struct heapmode_ban *v = realloc(h->banned, (h->n_banned + 1) * sizeof(*v));
-
-	if (!v)
+	if (VEC_RESERVE(h->banned, h->cap_banned, h->n_banned + 1, 8))
 		return -ENOMEM;
-	v[h->n_banned++] = (struct heapmode_ban){ pid, until_ns };
-	h->banned = v;
+	h->banned[h->n_banned++] = (struct heapmode_ban){ pid, until_ns };
 	return 0;
 }
 
@@ -187,14 +185,11 @@ enum heapmode_change heapmode__step(struct heapmode *h, uint64_t now_ns, double 
 	return HEAPMODE_TO_EXACT;
 }
 
-static int push_pid(uint32_t **v, size_t *n, uint32_t pid)
+static int push_pid(uint32_t **v, size_t *n, size_t *cap, uint32_t pid)
 {
-	uint32_t *w = realloc(*v, (*n + 1) * sizeof(**v));
-
-	if (!w)
+	if (vec__reserve(v, cap, *n + 1, sizeof(**v), 16, false))
 		return -ENOMEM;
-	w[(*n)++] = pid;
-	*v = w;
+	(*v)[(*n)++] = pid;
 	return 0;
 }
 
@@ -242,15 +237,12 @@ static void unrelease(struct heapmode *h, uint32_t pid)
 
 static int add_released(struct heapmode *h, uint32_t pid, uint64_t now_ns)
 {
-	struct heapmode_released *v;
-
 	if (heapmode__released(h, pid))
 		return 0;
-	v = realloc(h->released, (h->n_released + 1) * sizeof(*v));
-	if (!v)
+	if (VEC_RESERVE(h->released, h->cap_released, h->n_released + 1, 8))
 		return -ENOMEM;
-	v[h->n_released++] = (struct heapmode_released){ .pid = pid, .released_ns = now_ns };
-	h->released = v;
+	h->released[h->n_released++] = (struct heapmode_released){ .pid = pid,
+								     .released_ns = now_ns };
 	return 0;
 }
 
@@ -259,7 +251,7 @@ static int add_traced(struct heapmode *h, const struct heapmode_candidate *c,
 {
 	if (VEC_RESERVE(h->traced, h->cap_traced, h->n_traced + 1, 16))
 		return -ENOMEM;
-	if (push_pid(&out->added, &out->n_added, c->pid))
+	if (push_pid(&out->added, &out->n_added, &out->cap_added, c->pid))
 		return -ENOMEM;
 	unrelease(h, c->pid);
 	h->traced[h->n_traced++] = (struct heapmode_traced){
@@ -274,13 +266,10 @@ static int add_traced(struct heapmode *h, const struct heapmode_candidate *c,
 static int note_removed(struct heapmode *h, uint32_t pid, enum heapmode_why why,
 			uint64_t now_ns, struct heapmode_changes *out)
 {
-	uint8_t *w = realloc(out->why, out->n_removed + 1);
-
-	if (!w)
+	if (VEC_RESERVE(out->why, out->cap_why, out->n_removed + 1, 16))
 		return -ENOMEM;
-	out->why = w;
-	w[out->n_removed] = why;
-	if (push_pid(&out->removed, &out->n_removed, pid))
+	out->why[out->n_removed] = why;
+	if (push_pid(&out->removed, &out->n_removed, &out->cap_removed, pid))
 		return -ENOMEM;
 	return why == HEAPMODE_WHY_GONE ? 0 : add_released(h, pid, now_ns);
 }

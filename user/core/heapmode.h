@@ -151,9 +151,9 @@ struct heapmode {
 		uint32_t pid;
 		uint64_t until_ns;
 	} *banned;
-	size_t n_banned;
+	size_t n_banned, cap_banned;
 	struct heapmode_released *released;	/* by pid; live processes only */
-	size_t n_released;
+	size_t n_released, cap_released;
 };
 
 enum heapmode_change {
@@ -229,6 +229,7 @@ struct heapmode_changes {
 	uint32_t *added, *removed;
 	uint8_t *why;			/* enum heapmode_why */
 	size_t n_added, n_removed, n_expensive;
+	size_t cap_added, cap_removed, cap_why;
 };
 
 /*

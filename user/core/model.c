@@ -231,7 +231,7 @@ static bool same_answer(const struct sym_missing *a, const struct sym_missing *b
 
 int model__add_missing(struct model *m, const struct sym_missing *h)
 {
-	struct sym_missing copy, *v;
+	struct sym_missing copy;
 	size_t i;
 
 	if (!h->module)
@@ -251,12 +251,10 @@ int model__add_missing(struct model *m, const struct sym_missing *h)
 		m->sym_missing[i] = copy;
 		return 0;
 	}
-	v = realloc(m->sym_missing, (m->n_sym_missing + 1) * sizeof(*v));
-	if (!v) {
+	if (VEC_RESERVE(m->sym_missing, m->cap_sym_missing, m->n_sym_missing + 1, 8)) {
 		sym_missing__clear(&copy);
 		return -ENOMEM;
 	}
-	m->sym_missing = v;
 	m->sym_missing[m->n_sym_missing++] = copy;
 	return 0;
 }

@@ -217,7 +217,7 @@ struct model {
 	/* Modules without symbols that frames were resolved in: one entry per file (path and
 	 * build id), in the order they were found; never dropped. */
 	struct sym_missing *sym_missing;
-	size_t n_sym_missing;
+	size_t n_sym_missing, cap_sym_missing;
 };
 
 void model__init(struct model *m, double interval_s, unsigned int resources, uint32_t window);

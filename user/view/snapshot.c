@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "util/atomic_file.h"
+#include "util/vec.h"
 #include "view/format.h"
 #include "view/snapshot.h"
 
@@ -276,18 +277,8 @@ static int piece_add(const char *s, size_t len, void *ctx)
 {
 	struct writer *w = ctx;
 
-	if (w->piece_len + len > w->piece_cap) {
-		size_t cap = w->piece_cap ? w->piece_cap : 4096;
-		char *p;
-
-		while (cap < w->piece_len + len)
-			cap *= 2;
-		p = realloc(w->piece, cap);
-		if (!p)
-			return -1;
-		w->piece = p;
-		w->piece_cap = cap;
-	}
+	if (VEC_RESERVE(w->piece, w->piece_cap, w->piece_len + len, 4096))
+		return -1;
 	memcpy(w->piece + w->piece_len, s, len);
 	w->piece_len += len;
 	return 0;
