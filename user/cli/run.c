@@ -35,6 +35,7 @@
 #include "cli/oom.h"
 #include "cli/preflight.h"
 #include "cli/run.h"
+#include "cli/signals.h"
 #include "core/analysis.h"
 #include "core/model.h"
 #include "live/agent_channel.h"
@@ -42,7 +43,6 @@
 #include "tui/tui.h"
 #include "view/format.h"
 #include "view/report.h"
-#include "util/atomic_file.h"
 #include "util/budget.h"
 #include "util/clock.h"
 #include "util/msg.h"
@@ -61,35 +61,8 @@
 /* ... and at least this long from its start, however late the loop saw the signal. */
 #define FINAL_AT_LEAST_NS	(100ULL * 1000000ULL)
 
-static volatile sig_atomic_t stop_signal;
-static volatile sig_atomic_t tui_active;
-/* When the first stop signal came (monotonic_ns: clock_gettime is async-signal-safe). */
-static volatile uint64_t stop_signal_ns;
-/* When the loop saw it (0: the run ended for another reason), for -v. */
+/* When the loop saw the first stop signal (0: the run ended for another reason), for -v. */
 static uint64_t stop_seen_ns;
-
-/*
- * The first signal sets a flag every stretch of work looks at (event delivery, the collect
- * budget, the poll slices), so the loop ends within about a slice and writes the final
- * report.  A second one ends leaktop at once: only async-signal-safe calls from here; the
- * probes are file descriptors the kernel removes, a snapshot being written is discarded
- * (the previous one stays).
- */
-static void on_signal(int sig)
-{
-	static const char restore[] = "\033[?1049l\033[?25h\r\n";
-
-	if (!stop_signal) {
-		stop_signal_ns = monotonic_ns();
-		stop_signal = sig;
-		return;
-	}
-	atomic_file__discard_in_progress();
-	session__release_held_now();
-	if (tui_active && write(STDOUT_FILENO, restore, sizeof(restore) - 1) < 0)
-		sig = SIGINT;
-	_exit(128 + sig);
-}
 
 struct run {
 	const struct options *o;
@@ -180,13 +153,6 @@ static bool hook_step(struct run *r)
 	return ret != 0;
 }
 
-/* A crash: no process stays held at exec (async-signal-safe), then the default action. */
-static void on_crash(int sig)
-{
-	session__release_held_now();
-	raise(sig);
-}
-
 /* A line about heap tracing or an OOM snapshot: on stderr in batch mode, on the TUI's message
  * line. */
 static void say_line(void *ctx, const char *line)
@@ -211,13 +177,13 @@ static int collect(struct run *r, bool scan_due, bool final)
 	uint64_t now_ns = monotonic_ns();
 	struct work_budget budget = {
 		.deadline_ns = now_ns + (final ? FINAL_BUDGET_NS : COLLECT_BUDGET_NS),
-		.stop = &stop_signal,
+		.stop = &signals__stop,
 		.last = final,
 	};
 	int err;
 
-	if (final && stop_signal) {
-		uint64_t until_ns = stop_signal_ns + FINAL_AFTER_SIGNAL_NS;
+	if (final && signals__stop) {
+		uint64_t until_ns = signals__stop_ns() + FINAL_AFTER_SIGNAL_NS;
 
 		budget.stop = NULL;
 		if (until_ns < now_ns + FINAL_AT_LEAST_NS)
@@ -359,8 +325,8 @@ static int wait_tick(struct run *r, uint64_t next, uint64_t end, uint64_t interv
 	for (;;) {
 		uint64_t now = monotonic_ns();
 
-		if (stop_signal || (r->have_child && launcher__poll(&r->child, false))) {
-			if (stop_signal)
+		if (signals__stop || (r->have_child && launcher__poll(&r->child, false))) {
+			if (signals__stop)
 				stop_seen_ns = monotonic_ns();
 			*last = true;
 			return 0;
@@ -430,11 +396,11 @@ static int report(struct run *r, bool *last)
 		session__lastref_stop(r->sess, &r->model);
 	}
 	/* Events already queued (an exit, say) belong in this report, within a slice. */
-	session__drain(r->sess, stop_signal ? 0 : POLL_SLICE_MS);
+	session__drain(r->sess, signals__stop ? 0 : POLL_SLICE_MS);
 	t_upkeep = monotonic_ns();
 	session__upkeep(r->sess, &r->model, &r->sample);
 	t_collect = monotonic_ns();
-	scan_due = !stop_signal && o->scan_every_s > 0 &&
+	scan_due = !signals__stop && o->scan_every_s > 0 &&
 		   monotonic_ns() - r->last_reach_scan_ns >= o->scan_every_s * 1e9;
 	if (collect(r, scan_due, *last))
 		return -EIO;
@@ -492,22 +458,6 @@ static int loop(struct run *r)
 	return r->em.files_failed || r->hook_status ? 1 : 0;
 }
 
-static void set_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-	struct sigaction crash = { .sa_handler = on_crash, .sa_flags = SA_RESETHAND | SA_NODEFER };
-	static const int crash_sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&crash.sa_mask);
-	for (size_t i = 0; i < sizeof(crash_sigs) / sizeof(crash_sigs[0]); i++)
-		sigaction(crash_sigs[i], &crash, NULL);
-}
-
 static int release_child(void *ctx)
 {
 	return launcher__release(ctx);
@@ -533,7 +483,7 @@ static int open_session(struct run *r, char *cmd_path, size_t path_len)
 			.cmd_name = o->cmd ? o->cmd[0] : NULL,
 			.cmd_path = have_path ? cmd_path : NULL,
 			.release_child = release_child, .release_ctx = &r->child,
-			.stop = &stop_signal,
+			.stop = &signals__stop,
 		},
 		.resources = o->resources, .stack_depth = o->stack_depth,
 		.unwind_cfi = o->unwind_cfi, .probe_floor = o->probe_floor, .verbose = o->verbose,
@@ -552,7 +502,7 @@ static int open_session(struct run *r, char *cmd_path, size_t path_len)
 		},
 		.agent = r->agent, .agent_lib = r->agent_lib,
 		.say_oom_problem = o->oom_dir || o->verbose,
-		.stop = &stop_signal, .say = say_line, .say_ctx = r,
+		.stop = &signals__stop, .say = say_line, .say_ctx = r,
 	};
 
 	r->agent = NULL;
@@ -618,7 +568,7 @@ static int start(struct run *r, const char *oom_dir, char *cmd_path, size_t path
 	if (!o->batch_set && !o->quiet && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) &&
 	    !(o->json_path && !strcmp(o->json_path, "-")))
 		r->em.tui = tui__start();
-	tui_active = r->em.tui != NULL;
+	signals__tui_active(r->em.tui != NULL);
 	if (r->hooks && r->hooks->start) {
 		struct run_live lv = live_of(r);
 
@@ -644,7 +594,7 @@ static int finish(struct run *r, int status, uint64_t t_report_ns)
 		r->hooks->finish(r->hooks->ctx, &lv);
 	}
 	tui__stop(r->em.tui);
-	tui_active = 0;
+	signals__tui_active(false);
 	if (r->model.stop.fired) {
 		/* The process stays stopped for a debugger: said after the final report. */
 		fflush(stdout);
@@ -658,7 +608,7 @@ static int finish(struct run *r, int status, uint64_t t_report_ns)
 			 * Tracing stops with CMD (Ctrl-C, SIGTERM, -d, q): pass the signal on,
 			 * as a shell would, and let CMD decide.
 			 */
-			kill(r->child.pid, stop_signal == SIGHUP ? SIGHUP : SIGTERM);
+			kill(r->child.pid, signals__stop == SIGHUP ? SIGHUP : SIGTERM);
 		}
 	}
 	if (r->have_child && r->child.reaped && status == 0) {
@@ -671,12 +621,12 @@ static int finish(struct run *r, int status, uint64_t t_report_ns)
 	session__close(r->sess, true, &t_detach_ns, &t_free_ns);
 	agent_channels__free(r->agent);
 	oom_writer__free(r->oom);
-	if (o->verbose && stop_signal_ns && t_report_ns)
+	if (o->verbose && signals__stop_ns() && t_report_ns)
 		err_line("exit: %.0f ms after the signal: the loop saw it at %.0f ms, final report "
 			 "done at %.0f ms, teardown %.0f ms, probes and BPF objects %.0f ms, the "
-			 "rest %.0f ms", (monotonic_ns() - stop_signal_ns) / 1e6,
-			 stop_seen_ns ? (stop_seen_ns - stop_signal_ns) / 1e6 : -1.0,
-			 (t_report_ns - stop_signal_ns) / 1e6,
+			 "rest %.0f ms", (monotonic_ns() - signals__stop_ns()) / 1e6,
+			 stop_seen_ns ? (stop_seen_ns - signals__stop_ns()) / 1e6 : -1.0,
+			 (t_report_ns - signals__stop_ns()) / 1e6,
 			 (t_detach_ns - t_report_ns) / 1e6, (t_free_ns - t_detach_ns) / 1e6,
 			 (monotonic_ns() - t_free_ns) / 1e6);
 	return status;
@@ -706,7 +656,7 @@ int run__main_hooked(const struct options *o, const struct run_hooks *hooks)
 			return 1;
 		}
 	}
-	set_signals();
+	signals__install();
 	model__init(&r.model, o->interval_s, o->resources, o->window);
 	if (!start(&r, oom_dir, cmd_path, sizeof(cmd_path))) {
 		status = loop(&r);
