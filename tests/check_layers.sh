@@ -357,6 +357,33 @@ check_cycles() {
 	return "$bad"
 }
 
+# check_sizes ROOT: the run loop stays a loop: user/cli/run.c at most RUN_MAX_LINES lines, and
+# no function of user/cli/ longer than CLI_FN_MAX_LINES (from the line of its opening brace at
+# the start of a line to its closing one).  One line per violation; status 1 if any.
+RUN_MAX_LINES=700
+CLI_FN_MAX_LINES=100
+check_sizes() {
+	local root=$1 n out
+	n=$(wc -l <"$root/user/cli/run.c")
+	[ "$n" -le "$RUN_MAX_LINES" ] ||
+		out="user/cli/run.c: $n lines (at most $RUN_MAX_LINES: move a feature out)"
+	out+=$(cd "$root" && awk -v max="$CLI_FN_MAX_LINES" '
+		FNR == 1 { start = 0 }
+		/^[A-Za-z_].*\(/ && !/;[[:space:]]*$/ { head = $0 }
+		/^\{/ { start = FNR; name = head }
+		/^\}/ && start {
+			if (FNR - start > max) {
+				sub(/\(.*/, "", name); sub(/.*[ *]/, "", name)
+				printf "\n%s: %s() is %d lines (at most %d)", FILENAME, name, FNR - start, max
+			}
+			start = 0
+		}' user/cli/*.c)
+	out=${out#$'\n'}
+	[ -z "$out" ] && return 0
+	echo "$out"
+	return 1
+}
+
 # report NAME OUTPUT STATUS: one PASS or FAIL line ("#" lines of OUTPUT are passed through).
 report() {
 	grep '^#' <<<"$2"
@@ -372,6 +399,7 @@ check_all() {
 	local bad=0
 	check_includes "$1" || bad=1
 	check_links "$1" "$2" || bad=1
+	check_sizes "$1" || bad=1
 	local cycles
 	cycles=$(check_cycles "$1") || bad=1
 	grep -v '^#' <<<"$cycles" | grep . || true
@@ -391,6 +419,9 @@ report layer_links_hold "$out" "$st"
 [ "$st" = 0 ] || status=1
 out=$(check_cycles "$ROOT"); st=$?
 report module_graph_has_no_cycle "$out" "$st"
+[ "$st" = 0 ] || status=1
+out=$(check_sizes "$ROOT"); st=$?
+report cli_stays_small "$out" "$st"
 [ "$st" = 0 ] || status=1
 
 # The checker itself: in a copy of the tree (and of its objects),
@@ -461,6 +492,11 @@ wants+=("agent calls live|user/agent/planted.o: refers to collector__read, defin
 ALLOWED_CYCLES+=('user/core/model user/core/sample')
 wants+=('stale allow-list entry|ALLOWED_CYCLES: "user/core/model user/core/sample" is no cycle any more')
 kinds=$((kinds + 4))
+# A function of 101 lines in the command-line layer.
+{ printf 'int planted_long(void)\n{\n'; for i in $(seq 100); do printf '\t;\n'; done; printf '}\n'; } \
+	>"$src/user/cli/p21.c"
+wants+=("long cli function|user/cli/p21.c: planted_long() is 101 lines (at most 100)")
+kinds=$((kinds + 1))
 
 got=$(check_all "$src" "$tmp/build" 2>&1)
 missing=""
