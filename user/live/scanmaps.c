@@ -11,6 +11,7 @@
 
 #include "live/procmaps.h"
 #include "live/scanmaps.h"
+#include "util/search.h"
 #include "util/vec.h"
 
 bool scanmaps__skip(const struct proc_map *pm)
@@ -101,19 +102,12 @@ int scanmaps__prepare(int pid, struct scanmaps *out, char *msg, size_t msg_len)
 
 bool scanmaps__untouched(const struct scanmaps *s, const struct proc_map *pm)
 {
-	size_t lo = 0, hi = s->n;
+	size_t lo;
 
 	/* A shared file page written back and evicted is in neither Rss nor Swap. */
 	if (pm->shared)
 		return false;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->v[mid].start < pm->start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SEARCH_FIRST(s->n, i, s->v[i].start < pm->start);
 	return lo < s->n && s->v[lo].start == pm->start && s->v[lo].end == pm->end &&
 	       !s->v[lo].touched_bytes;
 }
