@@ -35,6 +35,7 @@
 
 #include "live/debpkg.h"
 #include "util/clock.h"
+#include "util/vec.h"
 
 #define DEBPKG_ADMINDIR		"/var/lib/dpkg"
 #define DEBPKG_CHUNK		(64 * 1024)
@@ -289,21 +290,12 @@ static void list_names(struct debpkg_db *db)
 	unsigned int seen = 0;
 
 	while (seen++ < DEBPKG_LIST_ENTRIES && (de = readdir(db->info))) {
-		char **grown;
-
 		if (dpkgdb__list_package(de->d_name, pkg, sizeof(pkg)))
 			continue;
 		if (db->n_names == DEBPKG_LISTS_MAX)
 			break;
-		if (db->n_names == db->cap_names) {
-			size_t cap = db->cap_names ? 2 * db->cap_names : 1024;
-
-			grown = realloc(db->names, cap * sizeof(*grown));
-			if (!grown)
-				goto nomem;
-			db->names = grown;
-			db->cap_names = cap;
-		}
+		if (VEC_RESERVE(db->names, db->cap_names, db->n_names + 1, 1024))
+			goto nomem;
 		if (!(db->names[db->n_names] = strdup(de->d_name)))
 			goto nomem;
 		db->n_names++;
