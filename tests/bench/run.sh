@@ -1933,8 +1933,9 @@ CHECK_ROUNDS=${BENCH_CHECK_ROUNDS:-3}
 CHECK_TESTS="analysis diff format lastref snapshot_read options heapmode checkgate model export metrics"
 echo
 echo "13. leak gate (issue 28): leaktop's pure unit tests (no sanitizer) run by sh, untraced,"
-echo "   under leaktop check --fail-on all and under valgrind --leak-check=full"
-echo "   --trace-children=yes; $CHECK_ROUNDS round(s), interleaved; median wall seconds"
+echo "   under leaktop check --fail-on all (uprobes, and --agent) and under valgrind"
+echo "   --leak-check=full --trace-children=yes; $CHECK_ROUNDS round(s), interleaved; median wall"
+echo "   seconds; 'extra' is the time over the untraced run, each tool's own cost"
 suite=$TMP/check_suite.sh
 {
 	echo "cd '$ROOT' || exit 1"
@@ -1949,39 +1950,59 @@ if ! make -C "$ROOT" -s "${targets[@]}" >/dev/null 2>"$TMP/check_make.err"; then
 elif ! command -v valgrind >/dev/null; then
 	fail "valgrind is missing; run 'make deps'"
 else
-	declare -a CK_UN=() CK_LT=() CK_VG=()
+	declare -a CK_UN=() CK_LT=() CK_AG=() CK_VG=()
+	# check_timed ARRAY JSON [OPTIONS]: one leaktop check of the suite, its seconds into ARRAY.
+	check_timed() {
+		local -n into=$1
+		local json=$2 a b st
+		shift 2
+		a=$(date +%s.%N)
+		"$LEAKTOP" check --fail-on all "$@" -j "$json" -- sh "$suite" \
+			>/dev/null 2>"$TMP/check.err"
+		st=$?
+		b=$(date +%s.%N)
+		[ "$st" = 0 ] || [ "$st" = 23 ] ||
+			fail "leaktop check $* exited $st: $(tail -c 300 "$TMP/check.err")"
+		into+=("$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", b - a }')")
+	}
 	for ((r = 0; r < CHECK_ROUNDS; r++)); do
 		t0=$(date +%s.%N)
 		sh "$suite" >/dev/null 2>&1 || fail "the suite failed untraced"
 		t1=$(date +%s.%N)
-		"$LEAKTOP" check --fail-on all -j "$TMP/check.json" -- sh "$suite" \
-			>/dev/null 2>"$TMP/check.err"
-		st=$?
+		check_timed CK_LT "$TMP/check.json"
+		check_timed CK_AG "$TMP/check_agent.json" --agent
 		t2=$(date +%s.%N)
-		[ "$st" = 0 ] || [ "$st" = 23 ] ||
-			fail "leaktop check exited $st: $(tail -c 300 "$TMP/check.err")"
 		valgrind --leak-check=full --trace-children=yes sh "$suite" \
 			>/dev/null 2>"$TMP/check_vg.err" || fail "the suite failed under valgrind"
 		t3=$(date +%s.%N)
 		CK_UN+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')")
-		CK_LT+=("$(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.2f", b - a }')")
 		CK_VG+=("$(awk -v a="$t2" -v b="$t3" 'BEGIN { printf "%.2f", b - a }')")
 		echo "   round $((r + 1))/$CHECK_ROUNDS: untraced ${CK_UN[-1]} s, leaktop check" \
-		     "${CK_LT[-1]} s, valgrind ${CK_VG[-1]} s"
+		     "${CK_LT[-1]} s, with --agent ${CK_AG[-1]} s, valgrind ${CK_VG[-1]} s"
 	done
 	m_un=$(printf '%s\n' "${CK_UN[@]}" | median)
 	m_lt=$(printf '%s\n' "${CK_LT[@]}" | median)
+	m_ag=$(printf '%s\n' "${CK_AG[@]}" | median)
 	m_vg=$(printf '%s\n' "${CK_VG[@]}" | median)
-	ratio=$(awk -v a="$m_lt" -v b="$m_vg" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')
-	verdict=MET
-	awk -v x="$ratio" 'BEGIN { exit !(x <= 0.10) }' || verdict=MISSED
-	printf '   median: untraced %s s, leaktop check %s s, valgrind %s s: leaktop/valgrind %s' \
-		"$m_un" "$m_lt" "$m_vg" "$ratio"
-	echo " (goal <= 0.10: $verdict)"
-	lt_tot=$(jq -r '[.processes[].totals] | [(map(.definite.bytes) | add // 0),
-		(map(.definite.objects) | add // 0), (map(.indirect.bytes) | add // 0),
-		(map(.indirect.objects) | add // 0), (map(.possible.bytes) | add // 0),
-		(map(.possible.objects) | add // 0), length] | @tsv' "$TMP/check.json")
+	printf '   median: untraced %s s, leaktop check %s s, with --agent %s s, valgrind %s s\n' \
+		"$m_un" "$m_lt" "$m_ag" "$m_vg"
+	for pair in "leaktop check:$m_lt" "leaktop check --agent:$m_ag"; do
+		t=${pair##*:}
+		ratio=$(awk -v a="$t" -v b="$m_vg" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')
+		extra=$(awk -v a="$t" -v b="$m_vg" -v u="$m_un" \
+			'BEGIN { printf "%.3f", (b - u > 0 ? (a - u) / (b - u) : 0) }')
+		verdict=MET
+		awk -v x="$ratio" 'BEGIN { exit !(x <= 0.10) }' || verdict=MISSED
+		echo "   ${pair%:*}/valgrind: wall $ratio (goal <= 0.10: $verdict), extra $extra"
+	done
+	# check_totals JSON: definite, indirect, possible (bytes, objects) and processes.
+	check_totals() {
+		jq -r '[.processes[].totals] | [(map(.definite.bytes) | add // 0),
+			(map(.definite.objects) | add // 0), (map(.indirect.bytes) | add // 0),
+			(map(.indirect.objects) | add // 0), (map(.possible.bytes) | add // 0),
+			(map(.possible.objects) | add // 0), length] | @tsv' "$1"
+	}
+	lt_tot=$(check_totals "$TMP/check.json")
 	vg_tot=$(awk '/definitely lost:|indirectly lost:|possibly lost:/ {
 			gsub(",", ""); k = $2; for (i = 1; i <= NF; i++) if ($i == "bytes") b[k] += $(i - 1);
 			for (i = 1; i <= NF; i++) if ($i == "blocks") n[k] += $(i - 1) }
@@ -1991,11 +2012,16 @@ else
 		"$TMP/check_vg.err")
 	read -r a1 a2 a3 a4 a5 a6 a7 <<<"$lt_tot"
 	read -r b1 b2 b3 b4 b5 b6 b7 <<<"$vg_tot"
-	printf '   leak totals (last round)   %-28s %s\n' "leaktop check" "valgrind"
-	printf '     definitely lost          %-28s %s\n' "$a1 B in $a2 blocks" "$b1 B in $b2 blocks"
-	printf '     indirectly lost          %-28s %s\n' "$a3 B in $a4 blocks" "$b3 B in $b4 blocks"
-	printf '     possibly lost            %-28s %s\n' "$a5 B in $a6 blocks" "$b5 B in $b6 blocks"
-	printf '     processes checked        %-28s %s\n' "$a7" "$b7"
+	read -r c1 c2 c3 c4 c5 c6 c7 <<<"$(check_totals "$TMP/check_agent.json")"
+	printf '   leak totals (last round)   %-24s %-24s %s\n' "leaktop check" "with --agent" \
+		"valgrind"
+	printf '     definitely lost          %-24s %-24s %s\n' "$a1 B in $a2 blocks" \
+		"$c1 B in $c2 blocks" "$b1 B in $b2 blocks"
+	printf '     indirectly lost          %-24s %-24s %s\n' "$a3 B in $a4 blocks" \
+		"$c3 B in $c4 blocks" "$b3 B in $b4 blocks"
+	printf '     possibly lost            %-24s %-24s %s\n' "$a5 B in $a6 blocks" \
+		"$c5 B in $c6 blocks" "$b5 B in $b6 blocks"
+	printf '     processes checked        %-24s %-24s %s\n' "$a7" "$c7" "$b7"
 fi
 echo "   ($((SECONDS - t_start)) s)"
 fi

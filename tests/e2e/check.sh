@@ -204,4 +204,34 @@ test_command_killed_by_a_signal_is_reported() {
 		"$(cat "$T/sig.err")"
 }
 
+# ---------------------------------------------------------------- the agent (--agent)
+
+# The heap traced inside the processes (libleaktop-agent.so preloaded): the same findings,
+# from the agent's block table; its own descriptors (its channel, libunwind's pipe) are not
+# the program's.
+
+test_agent_definite_leak_is_named_by_function_and_line() {
+	check_run agent_leak --agent -- leak 5 || return 1
+	expect_eq "exit status (stderr: $(cat "$T/agent_leak.err"))" 23 "$CHECK_STATUS" || return 1
+	expect_eq "definite findings" \
+		"[[true,1,100,\"leak_one\",\"check_prog.c\",$(marker_line LEAK:one),null]]" \
+		"$(findings agent_leak definite)"
+}
+
+test_agent_forked_childs_leak_is_reported_under_the_childs_pid() {
+	check_run agent_fork --agent -- fork || return 1
+	expect_eq "exit status (stderr: $(cat "$T/agent_fork.err"))" 23 "$CHECK_STATUS" || return 1
+	expect_eq "definite findings" \
+		"[[false,1,200,\"child_leak\",\"check_prog.c\",$(marker_line LEAK:child),null]]" \
+		"$(findings agent_fork definite)"
+}
+
+test_agent_clean_program_passes_and_the_agents_descriptors_are_not_reported() {
+	check_run agent_clean --agent --fail-on definite,fd -- clean 3 || return 1
+	expect_eq "exit status (stderr: $(cat "$T/agent_clean.err"))" 3 "$CHECK_STATUS" || return 1
+	expect_jq "processes, scanned, findings, failed" '[1,true,[],false]' "$T/agent_clean.json" \
+		'[(.processes | length), .processes[0].scanned, [.processes[].findings[] |
+		 select(.kind != "mmap")], .failed]'
+}
+
 run_tests

@@ -10,6 +10,7 @@
 # called (%r15, %xmm0) are references for leaktop (it reads every thread's general-purpose
 # and vector registers at the exit stop); memcheck's final check does not count the exiting
 # thread's registers, so there the test asserts leaktop's answer and that valgrind differs.
+# The same again with --agent (the heap traced by the in-process agent).
 source "$(dirname "$0")/lib.sh"
 
 require_root
@@ -44,27 +45,59 @@ leaktop_losses() {
 		tr '\t' ' ' | awk '{ t[$1 " " $2] += $3 } END { for (x in t) print x, t[x] }' | sort
 }
 
-parity_run() {
-	valgrind_losses >"$T/valgrind" || return 1
-	[ -s "$T/valgrind" ] || fail_because "valgrind reported no loss record" || return 1
-	"$LEAKTOP" check --fail-on all -j "$T/check.json" -- "$PROGS/check_parity" \
-		>/dev/null 2>"$T/check.err" &
+# leaktop_check NAME [OPTIONS...]: leaktop check of the program into $T/NAME.json, and its
+# losses into $T/NAME.
+leaktop_check() {
+	local name=$1
+	shift
+	"$LEAKTOP" check --fail-on all "$@" -j "$T/$name.json" -- "$PROGS/check_parity" \
+		>/dev/null 2>"$T/$name.err" &
 	wait_exit $! || return 1
-	expect_eq "leaktop check's status (stderr: $(cat "$T/check.err"))" 23 "$WAIT_STATUS" ||
+	expect_eq "leaktop check's status (stderr: $(cat "$T/$name.err"))" 23 "$WAIT_STATUS" ||
 		return 1
-	leaktop_losses "$T/check.json" >"$T/leaktop"
+	leaktop_losses "$T/$name.json" >"$T/$name"
 }
 
-test_every_block_is_classified_as_memcheck_does() {
-	scenario parity_run || return 1
+valgrind_run() {
+	valgrind_losses >"$T/valgrind" || return 1
+	[ -s "$T/valgrind" ] || fail_because "valgrind reported no loss record"
+}
+
+parity_run() {
+	scenario valgrind_run || return 1
+	leaktop_check leaktop
+}
+
+# The same with the agent (--agent): its block table is read instead of the BPF map, and its
+# channel, which holds every block's address, is no root.
+parity_agent_run() {
+	scenario valgrind_run || return 1
+	leaktop_check agent --agent
+}
+
+# expect_parity NAME: leaktop's losses in $T/NAME are valgrind's.
+expect_parity() {
 	local want got
 	want=$(grep -Ev " ($REG_ONLY) " "$T/valgrind")
-	got=$(grep -Ev " ($REG_ONLY) " "$T/leaktop")
+	got=$(grep -Ev " ($REG_ONLY) " "$T/$1")
 	expect_eq "lost blocks as KIND FUNCTION COUNT (valgrind, then leaktop)" "$want" "$got" ||
 		return 1
 	# The scenarios are all there: a comparison of two empty lists proves nothing.
 	expect_eq "kinds seen" "definite indirect possible" \
-		"$(awk '{print $1}' "$T/leaktop" | sort -u | tr '\n' ' ' | sed 's/ $//')"
+		"$(awk '{print $1}' "$T/$1" | sort -u | tr '\n' ' ' | sed 's/ $//')"
+}
+
+test_every_block_is_classified_as_memcheck_does() {
+	scenario parity_run || return 1
+	expect_parity leaktop
+}
+
+test_every_block_is_classified_as_memcheck_does_with_the_agent() {
+	scenario parity_agent_run || return 1
+	expect_parity agent || return 1
+	expect_jq "the agent traced it: no descriptor of its own is reported" '[true,[]]' \
+		"$T/agent.json" '[.processes[0].scanned, [.processes[].findings[] |
+		select(.kind == "fd")]]'
 }
 
 test_pointers_only_in_registers_at_exit_are_references() {
@@ -78,7 +111,7 @@ definite alloc_in_xmm0 1" "$(grep -E " ($REG_ONLY) " "$T/valgrind")"
 
 test_process_was_scanned_with_its_threads() {
 	scenario parity_run || return 1
-	expect_jq "scanned, no scan error" '[true,null]' "$T/check.json" \
+	expect_jq "scanned, no scan error" '[true,null]' "$T/leaktop.json" \
 		'[.processes[0].scanned, .processes[0].scan_error]'
 }
 

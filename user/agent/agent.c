@@ -78,8 +78,33 @@ fail:
 	return err;
 }
 
+/* Descriptors scanned for the agent's own (libunwind's pipe is opened low, at its first walk). */
+#define OWN_FD_SCAN	256
+
+/* Which descriptors below OWN_FD_SCAN are open now: a bit each. */
+static void open_fds(uint64_t bits[OWN_FD_SCAN / 64])
+{
+	for (int fd = 0; fd < OWN_FD_SCAN; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			bits[fd / 64] |= 1ULL << (fd % 64);
+}
+
+/* Name the descriptors the agent opened (those in now, not in before, and the channel's). */
+static void note_own_fds(struct lt_agent_hdr *ch, const uint64_t *before, const uint64_t *now,
+			 int channel)
+{
+	uint32_t n = 0;
+
+	for (int fd = 0; fd < OWN_FD_SCAN && n < LT_AGENT_OWN_FDS - 1; fd++)
+		if ((now[fd / 64] & ~before[fd / 64]) & (1ULL << (fd % 64)))
+			ch->own_fds[n++] = fd;
+	ch->own_fds[n++] = channel;
+	__atomic_store_n(&ch->n_own_fds, n, __ATOMIC_RELEASE);
+}
+
 int leaktop_agent_start(unsigned int flags)
 {
+	uint64_t fds_before[OWN_FD_SCAN / 64] = { 0 }, fds_now[OWN_FD_SCAN / 64] = { 0 };
 	uint32_t depth = LT_AGENT_FLAGS_DEPTH(flags);
 	struct lt_agent_hdr *ch = NULL;
 	int fd, err;
@@ -93,9 +118,13 @@ int leaktop_agent_start(unsigned int flags)
 	err = agent_resolve(flags);
 	if (err)
 		return err;
+	open_fds(fds_before);
+	agent_record_warm();
+	open_fds(fds_now);
 	fd = channel_new(depth, flags, &ch);
 	if (fd < 0)
 		return fd;
+	note_own_fds(ch, fds_before, fds_now, fd);
 	__atomic_store_n(&agent_started, 1, __ATOMIC_RELEASE);
 	start_flags = flags;
 	channel_fd = fd;

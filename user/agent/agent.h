@@ -58,6 +58,8 @@ AGENT_HIDDEN void agent_got_restore(void);
 /* record.c: the channel in use (NULL: not recording). */
 AGENT_HIDDEN extern struct lt_agent_hdr *volatile agent_channel;
 /* Set up a channel in the memory at hdr (total bytes, zeroed) for depth frames. */
+/* One walk, so that libunwind sets itself up (its validation pipe) now. */
+AGENT_HIDDEN void agent_record_warm(void);
 AGENT_HIDDEN void agent_record_init(struct lt_agent_hdr *hdr, uint64_t total, uint32_t depth,
 				    uint32_t flags);
 /* A block of size bytes at addr was allocated; the caller's return address and frame. */

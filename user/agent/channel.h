@@ -43,6 +43,8 @@
 #define LT_AGENT_BLOCK_PROBES	32
 #define LT_AGENT_MAX_DEPTH	127		/* = LT_MAX_STACK_DEPTH */
 #define LT_AGENT_DEFAULT_DEPTH	32
+/* Descriptors of its own the agent names in its header, at most. */
+#define LT_AGENT_OWN_FDS	7
 /* The agent stops recording when leaktop's heartbeat is older than this (leaktop died). */
 #define LT_AGENT_STALE_NS	(30ULL * 1000000000ULL)
 
@@ -93,7 +95,13 @@ struct lt_agent_hdr {
 	uint64_t state;			/* enum lt_agent_state */
 	uint64_t counters[LT_AGENT_CNT__COUNT];
 	uint64_t heartbeat_ns;		/* written by leaktop each interval (CLOCK_MONOTONIC) */
-	uint64_t reserved[8];
+	/*
+	 * The agent's own descriptors (its channel, the pipe libunwind opens at its first walk):
+	 * not the program's, so `leaktop check` does not report them as left open.
+	 */
+	uint32_t n_own_fds;
+	int32_t own_fds[LT_AGENT_OWN_FDS];
+	uint64_t reserved[4];
 };
 
 /* One site: the stack (key) and the aggregates the BPF `sites` map holds. */

@@ -136,6 +136,13 @@ static uint32_t walk_cfi(uint64_t *ips, uint32_t depth)
 	return 0;
 }
 
+void agent_record_warm(void)
+{
+	void *buf[4];
+
+	unw_backtrace(buf, 4);
+}
+
 /* This library's text: its frames (a hook calling on) are never a site's. */
 extern char __ehdr_start[] __attribute__((visibility("hidden")));
 extern char _etext[] __attribute__((visibility("hidden")));

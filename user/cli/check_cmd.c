@@ -58,6 +58,9 @@ const char *check_cmd__usage(void)
 	       "  -j FILE              write the results as JSON (leaktop.check/1)\n"
 	       "  --junit FILE         write a JUnit XML file, one test case per process\n"
 	       "  --scan-max-stop MS   longest one scan may take (default 2000)\n"
+	       "  --agent              trace the heap inside the processes (preloaded\n"
+	       "                       libleaktop-agent.so): far cheaper per allocation; not\n"
+	       "                       for static or setuid programs\n"
 	       "  -v                   list suppressed findings too\n";
 }
 
@@ -93,6 +96,10 @@ int check_cmd__parse(int argc, char **argv, struct check_args *a, char **run_arg
 			return 1;
 		if (!strcmp(o, "-v")) {
 			a->verbose = true;
+			continue;
+		}
+		if (!strcmp(o, "--agent")) {
+			run_argv[n++] = "--agent";
 			continue;
 		}
 		if (i + 1 >= argc)

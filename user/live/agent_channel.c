@@ -18,6 +18,7 @@
 #include "live/agent_channel.h"
 #include "live/collector.h"
 #include "util/clock.h"
+#include "util/vec.h"
 
 #define MAX_CHANNELS		4096
 /* Channels of one process at once: its image, and the one it exec'd until the old is gone. */
@@ -27,6 +28,8 @@
 struct channel {
 	uint32_t pid;
 	uint64_t gen;
+	uint64_t dev, ino;		/* the memfd's: its mapping in the process */
+	int fd;				/* the memfd: where its written pages are (SEEK_DATA) */
 	void *base;
 	struct agent_layout l;
 	uint8_t *pushed;		/* per slot: its stack is in the stacks map */
@@ -175,6 +178,7 @@ static void channel_close(struct agent_channels *set, struct channel *c)
 		set->retired[i] += __atomic_load_n(&h->counters[i], __ATOMIC_RELAXED);
 	munmap(c->base, c->l.total_bytes);
 	free(c->pushed);
+	close(c->fd);
 }
 
 void agent_channels__free(struct agent_channels *set)
@@ -244,7 +248,7 @@ int agent_channels__lib_path(char *buf, size_t len)
 int agent_channels__add(struct agent_channels *set, struct collector *col, int fd, uint32_t pid)
 {
 	struct lt_agent_hdr hdr;
-	struct channel c = { .pid = pid };
+	struct channel c = { .pid = pid, .fd = -1 };
 	struct stat st;
 	int seals, err = -EINVAL;
 	uint64_t image_ns;
@@ -270,6 +274,8 @@ int agent_channels__add(struct agent_channels *set, struct collector *col, int f
 		goto out;
 	}
 	c.base = base;
+	c.dev = st.st_dev;
+	c.ino = st.st_ino;
 	c.pushed = calloc(c.l.n_sites, 1);
 	/*
 	 * The channel must be the current image's: one an image made before it exec'd (handed
@@ -291,12 +297,12 @@ int agent_channels__add(struct agent_channels *set, struct collector *col, int f
 			goto out;
 		}
 		set->ch = ch;
+		c.fd = fd;
 		set->ch[set->n++] = c;
 	}
-	err = 0;
+	return 0;
 out:
-	if (err)
-		set->refused++;
+	set->refused++;
 	close(fd);
 	return err;
 }
@@ -432,6 +438,163 @@ int agent_channels__read(struct agent_channels *set, struct collector *col, stru
 	s->drops[LT_DROP_ALLOC_MAP_FULL] += cnt[LT_AGENT_CNT_DROP_BLOCK_FULL];
 	s->drops[LT_DROP_SITE_MAP_FULL] += cnt[LT_AGENT_CNT_DROP_SITE_FULL];
 	return err;
+}
+
+/* The newest channel of pid (the current image's: a newer one replaces an exec'd image's). */
+static struct channel *channel_of(struct agent_channels *set, uint32_t pid)
+{
+	struct channel *best = NULL;
+
+	for (size_t i = 0; i < set->n; i++)
+		if (set->ch[i].pid == pid && (!best || set->ch[i].gen > best->gen))
+			best = &set->ch[i];
+	return best;
+}
+
+/* The stack hash of site slot `slot` of c, its stack pushed into the stacks map; 0: none. */
+static uint64_t slot_hash(struct agent_channels *set, struct collector *col, struct channel *c,
+			  uint32_t slot, uint64_t *slot_hashes)
+{
+	const struct lt_agent_site *s;
+	uint32_t nr;
+	uint64_t h;
+
+	if (slot >= c->l.n_sites)
+		return 0;
+	if (slot_hashes[slot])
+		return slot_hashes[slot] == UINT64_MAX ? 0 : slot_hashes[slot];
+	s = (const struct lt_agent_site *)((const char *)c->base + c->l.sites_off +
+					   (uint64_t)slot * c->l.site_bytes);
+	slot_hashes[slot] = UINT64_MAX;
+	if (!__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE))
+		return 0;
+	nr = __atomic_load_n(&s->nr, __ATOMIC_RELAXED);
+	if (!nr || nr > c->l.depth)
+		return 0;
+	memcpy(set->ips, s->ips, nr * sizeof(*set->ips));
+	h = __atomic_load_n(&s->stack_hash, __ATOMIC_RELAXED);
+	if (!h || h == UINT64_MAX || h != lt_agent_stack_hash(set->ips, nr))
+		return 0;
+	if (!c->pushed[slot] && !collector__put_stack(col, h, set->ips, NULL, nr))
+		c->pushed[slot] = 1;
+	slot_hashes[slot] = h;
+	return h;
+}
+
+#define SLOTS_PER_PAGE	(4096 / sizeof(struct lt_agent_block))
+
+/*
+ * The first block slot at or after slot i (page-aligned) in a page the agent wrote: the
+ * memfd's data past its holes (shmem counts a swapped page as data).  n_blocks when none.
+ */
+static uint32_t next_written(const struct channel *c, uint32_t i)
+{
+	off_t at = (off_t)(c->l.blocks_off + (uint64_t)i * sizeof(struct lt_agent_block));
+	off_t d = lseek(c->fd, at, SEEK_DATA);
+	uint64_t slot;
+
+	if (d < 0)
+		return errno == ENXIO ? c->l.n_blocks : i;
+	slot = ((uint64_t)d - c->l.blocks_off) / sizeof(struct lt_agent_block);
+	slot -= slot % SLOTS_PER_PAGE;
+	return slot < c->l.n_blocks ? (uint32_t)slot : c->l.n_blocks;
+}
+
+int agent_channels__blocks(struct agent_channels *set, struct collector *col, uint32_t pid,
+			   struct scan_block **out, size_t *n, uint64_t *bad)
+{
+	const struct lt_agent_block *tab;
+	struct scan_block *v = NULL;
+	uint64_t *slot_hashes = NULL;
+	size_t k = 0, cap = 0;
+	struct channel *c;
+	int err = 0;
+
+	*out = NULL;
+	*n = 0;
+	*bad = 0;
+	receive(set, col);
+	c = channel_of(set, pid);
+	if (!c)
+		return -ENOENT;
+	slot_hashes = calloc(c->l.n_sites, sizeof(*slot_hashes));
+	if (!slot_hashes)
+		return -ENOMEM;
+	tab = (const struct lt_agent_block *)((const char *)c->base + c->l.blocks_off);
+	for (uint32_t i = 0; i < c->l.n_blocks; i++) {
+		uint64_t addr;
+
+		/* Pages the agent never wrote hold no block: skipped, never faulted in. */
+		if (!(i % SLOTS_PER_PAGE)) {
+			uint32_t next = next_written(c, i);
+
+			if (next != i) {
+				i = next - 1;
+				continue;
+			}
+		}
+		addr = __atomic_load_n(&tab[i].addr, __ATOMIC_ACQUIRE);
+		uint64_t size = __atomic_load_n(&tab[i].size_bytes, __ATOMIC_RELAXED);
+		uint64_t h;
+
+		if (addr == LT_AGENT_BLOCK_EMPTY || addr == LT_AGENT_BLOCK_GONE)
+			continue;
+		h = slot_hash(set, col, c, __atomic_load_n(&tab[i].site, __ATOMIC_RELAXED),
+			      slot_hashes);
+		/* A block past the end of the address space is no block. */
+		if (!h || size > (1ULL << 47) || addr + size < addr) {
+			(*bad)++;
+			continue;
+		}
+		if (VEC_RESERVE(v, cap, k + 1, 1024)) {
+			err = -ENOMEM;
+			break;
+		}
+		v[k++] = (struct scan_block){ .addr = addr, .size = size, .stack_hash = h };
+	}
+	free(slot_hashes);
+	if (err) {
+		free(v);
+		return err;
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+size_t agent_channels__own_fds(struct agent_channels *set, uint32_t pid, int *fds, size_t max)
+{
+	const struct channel *c = channel_of(set, pid);
+	const struct lt_agent_hdr *h;
+	uint32_t n;
+	size_t k = 0;
+
+	if (!c)
+		return 0;
+	h = c->base;
+	n = __atomic_load_n(&h->n_own_fds, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n && i < LT_AGENT_OWN_FDS && k < max; i++) {
+		int32_t fd = __atomic_load_n(&h->own_fds[i], __ATOMIC_RELAXED);
+
+		if (fd >= 0)
+			fds[k++] = fd;
+	}
+	return k;
+}
+
+int agent_channels__file(struct agent_channels *set, struct collector *col, uint32_t pid,
+			 uint64_t *dev, uint64_t *ino)
+{
+	const struct channel *c;
+
+	receive(set, col);
+	c = channel_of(set, pid);
+
+	if (!c)
+		return -ENOENT;
+	*dev = c->dev;
+	*ino = c->ino;
+	return 0;
 }
 
 void agent_channels__forget(struct agent_channels *set, const struct dead_image *dead, size_t n)

@@ -18,6 +18,7 @@
 
 #include "agent/channel.h"
 #include "core/sample.h"
+#include "core/scan.h"
 #include "core/types.h"
 
 struct collector;
@@ -84,6 +85,25 @@ int agent_channels__read(struct agent_channels *set, struct collector *c, struct
 int agent_channels__add(struct agent_channels *set, struct collector *c, int fd, uint32_t pid);
 /* The images gone: their channels are closed (their counters kept). */
 void agent_channels__forget(struct agent_channels *set, const struct dead_image *dead, size_t n);
+/*
+ * The live blocks of process pid's current channel, as the scan takes them (seq 0: the agent
+ * does not number allocations), read while the process is stopped (`leaktop check` at its
+ * exit): hand-overs waiting are taken first, and the stacks of the sites the blocks name go
+ * into the stacks map (collector__stack then gives them).  A block whose site slot is not a
+ * made, consistent site, or whose size is absurd, is left out and counted in *bad.  0 and
+ * *out (free it), -ENOENT (no channel: the agent never started there), or -ENOMEM.
+ */
+int agent_channels__blocks(struct agent_channels *set, struct collector *col, uint32_t pid,
+			   struct scan_block **out, size_t *n, uint64_t *bad);
+/*
+ * The descriptors process pid's agent names as its own (its channel, libunwind's pipe): at
+ * most max into fds, each a plausible descriptor number; the count (0: no channel).
+ */
+size_t agent_channels__own_fds(struct agent_channels *set, uint32_t pid, int *fds, size_t max);
+/* The device and inode of process pid's channel (its mapping there; hand-overs waiting are
+ * taken first): 0, or -ENOENT. */
+int agent_channels__file(struct agent_channels *set, struct collector *col, uint32_t pid,
+			 uint64_t *dev, uint64_t *ino);
 /* Channels refused (a failed check, the set full) so far. */
 uint64_t agent_channels__refused(const struct agent_channels *set);
 

@@ -278,7 +278,8 @@ static int attach_exit_stops(struct attach *at, const struct libc_ref *refs, siz
 	return 0;
 }
 
-static int command_heap(struct attach *at)
+/* CMD's heap probes (unless --agent) and its exit stops: our C library's, then CMD's own. */
+static int command_probes(struct attach *at)
 {
 	struct alloc_obj objs[PROC_ALLOCS_MAX];
 	struct libc_ref refs[PROC_ALLOCS_MAX];
@@ -286,7 +287,7 @@ static int command_heap(struct attach *at)
 	int err;
 
 	err = libcs__of_pid(getpid(), refs, PROC_ALLOCS_MAX, &n);
-	if (!err)
+	if (!err && at->cfg.heap)
 		err = attach_refs(at, refs, n, at->cfg.child_pid, true, false);
 	if (!err && at->cfg.exit_stop)
 		err = attach_exit_stops(at, refs, n, true);
@@ -294,7 +295,8 @@ static int command_heap(struct attach *at)
 	    allocs__of_command(at->al, at->cfg.cmd_path, objs, PROC_ALLOCS_MAX, &n))
 		return err;
 	refs_of(at, objs, n, refs, at->cfg.cmd_name, false);
-	err = attach_refs(at, refs, n, at->cfg.child_pid, true, false);
+	if (at->cfg.heap)
+		err = attach_refs(at, refs, n, at->cfg.child_pid, true, false);
 	if (!err && at->cfg.exit_stop)
 		err = attach_exit_stops(at, refs, n, false);
 	return err;
@@ -305,8 +307,8 @@ static int setup_command(struct attach *at)
 	uint64_t gen;
 	int err;
 
-	if (at->cfg.heap) {
-		err = command_heap(at);
+	if (at->cfg.heap || at->cfg.exit_stop) {
+		err = command_probes(at);
 		if (err)
 			return err;
 	}

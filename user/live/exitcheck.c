@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 
 #include "bpf/leaktop.h"
+#include "live/agent_channel.h"
 #include "live/collector.h"
 #include "live/exitcheck.h"
 #include "live/procfs.h"
@@ -26,6 +27,8 @@
 
 struct fetch_ctx {
 	struct collector *col;
+	struct agent_channels *agent;	/* --agent: the channel's blocks */
+	uint64_t agent_bad;		/* its blocks left out (an inconsistent slot) */
 	int pid;
 	uint64_t gen;			/* the held image's (0: unknown, then the newest record's) */
 };
@@ -45,6 +48,17 @@ static int fetch_blocks(void *ctx, struct scan_block **blocks, size_t *n)
 	bool known = f->gen;
 	int err;
 
+	/* A block record the agent's table does not hold together: the table is not trusted. */
+	if (f->agent) {
+		err = agent_channels__blocks(f->agent, f->col, (uint32_t)f->pid, blocks, n,
+					     &f->agent_bad);
+		if (!err && f->agent_bad) {
+			free(*blocks);
+			*blocks = NULL;
+			err = -EBADMSG;
+		}
+		return err;
+	}
 	err = collector__read_allocs(f->col, f->pid, 0, &raw, &nr);
 	if (err)
 		return err;
@@ -114,13 +128,23 @@ static int add_heap(struct check_proc *p, const struct scan_result *res)
 	return 0;
 }
 
-/* Descriptors open now that BPF saw this image create. */
+static bool own_fd(const int *own, size_t n, long fd)
+{
+	for (size_t i = 0; i < n; i++)
+		if (own[i] == fd)
+			return true;
+	return false;
+}
+
+/* Descriptors open now that BPF saw this image create (not the agent's own). */
 static int add_fds(const struct exitcheck_env *env, struct check_proc *p, uint64_t *gen)
 {
 	char dir_path[64], link[96], target[256], shown[160];
+	int own[LT_AGENT_OWN_FDS], err = 0;
+	size_t n_own = env->agent ? agent_channels__own_fds(env->agent, (uint32_t)p->pid, own,
+							    LT_AGENT_OWN_FDS) : 0;
 	struct dirent *de;
 	DIR *d;
-	int err = 0;
 
 	snprintf(dir_path, sizeof(dir_path), "/proc/%d/fd", p->pid);
 	d = opendir(dir_path);
@@ -134,7 +158,7 @@ static int add_fds(const struct exitcheck_env *env, struct check_proc *p, uint64
 		long fd = strtol(de->d_name, &end, 10);
 		ssize_t n;
 
-		if (*end || end == de->d_name || fd <= 2)
+		if (*end || end == de->d_name || fd <= 2 || own_fd(own, n_own, fd))
 			continue;
 		key.fd = (int32_t)fd;
 		if (bpf_map_lookup_elem(env->fds_map, &key, &val))
@@ -214,7 +238,9 @@ static int symbolize(const struct exitcheck_env *env, struct check_proc *p, uint
 
 int exitcheck__process(const struct exitcheck_env *env, int pid, struct check_proc *out)
 {
-	struct fetch_ctx fc = { .col = env->col, .pid = pid };
+	struct fetch_ctx fc = { .col = env->col, .pid = pid, .agent = env->agent };
+	struct scan_file chan = { 0 };
+	size_t n_skip = 0;
 	struct lt_proc proc;
 	struct scan_result res;
 	char comm[64];
@@ -229,8 +255,12 @@ int exitcheck__process(const struct exitcheck_env *env, int pid, struct check_pr
 	if (env->procs_map >= 0 && !bpf_map_lookup_elem(env->procs_map, &(uint32_t){ (uint32_t)pid },
 							&proc))
 		fc.gen = proc.gen;
-	err = scan__process_live(pid, env->max_stop_ms, fetch_blocks, &fc, &res, out->scan_msg,
-				 sizeof(out->scan_msg));
+	/* The agent's channel holds the address of every block: never a root. */
+	if (env->agent && !agent_channels__file(env->agent, env->col, (uint32_t)pid, &chan.dev,
+							 &chan.ino))
+		n_skip = 1;
+	err = scan__process_live_skip(pid, env->max_stop_ms, fetch_blocks, &fc, &chan, n_skip, &res,
+				      out->scan_msg, sizeof(out->scan_msg));
 	if (!err) {
 		out->scanned = true;
 		out->stop_ms = res.stop_ms;
@@ -238,9 +268,14 @@ int exitcheck__process(const struct exitcheck_env *env, int pid, struct check_pr
 		scan_result__free(&res);
 		if (err)
 			return err;
-	} else {
-		if (!out->scan_msg[0])
-			snprintf(out->scan_msg, sizeof(out->scan_msg), "%s", strerror(-err));
+	} else if (fc.agent && err == -ENOENT) {
+		snprintf(out->scan_msg, sizeof(out->scan_msg), "the agent did not start in it (a "
+			 "static or setuid program?): run leaktop check without --agent");
+	} else if (fc.agent && err == -EBADMSG) {
+		snprintf(out->scan_msg, sizeof(out->scan_msg), "%" PRIu64 " of the agent's block "
+			 "records do not hold together (the process wrote over them)", fc.agent_bad);
+	} else if (!out->scan_msg[0]) {
+		snprintf(out->scan_msg, sizeof(out->scan_msg), "%s", strerror(-err));
 	}
 	gen = fc.gen;
 	if (env->fds_map >= 0 && (err = add_fds(env, out, &gen)))

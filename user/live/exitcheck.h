@@ -15,6 +15,8 @@
 struct collector;
 struct symbolizer;
 
+struct agent_channels;
+
 struct exitcheck_env {
 	struct collector *col;
 	struct symbolizer *sym;
@@ -22,6 +24,7 @@ struct exitcheck_env {
 	int mmaps_map;			/* the `mmaps` map (-1: mappings not tracked) */
 	int procs_map;			/* the `procs` map: the held image's generation */
 	unsigned int max_stop_ms;	/* longest the scan's ptrace stop may last */
+	struct agent_channels *agent;	/* --agent: the blocks are the agent's (NULL: BPF's) */
 };
 
 /*

@@ -136,6 +136,12 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 static volatile uint32_t *exec_switch;
 static volatile int exec_stopped_fd = -1;
 
+/* Processes are held (at exec, at _exit): the guard, the release at teardown. */
+static bool holds(const struct loader_config *c)
+{
+	return c->exec_stop || c->exit_stop;
+}
+
 /* Release every process in the exec_stopped map (fd): async-signal-safe. */
 static void release_held(int fd)
 {
@@ -694,7 +700,7 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 			goto fail;
 		}
 		/* Held processes are heard of from here on, and guarded: the stops may begin. */
-		if (cfg->exec_stop) {
+		if (holds(cfg)) {
 			err = start_guard(bpf_map__fd(ld->skel->maps.exec_stopped), &ld->guard_fd);
 			if (err) {
 				msg__set(msg, msg_len, 0, "cannot start the exec-stop guard: %s",
@@ -877,7 +883,7 @@ void loader__exec_release(struct loader *ld, int tgid)
 {
 	uint32_t key = tgid;
 
-	if (!ld->cfg.exec_stop || tgid <= 0)
+	if (!holds(&ld->cfg) || tgid <= 0)
 		return;
 	bpf_map_delete_elem(bpf_map__fd(ld->skel->maps.exec_stopped), &key);
 	kill(tgid, SIGCONT);
@@ -889,8 +895,8 @@ int loader__attach_exit_stop(struct loader *ld, const char *path, char *msg, siz
 	struct bpf_link *l;
 	int err;
 
-	if (!ld->cfg.exec_stop)
-		return msg__set(msg, msg_len, -EINVAL, "internal: exit stops need exec stops");
+	if (!ld->cfg.exit_stop)
+		return msg__set(msg, msg_len, -EINVAL, "internal: exit stops not configured");
 	/* Every process that maps the file traps here; BPF holds only the traced ones. */
 	l = bpf_program__attach_uprobe_opts(ld->skel->progs.lt_exit_stop, -1, path, 0, &opts);
 	if (!l)
@@ -937,7 +943,7 @@ void loader__exec_plain(struct loader *ld, uint32_t dev, uint64_t ino)
 
 void loader__exec_release_all(struct loader *ld)
 {
-	if (!ld || !ld->cfg.exec_stop)
+	if (!ld || !holds(&ld->cfg))
 		return;
 	ld->skel->bss->exec_stop_on = 0;
 	ld->skel->bss->exit_stop_on = 0;
@@ -1031,7 +1037,7 @@ void loader__destroy(struct loader *ld)
 	if (!ld)
 		return;
 	loader__exec_release_all(ld);
-	if (ld->cfg.exec_stop) {
+	if (holds(&ld->cfg)) {
 		exec_switch = NULL;
 		exec_stopped_fd = -1;
 	}

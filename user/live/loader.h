@@ -39,6 +39,7 @@ struct loader_config {
 	unsigned int map_share_pct;	/* records of each shared map one process may hold, % of
 					 * its capacity (0: 100 / LT_SHARE_DIV) */
 	bool exec_stop;		/* hold traced processes at exec until released (-p, --) */
+	bool exit_stop;		/* hold them at _exit (`leaktop check`), with or without exec_stop */
 	enum probe_kind probes;
 };
 
@@ -75,7 +76,7 @@ void loader__exec_release(struct loader *ld, int tgid);
 void loader__exec_plain(struct loader *ld, uint32_t dev, uint64_t ino);
 void loader__exec_release_all(struct loader *ld);
 /*
- * Exit stops (`leaktop check`, needs cfg.exec_stop): hold a traced process when it calls _exit
+ * Exit stops (`leaktop check`, needs cfg.exit_stop): hold a traced process when it calls _exit
  * in the object at path (a C library, a static executable), its memory intact, until
  * loader__exit_release; 0 or -errno with one line in msg.  loader__exit_stopped lists the
  * processes held at exit now (at most max).  Released at teardown like the exec stops, and

@@ -52,8 +52,17 @@ static void copy_free(struct copy *c)
 }
 
 /* Registers and writable memory of the stopped process.  0 or -errno. */
+static bool skipped_file(const struct scan_file *skip, size_t n, const struct proc_map *pm)
+{
+	for (size_t i = 0; i < n && pm->ino; i++)
+		if (skip[i].dev == pm->dev && skip[i].ino == pm->ino)
+			return true;
+	return false;
+}
+
 static int copy_process(const struct ptrace_stop *ps, unsigned int max_ms,
-			const struct proc_maps *maps, const struct scanmaps *touch, struct copy *c,
+			const struct proc_maps *maps, const struct scanmaps *touch,
+			const struct scan_file *skip, size_t n_skip, struct copy *c,
 			char *msg, size_t msg_len)
 {
 	const size_t per_thread = sizeof(struct user_regs_struct) / sizeof(uint64_t);
@@ -83,8 +92,8 @@ static int copy_process(const struct ptrace_stop *ps, unsigned int max_ms,
 			 * Never touched (smaps before the stop): zeros, not read.  A file on FUSE
 			 * or NFS: an untouched page would be read from the daemon.
 			 */
-			if (scanmaps__skip(pm) || scanmaps__untouched(touch, pm) ||
-			    mounts__map_refused(ps->pid, pm))
+			if (scanmaps__skip(pm) || skipped_file(skip, n_skip, pm) ||
+			    scanmaps__untouched(touch, pm) || mounts__map_refused(ps->pid, pm))
 				continue;
 			/* A thread stack: what lies below the stack pointer is dead. */
 			for (size_t t = 0; t < ps->n; t++) {
@@ -128,6 +137,13 @@ static int copy_process(const struct ptrace_stop *ps, unsigned int max_ms,
 int scan__process_live(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *ctx,
 		       struct scan_result *out, char *msg, size_t msg_len)
 {
+	return scan__process_live_skip(pid, max_ms, fetch, ctx, NULL, 0, out, msg, msg_len);
+}
+
+int scan__process_live_skip(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *ctx,
+			    const struct scan_file *skip, size_t n_skip, struct scan_result *out,
+			    char *msg, size_t msg_len)
+{
 	struct ptrace_stop ps;
 	struct proc_maps maps = {};
 	struct scanmaps touch = {};
@@ -159,7 +175,7 @@ int scan__process_live(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *
 	if (!err)
 		err = fetch(ctx, &blocks, &n);
 	if (!err)
-		err = copy_process(&ps, max_ms, &maps, &touch, &c, msg, msg_len);
+		err = copy_process(&ps, max_ms, &maps, &touch, skip, n_skip, &c, msg, msg_len);
 	/* Resume before the marking: it needs only the copies. */
 	stop_ms = ptrace_stop__end(&ps);
 	if (!err)

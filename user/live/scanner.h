@@ -44,6 +44,16 @@ int scan__process(int pid, unsigned int max_ms, const struct scan_block *blocks,
 int scan__process_live(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *ctx,
 		       struct scan_result *out, char *msg, size_t msg_len);
 
+/* A file whose mappings a scan leaves out (the agent's channel: leaktop's, not the program's). */
+struct scan_file {
+	uint64_t dev, ino;		/* makedev(major, minor) and inode, as in /proc/PID/maps */
+};
+
+/* scan__process_live, the mappings of the files skip[0..n_skip) left out. */
+int scan__process_live_skip(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *ctx,
+			    const struct scan_file *skip, size_t n_skip, struct scan_result *out,
+			    char *msg, size_t msg_len);
+
 /* Scans stop a process at most max_ms (0: SCAN_MAX_STOP_MS). */
 int scanner__new(struct scanner **out, struct collector *c, unsigned int max_ms);
 void scanner__free(struct scanner *sc);

@@ -134,6 +134,7 @@ static int open_loader(struct session *s)
 		.follow_fork = mode == ATTACH_COMMAND,
 		/* --agent: an exec'd image's agent starts by itself, nothing to attach first. */
 		.exec_stop = mode != ATTACH_SYSTEM && (c->resources & RES_HEAP) && !c->agent,
+		.exit_stop = c->attach.exit_stop,
 		.stack_depth = c->stack_depth,
 		.unwind_cfi = c->unwind_cfi && !c->probe_floor,
 		.unwind_rows = mode == ATTACH_SYSTEM ? UNWIND_ROWS_SYSTEM : UNWIND_ROWS_TARGETS,
@@ -589,7 +590,7 @@ int session__exit_check(struct session *s, int pid, bool fds, bool mmaps,
 	struct exitcheck_env env = {
 		.col = s->col, .sym = s->sym,
 		.fds_map = fds ? m->fds : -1, .mmaps_map = mmaps ? m->mmaps : -1,
-		.procs_map = m->procs, .max_stop_ms = max_stop_ms,
+		.procs_map = m->procs, .max_stop_ms = max_stop_ms, .agent = s->cfg.agent,
 	};
 
 	return exitcheck__process(&env, pid, out);
