@@ -21,23 +21,31 @@
 
 #define NS 1000000000ull
 
-/* The snapshot of m as one parsed document (NULL: it could not be written or read). */
-static json_t *snapshot_doc(const struct model *m)
+/* The snapshot of m as text (NULL: it could not be written). */
+static char *snapshot_text(const struct model *m, size_t *len)
 {
 	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	json_t *doc = NULL;
+	FILE *f = open_memstream(&buf, len);
 
 	if (!f)
 		return NULL;
-	if (!snapshot__write_line(f, m)) {
+	if (snapshot__write_line(f, m)) {
 		fclose(f);
-		doc = json_loads(buf, 0, NULL);
-	} else {
-		fclose(f);
+		free(buf);
+		return NULL;
 	}
-	free(buf);
+	fclose(f);
+	return buf;
+}
+
+/* The snapshot of m as one parsed document (NULL: it could not be written or read). */
+static json_t *snapshot_doc(const struct model *m)
+{
+	size_t len = 0;
+	char *text = snapshot_text(m, &len);
+	json_t *doc = text ? json_loadb(text, len, 0, NULL) : NULL;
+
+	free(text);
 	return doc;
 }
 
@@ -120,23 +128,6 @@ static void test_snapshot_process_has_the_lastref_verdicts_of_its_sample(void)
 		     "forget_it prog.c:30 (it was at 0x404040, thread 900)");
 	json_decref(doc);
 	model__free(&m);
-}
-
-/* The snapshot of m as text (NULL: it could not be written). */
-static char *snapshot_text(const struct model *m, size_t *len)
-{
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
-
-	if (!f)
-		return NULL;
-	if (snapshot__write_line(f, m)) {
-		fclose(f);
-		free(buf);
-		return NULL;
-	}
-	fclose(f);
-	return buf;
 }
 
 /* A model with process 900 and one verdict of each kind given (register-only, returned). */
