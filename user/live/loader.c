@@ -99,6 +99,8 @@ struct loader {
 	struct tracefs *tfs;		/* NULL until a tree is attached */
 	bool tfs_failed;		/* tracefs cannot be had: trees attach system-wide */
 	bool tree_fell_back;		/* a tree was attached system-wide (said once with -v) */
+	bool tree_swappable;		/* its inherited events' contexts may swap (tracefs.c) */
+	bool tree_swap_said;		/* that said once with -v */
 	struct tree_libc *trees;
 	size_t n_trees, cap_trees;
 	unsigned int n_tree_defs;	/* definition sets made (each name is new) */
@@ -1360,7 +1362,7 @@ static int attach_tree(struct loader *ld, struct attached_libc *a, const struct 
 		int pfd;
 
 		if (!tl) {
-			pfd = tracefs__open_event(use->ids[i], pid, false);
+			pfd = tracefs__open_event(use->ids[i], pid, false, NULL);
 			if (pfd < 0)
 				return pfd;
 			LIBBPF_OPTS(bpf_perf_event_opts, po, .bpf_cookie = LT_COOKIE_PID);
@@ -1378,9 +1380,15 @@ static int attach_tree(struct loader *ld, struct attached_libc *a, const struct 
 				return err;
 			}
 		}
-		pfd = tracefs__open_event(use->ids[i], pid, true);
+		pfd = tracefs__open_event(use->ids[i], pid, true, &ld->tree_swappable);
 		if (pfd < 0)
 			return pfd;
+		if (ld->tree_swappable && !ld->tree_swap_said && ld->cfg.verbose) {
+			ld->tree_swap_said = true;
+			fprintf(stderr, "leaktop: this kernel (before Linux 6.12) may swap the perf "
+				"contexts of a traced process and its child: a descendant of the "
+				"command may lose its probes when a child of its exits\n");
+		}
 		err = ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0) ? -errno : push_tree_fd(a, pfd);
 		if (err) {
 			close(pfd);

@@ -293,7 +293,28 @@ int tracefs__define(struct tracefs *t, const char *name, bool ret_probe, const c
 	return tracefs__event_id(t->dir, t->group, name, id);
 }
 
-int tracefs__open_event(int id, int pid, bool inherit)
+/* perf_event_open of a tracefs event on pid; a descriptor or -errno. */
+static int open_event(const struct perf_event_attr *attr, int pid)
+{
+	long fd = syscall(__NR_perf_event_open, attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/*
+ * Why an inherited event asks for PERF_SAMPLE_READ (it is never sampled: no period, no
+ * buffer): the kernel treats the perf contexts of a task and of a child that inherited all of
+ * its events as clones, and when it switches straight from one to the other it swaps them
+ * instead of scheduling their events out and in.  Each event still names the task it was
+ * made for (the uprobe filter matches that task's memory), but it now lives in the other
+ * task's context: when the child exits, it closes the parent's events, and the uprobe filter,
+ * left with no event of the parent's memory, takes the breakpoints out of the parent (a
+ * descendant of CMD that ran a short-lived program lost its probes; CMD itself, whose
+ * children are no clones, never did).  A context holding an inherited event with
+ * PERF_SAMPLE_READ is never swapped (Linux 6.12 and later); older kernels refuse the
+ * combination (EINVAL): the event is opened without it, and *swappable is set.
+ */
+int tracefs__open_event(int id, int pid, bool inherit, bool *swappable)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_TRACEPOINT,
@@ -301,10 +322,17 @@ int tracefs__open_event(int id, int pid, bool inherit)
 		.config = (uint64_t)id,
 		.disabled = 1,
 		.inherit = inherit,
+		.sample_type = inherit ? PERF_SAMPLE_READ | PERF_SAMPLE_TID : 0,
 	};
-	long fd = syscall(__NR_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = open_event(&attr, pid);
 
-	return fd < 0 ? -errno : (int)fd;
+	if (fd == -EINVAL && inherit) {
+		attr.sample_type = 0;
+		fd = open_event(&attr, pid);
+		if (fd >= 0 && swappable)
+			*swappable = true;
+	}
+	return fd;
 }
 
 int tracefs__open_system_event(int id)

@@ -60,7 +60,10 @@ int tracefs__define(struct tracefs *t, const char *name, bool ret_probe, const c
 /*
  * Open the event `id` as a disabled perf event on pid and, with inherit, on every task it
  * creates from now on (threads, children, their children).  A descriptor or -errno.
+ * Inherited events keep every process's context its own (see tracefs.c); where the kernel
+ * cannot (before Linux 6.12) the event is opened all the same and *swappable (if not NULL)
+ * is set: a descendant may then lose its breakpoints when a child of its exits.
  */
-int tracefs__open_event(int id, int pid, bool inherit);
+int tracefs__open_event(int id, int pid, bool inherit, bool *swappable);
 
 #endif
