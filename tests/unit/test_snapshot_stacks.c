@@ -212,9 +212,137 @@ static void test_snapshot_file_and_line_are_the_same_document(void)
 	model__free(&m);
 }
 
+/* text re-dumped by jansson with flags: the same bytes as text (less its final newline)? */
+static bool janssons_own_dump(const char *text, size_t flags)
+{
+	json_error_t e;
+	json_t *doc = json_loads(text, 0, &e);
+	char *again;
+	bool same;
+
+	if (!doc) {
+		fprintf(stderr, "  not JSON: %s (line %d, column %d)\n", e.text, e.line, e.column);
+		return false;
+	}
+	again = json_dumps(doc, flags);
+	same = again && strlen(text) == strlen(again) + 1 && !strncmp(text, again, strlen(again));
+	if (!same) {
+		size_t i = 0;
+
+		while (again && text[i] && text[i] == again[i])
+			i++;
+		fprintf(stderr, "  differs at byte %zu: ...%.60s\n  jansson: ...%.60s\n", i,
+			text + (i > 20 ? i - 20 : 0), again ? again + (i > 20 ? i - 20 : 0) : "");
+	}
+	if (again) {
+		json_malloc_t alloc;
+		json_free_t release;
+
+		json_get_alloc_funcs(&alloc, &release);
+		release(again);
+	}
+	json_decref(doc);
+	return same;
+}
+
+/*
+ * Sites and frames are written as text directly, not through jansson values: what they write
+ * must be what jansson would, strings a traced program controls included (control
+ * characters, quotes, backslashes, UTF-8 and bytes that are not), numbers large, small and
+ * negative, unknowns null.
+ */
+static void test_snapshot_sites_and_frames_read_as_janssons_own_dump(void)
+{
+	static const struct sym_frame frames[] = {
+		{ .addr = 0x401000, .symbol = "ctl\x01\x1f\x7f \"q\" \\ \b\f\n\r\t end", .offset = 8,
+		  .module = "/bin/\xc3\xbcn\xc3\xaf", .file = NULL, .line = 0 },
+		{ .addr = 0x7fffffffffffULL, .symbol = NULL, .module = "bad\xff\xfe utf8 \xc3\xa9",
+		  .file = "a/b.c", .line = 12 },
+		{ .addr = 0, .symbol = "\xe2\x82\xac\xf0\x9d\x84\x9e ok", .offset = 0 },
+		{ .addr = 1, .symbol = "overlong \xc0\xaf", .module = "surrogate \xed\xa0\x80" },
+		{ .addr = 2, .symbol = "past \xf4\x90\x80\x80", .module = "cut \xe2\x82", .line = -1 },
+		{ .addr = ~0ULL, .symbol = "", .offset = ~0ULL >> 1, .module = "", .file = "",
+		  .line = 2147483647 },
+	};
+	static const double reals[] = { 0, -0.0, 1, -1.5, 1e-7, 123456789012.5, 1e300, 0.1,
+					2.0 / 3, 1e21, -4e-310 };
+	struct sample_site sites[12];
+	char dir[] = "/tmp/lt-stacks-XXXXXX", path[64], *line = NULL, *text;
+	struct sample s;
+	struct model m;
+	size_t len, n = sizeof(sites) / sizeof(sites[0]);
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/snap.json", dir);
+	model__init(&m, 1.0, RES_ALL, 8);
+	memset(&s, 0, sizeof(s));
+	s.ts_ns = 5 * NS;
+	for (size_t i = 0; i < n; i++) {
+		struct sample_frames *sf;
+
+		sites[i] = heap_site(100, 0x100 + i);
+		sites[i].outstanding_bytes = i * 1000003;
+		sites[i].alloc_bytes = (uint64_t)1 << (i * 5);
+		sites[i].live_since_ns = i % 3 ? NS + i * 7777 : 0;
+		if (i == 11) {
+			sites[i].kind = LT_KIND_FD;
+			sites[i].outstanding_bytes = 0;
+		}
+		sf = sample__add_frames(&s);
+		sf->pid = 100;
+		sf->gen = 1;
+		sf->stack_hash = sites[i].stack_hash;
+		/* Site i: frames i.. of the list (the last ones: none). */
+		sf->n_frames = i < 6 ? 6 - i : 0;
+		sf->frames = calloc(6, sizeof(*sf->frames));
+		for (uint32_t k = 0; k < sf->n_frames; k++)
+			CHECK_EQ_INT(sym_frame__copy(&sf->frames[k], &frames[i + k]), 0);
+	}
+	*sample__add_event(&s) = (struct sample_event){ .type = SAMPLE_EV_FIRST, .pid = 100,
+							 .gen = 1 };
+	s.sites = sites;
+	s.n_sites = n;
+	CHECK_EQ_INT(model__apply(&m, &s), 0);
+	s.sites = NULL;
+	s.n_sites = 0;
+	sample__free(&s);
+	CHECK_EQ_INT(m.n_procs, 1);
+	CHECK_EQ_INT(m.procs[0].n_sites, n);
+	for (size_t i = 0; i < m.procs[0].n_sites; i++) {
+		m.procs[0].sites[i].growth_per_s = reals[i % 11];
+		m.procs[0].sites[i].trend_z = -reals[(i + 3) % 11];
+	}
+	/* Twice each: the second from the stacks' cache. */
+	for (int round = 0; round < 2; round++) {
+		f = open_memstream(&line, &len);
+		CHECK(f != NULL);
+		CHECK_EQ_INT(snapshot__write_line(f, &m), 0);
+		fclose(f);
+		CHECK(strstr(line, "\"symbol\":\"ctl\\u0001\\u001F\x7f \\\"q\\\" \\\\ "
+			     "\\b\\f\\n\\r\\t end\"") != NULL);
+		CHECK(strstr(line, "\"module\":\"bad\xef\xbf\xbd\xef\xbf\xbd utf8 "
+			     "\xef\xbf\xbd\xef\xbf\xbd\"") != NULL);
+		CHECK(janssons_own_dump(line, JSON_COMPACT | JSON_REAL_PRECISION(10)));
+		free(line);
+		CHECK_EQ_INT(snapshot__write_file(path, &m), 0);
+		f = fopen(path, "r");
+		CHECK(f != NULL);
+		text = calloc(1, 1 << 20);
+		CHECK(fread(text, 1, (1 << 20) - 1, f) > 0);
+		fclose(f);
+		CHECK(janssons_own_dump(text, JSON_INDENT(2) | JSON_REAL_PRECISION(10)));
+		free(text);
+	}
+	unlink(path);
+	rmdir(dir);
+	model__free(&m);
+}
+
 int main(void)
 {
 	RUN(test_snapshot_file_and_line_are_the_same_document);
 	RUN(test_snapshot_stacks_are_made_once_and_dropped_with_their_process);
+	RUN(test_snapshot_sites_and_frames_read_as_janssons_own_dump);
 	CHECK_EXIT();
 }

@@ -64,6 +64,18 @@ struct uw_failed {
 	uint64_t until_ns;
 };
 
+/*
+ * A built table waiting for room: the extents evicted for it are reused only after the next
+ * drain (a walk may still be reading them), so it is placed at a later drain.
+ */
+struct uw_waiting {
+	bool on;
+	struct lt_unwind_key key;
+	struct cfi_table t;
+	char what[64];
+	uint64_t t0_ns;
+};
+
 /* The table being built across drains. */
 struct uw_pending {
 	struct cfi_build *build;	/* NULL: none */
@@ -81,6 +93,7 @@ struct unwind_store {
 	size_t n_failed, next_failed;
 	uint32_t tick;
 	struct uw_pending pending;
+	struct uw_waiting waiting;
 	bool verbose;
 	struct unwind_stats stats;
 };
@@ -156,18 +169,22 @@ static void tidy(struct unwind_store *u)
 		u->objs[k++] = u->objs[i];
 	}
 	u->n = k;
-	qsort(u->objs, u->n, sizeof(*u->objs), cmp_first);
+	if (u->n)
+		qsort(u->objs, u->n, sizeof(*u->objs), cmp_first);
 }
 
-/* The first free extent of nrows rows: its first row, or -ENOSPC. */
-static long find_room(const struct unwind_store *u, uint32_t nrows)
+/*
+ * The first free extent of nrows rows: its first row, or -ENOSPC.  With `later`, extents
+ * evicted but still in quarantine count as free (the room there will be).
+ */
+static long find_room(const struct unwind_store *u, uint32_t nrows, bool later)
 {
 	uint64_t at = 0;
 
 	for (size_t i = 0; i < u->n; i++) {
 		const struct uw_obj *o = &u->objs[i];
 
-		if (!o->nrows)
+		if (!o->nrows || (later && o->dead_tick))
 			continue;
 		if (o->first >= at + nrows)
 			break;
@@ -229,7 +246,14 @@ static int write_rows(const struct unwind_store *u, uint32_t first,
 	return 0;
 }
 
-/* Place a built table (nrows 0: the object has no usable CFI) and publish it. */
+/*
+ * Place a built table (nrows 0: the object has no usable CFI) and publish it.  -EAGAIN: the
+ * objects used least recently were evicted to make room, but their extents are still in
+ * quarantine; place it again after the next drain.  Only as many objects are evicted as
+ * the room needs: counting extents in quarantine as taken, every object would be evicted
+ * for a large table and it would still not fit (issue 25: under a build, libLLVM's 1M rows
+ * emptied the map every time, and every table was built again).
+ */
 static int place(struct unwind_store *u, const struct lt_unwind_key *key,
 		 const struct cfi_table *t, uint64_t now)
 {
@@ -243,9 +267,12 @@ static int place(struct unwind_store *u, const struct lt_unwind_key *key,
 	for (;;) {
 		tidy(u);
 		if (val.nrows)
-			first = find_room(u, val.nrows);
+			first = find_room(u, val.nrows, false);
 		if (first >= 0 && objects_in_map(u) < LT_MAX_UNWIND_OBJECTS)
 			break;
+		if (val.nrows && find_room(u, val.nrows, true) >= 0 &&
+		    objects_in_map(u) < LT_MAX_UNWIND_OBJECTS)
+			return -EAGAIN;
 		if (!evict_one(u, now))
 			return -ENOSPC;
 	}
@@ -284,6 +311,13 @@ static int finish(struct unwind_store *u, const struct lt_unwind_key *key, const
 		err = place(u, key, NULL, now);
 	} else if (!err) {
 		err = place(u, key, t, now);
+		if (err == -EAGAIN) {
+			/* The table waits (kept) for the extents freed for it. */
+			u->waiting = (struct uw_waiting){ .on = true, .key = *key, .t = *t,
+							  .t0_ns = t0 };
+			snprintf(u->waiting.what, sizeof(u->waiting.what), "%s", what);
+			return 0;
+		}
 		if (err == -ENOSPC) {
 			u->stats.rows_full++;
 			note_failed(u, key, now);
@@ -349,6 +383,8 @@ static bool known(struct unwind_store *u, const struct lt_unwind_key *key, uint6
 	}
 	if (u->pending.build && same_key(&u->pending.key, key))
 		return true;
+	if (u->waiting.on && same_key(&u->waiting.key, key))
+		return true;
 	return failed_lately(u, key, now);
 }
 
@@ -366,7 +402,7 @@ static int load_mapping(struct unwind_store *u, int pid, uint64_t start, uint64_
 
 	if (known(u, key, now))
 		return 0;
-	if (u->pending.build)
+	if (u->pending.build || u->waiting.on)
 		return -EBUSY;
 	err = safe_open__mapped(pid, start, end, path, &want, &fd);
 	if (err) {
@@ -439,6 +475,8 @@ static int load_path(struct unwind_store *u, const char *path, uint64_t now)
 	}
 	while (u->pending.build)
 		continue_pending(u, UINT64_MAX);
+	if (u->waiting.on)
+		return -EBUSY;
 	/* A command not started yet: each table whole. */
 	return load_fd(u, &key, fd, path, now, UINT64_MAX);
 }
@@ -469,6 +507,16 @@ int unwind_store__drain(struct unwind_store *u, uint64_t budget_ns)
 	void *prev = NULL;
 
 	u->tick++;
+	if (u->waiting.on) {
+		struct uw_waiting wt = u->waiting;
+
+		u->waiting.on = false;
+		/* finish() keeps it waiting again while its room is still in quarantine. */
+		finish(u, &wt.key, wt.what, 0, &wt.t, wt.t0_ns, monotonic_ns());
+		if (u->waiting.on)
+			return 0;
+		handled++;
+	}
 	if (u->pending.build) {
 		if (!continue_pending(u, deadline))
 			return 0;
@@ -480,7 +528,7 @@ int unwind_store__drain(struct unwind_store *u, uint64_t budget_ns)
 		prev = &cur;
 	}
 	/* One object at least, unless one is still being built: it goes on at the next drain. */
-	for (size_t i = 0; i < n && !u->pending.build; i++) {
+	for (size_t i = 0; i < n && !u->pending.build && !u->waiting.on; i++) {
 		struct lt_unwind_want w;
 
 		now = monotonic_ns();
@@ -524,6 +572,8 @@ int unwind_store__new(struct unwind_store **out, const struct unwind_store_fds *
 	u->fds = *fds;
 	u->verbose = verbose;
 	u->page_bytes = (size_t)sysconf(_SC_PAGESIZE);
+	/* 0 marks an object in the map (dead_tick): evictions before the first drain too. */
+	u->tick = 1;
 	/* The map must be mappable (write_rows maps pages of it as it fills them). */
 	probe = mmap(NULL, u->page_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds->rows, 0);
 	if (probe == MAP_FAILED) {
@@ -542,6 +592,8 @@ void unwind_store__free(struct unwind_store *u)
 	if (!u)
 		return;
 	cfi__cancel(u->pending.build);
+	if (u->waiting.on)
+		cfi__free(&u->waiting.t);
 	free(u->objs);
 	free(u);
 }

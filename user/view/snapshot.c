@@ -225,10 +225,18 @@ static void w_flush(struct writer *w)
 	w->n = 0;
 }
 
+static int piece_add(const char *s, size_t len, void *ctx);
+
 static void w_raw(struct writer *w, const char *s, size_t len)
 {
 	if (w->err)
 		return;
+	/* A writer with no file writes into its piece (a stack's text, for the cache). */
+	if (!w->f) {
+		if (piece_add(s, len, w))
+			w->err = -1;
+		return;
+	}
 	if (w->n + len > DUMP_CHUNK_BYTES)
 		w_flush(w);
 	if (len > DUMP_CHUNK_BYTES) {
@@ -350,11 +358,198 @@ static void w_elem(struct writer *w, size_t i, unsigned int depth)
 	w_newline(w, depth + 1);
 }
 
+/*
+ * Values written as text directly, as jansson dumps them (the sites and frames of a whole-
+ * system snapshot are thousands an interval: built as jansson values and dumped, they were
+ * most of leaktop's own CPU time under load).  tests/unit/test_snapshot_stacks.c checks that a
+ * snapshot is, byte for byte, jansson's own dump of what it reads back.
+ */
+static void w_null(struct writer *w)
+{
+	w_raw(w, "null", 4);
+}
+
+static void w_bool(struct writer *w, bool v)
+{
+	if (v)
+		w_raw(w, "true", 4);
+	else
+		w_raw(w, "false", 5);
+}
+
+static void w_int(struct writer *w, int64_t v)
+{
+	char buf[24];
+
+	w_raw(w, buf, (size_t)snprintf(buf, sizeof(buf), "%" PRId64, v));
+}
+
+static void w_hex(struct writer *w, uint64_t v)
+{
+	char buf[24];
+
+	w_raw(w, buf, (size_t)snprintf(buf, sizeof(buf), "\"0x%" PRIx64 "\"", v));
+}
+
+/*
+ * A real as jansson writes one with JSON_REAL_PRECISION(10): %.10g with a '.' as the decimal
+ * point, ".0" added when it would read as an integer, no '+' or leading zeros in the exponent.
+ * Not finite: null (jansson has no such value).
+ */
+static void w_real(struct writer *w, double v)
+{
+	char buf[40], *e, *from;
+	int n;
+
+	if (!isfinite(v)) {
+		w_null(w);
+		return;
+	}
+	n = snprintf(buf, sizeof(buf) - 3, "%.10g", v);
+	if (n < 0 || (size_t)n >= sizeof(buf) - 3) {
+		w_null(w);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		if (buf[i] != '-' && buf[i] != '+' && buf[i] != 'e' && (buf[i] < '0' || buf[i] > '9'))
+			buf[i] = '.';	/* the locale's decimal point */
+	if (!memchr(buf, '.', (size_t)n) && !memchr(buf, 'e', (size_t)n)) {
+		memcpy(buf + n, ".0", 3);
+		n += 2;
+	}
+	e = memchr(buf, 'e', (size_t)n);
+	if (e) {
+		char *start = e + 1;
+
+		from = start + 1;
+		if (*start == '-')
+			start++;
+		while (*from == '0')
+			from++;
+		if (from != start) {
+			memmove(start, from, (size_t)(buf + n + 1 - from));
+			n -= (int)(from - start);
+		}
+	}
+	w_raw(w, buf, (size_t)n);
+}
+
+/* The length of the UTF-8 sequence at s (as jansson accepts it: no overlong form, no
+ * surrogate, nothing past U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+	uint32_t cp;
+	size_t n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] < 0xc2)
+		return 0;
+	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : s[0] < 0xf5 ? 4 : 0;
+	if (!n)
+		return 0;
+	cp = s[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+static bool utf8_valid(const char *s)
+{
+	for (size_t n; *s; s += n) {
+		n = utf8_len((const unsigned char *)s);
+		if (!n)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A string as JSON (null for NULL), as snapshot__string() makes it and jansson dumps it:
+ * '"', '\\' and control characters escaped; when s is not UTF-8, every byte from 0x80 up
+ * becomes U+FFFD.
+ */
+static void w_string(struct writer *w, const char *s)
+{
+	bool valid;
+	const char *run;
+
+	if (!s) {
+		w_null(w);
+		return;
+	}
+	valid = utf8_valid(s);
+	w_raw(w, "\"", 1);
+	for (run = s; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		char esc[8];
+		const char *text = esc;
+		size_t len = 2;
+
+		if (c >= 0x20 && c != '"' && c != '\\' && (c < 0x80 || valid))
+			continue;
+		w_raw(w, run, (size_t)(s - run));
+		run = s + 1;
+		switch (c) {
+		case '"': text = "\\\""; break;
+		case '\\': text = "\\\\"; break;
+		case '\b': text = "\\b"; break;
+		case '\f': text = "\\f"; break;
+		case '\n': text = "\\n"; break;
+		case '\r': text = "\\r"; break;
+		case '\t': text = "\\t"; break;
+		default:
+			if (c >= 0x80) {
+				text = "\xef\xbf\xbd";
+				len = 3;
+			} else {
+				len = (size_t)snprintf(esc, sizeof(esc), "\\u%04X", c);
+			}
+		}
+		w_raw(w, text, len);
+	}
+	w_raw(w, run, (size_t)(s - run));
+	w_raw(w, "\"", 1);
+}
+
+/* A frame at depth (an element of a stack), as snapshot__frame() would be dumped. */
+static void w_frame(struct writer *w, const struct sym_frame *f, unsigned int depth)
+{
+	bool any = false;
+
+	w_raw(w, "{", 1);
+	w_key(w, "addr", depth, &any);
+	w_hex(w, f->addr);
+	w_key(w, "symbol", depth, &any);
+	w_string(w, f->symbol);
+	w_key(w, "offset", depth, &any);
+	if (f->symbol)
+		w_int(w, (int64_t)f->offset);
+	else
+		w_null(w);
+	w_key(w, "module", depth, &any);
+	w_string(w, f->module);
+	w_key(w, "file", depth, &any);
+	w_string(w, f->file);
+	w_key(w, "line", depth, &any);
+	if (f->line > 0)
+		w_int(w, f->line);
+	else
+		w_null(w);
+	w_close(w, depth, any, '}');
+}
+
 /* The stack of site s as JSON text (from the cache when it is there), or NULL. */
 static const char *stack_text(struct writer *w, const struct site *s, size_t *len)
 {
 	struct stack_entry *e = NULL;
-	json_t *stack;
+	struct writer mem;
 	char *text;
 
 	if (s->frames_serial && stacks.cap) {
@@ -367,11 +562,21 @@ static const char *stack_text(struct writer *w, const struct site *s, size_t *le
 		if (!e->serial)
 			e = NULL;
 	}
-	stack = json_array();
-	for (uint32_t i = 0; stack && i < s->n_frames; i++)
-		json_array_append_new(stack, snapshot__frame(&s->frames[i]));
-	if (w_dump_piece(w, stack))
+	/* Written as at depth 0, into the piece (a writer of its own, with no file). */
+	mem = (struct writer){ .indent = w->indent, .piece = w->piece, .piece_cap = w->piece_cap };
+	w_raw(&mem, "[", 1);
+	for (uint32_t i = 0; i < s->n_frames; i++) {
+		w_elem(&mem, i, 0);
+		w_frame(&mem, &s->frames[i], 1);
+	}
+	w_close(&mem, 0, s->n_frames > 0, ']');
+	w->piece = mem.piece;
+	w->piece_cap = mem.piece_cap;
+	w->piece_len = mem.piece_len;
+	if (mem.err) {
+		w->err = -1;
 		return NULL;
+	}
 	*len = w->piece_len;
 	if (!s->frames_serial)
 		return w->piece;
@@ -395,55 +600,6 @@ static const char *stack_text(struct writer *w, const struct site *s, size_t *le
 	*e = (struct stack_entry){ .serial = s->frames_serial, .text = text, .len = *len,
 				   .indent = w->indent, .epoch = stacks.epoch };
 	return text;
-}
-
-/* The site as JSON, less its stack (the writer adds it). */
-static json_t *site_json(const struct model *m, const struct site *s)
-{
-	json_t *obj;
-	int64_t outstanding = site__outstanding(s);
-	char id[24];
-	double age = -1;
-
-	if (outstanding > 0 && s->live_since_ns && s->live_since_ns <= m->now_ns)
-		age = (m->now_ns - s->live_since_ns) / 1e9;
-	snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t)s->stack_hash);
-	obj = json_pack("{s:s, s:I, s:I, s:I, s:I, s:f, s:b, s:o, s:s}",
-			"kind", site_kind_name(s->kind),
-			"outstanding_bytes", (json_int_t)s->outstanding_bytes,
-			"outstanding_count", (json_int_t)outstanding,
-			"allocs", (json_int_t)s->allocs,
-			"frees", (json_int_t)site__frees(s),
-			"growth_per_s", s->growth_per_s,
-			"flagged", s->flagged,
-			"oldest_age_s", age >= 0 ? json_real(age) : json_null(),
-			"stack_id", id);
-	if (!obj)
-		return NULL;
-	json_object_set_new(obj, "trend_z", json_real(s->trend_z));
-	if (s->kind == LT_KIND_HEAP)
-		json_object_set_new(obj, "stale", json_boolean(s->stale));
-	if (s->kind == LT_KIND_FD) {
-		json_t *samples = json_array();
-
-		for (uint32_t i = 0; i < s->n_fd_samples; i++)
-			json_array_append_new(samples, snapshot__string(s->fd_samples[i]));
-		json_object_set_new(obj, "fd_types", fd_types_json(s));
-		json_object_set_new(obj, "fd_samples", samples);
-		json_object_set_new(obj, "repaired", json_integer(s->repaired));
-	} else {
-		json_object_set_new(obj, "alloc_bytes", json_integer(s->alloc_bytes));
-	}
-	if (s->has_lost) {
-		json_t *lost = classes_json(s->lost_count, s->lost_bytes), *seqs = json_array();
-
-		/* The definitely lost blocks' allocation numbers (the lowest; count: all). */
-		for (uint32_t i = 0; i < s->n_lost_seqs; i++)
-			json_array_append_new(seqs, json_integer((json_int_t)s->lost_seqs[i]));
-		json_object_set_new(json_object_get(lost, "definite"), "seqs", seqs);
-		json_object_set_new(obj, "lost", lost);
-	}
-	return obj;
 }
 
 static json_t *counters_json(const struct proc_counters *c)
@@ -816,14 +972,70 @@ static json_t *root_json(const struct model *m)
 	return root;
 }
 
-/* Site s at depth (an element of its process's "sites"). */
+/* Site s at depth (an element of its process's "sites"), its stack last. */
 static void write_site(struct writer *w, const struct model *m, const struct site *s,
 		       unsigned int depth)
 {
-	bool any = w_open(w, site_json(m, s), depth);
+	int64_t outstanding = site__outstanding(s);
 	const char *stack;
+	bool any = false;
+	char id[24];
 	size_t len;
 
+	w_raw(w, "{", 1);
+	w_key(w, "kind", depth, &any);
+	w_string(w, site_kind_name(s->kind));
+	w_key(w, "outstanding_bytes", depth, &any);
+	w_int(w, (int64_t)s->outstanding_bytes);
+	w_key(w, "outstanding_count", depth, &any);
+	w_int(w, outstanding);
+	w_key(w, "allocs", depth, &any);
+	w_int(w, (int64_t)s->allocs);
+	w_key(w, "frees", depth, &any);
+	w_int(w, (int64_t)site__frees(s));
+	w_key(w, "growth_per_s", depth, &any);
+	w_real(w, s->growth_per_s);
+	w_key(w, "flagged", depth, &any);
+	w_bool(w, s->flagged);
+	w_key(w, "oldest_age_s", depth, &any);
+	if (outstanding > 0 && s->live_since_ns && s->live_since_ns <= m->now_ns)
+		w_real(w, (m->now_ns - s->live_since_ns) / 1e9);
+	else
+		w_null(w);
+	w_key(w, "stack_id", depth, &any);
+	snprintf(id, sizeof(id), "%016" PRIx64, (uint64_t)s->stack_hash);
+	w_string(w, id);
+	w_key(w, "trend_z", depth, &any);
+	w_real(w, s->trend_z);
+	if (s->kind == LT_KIND_HEAP) {
+		w_key(w, "stale", depth, &any);
+		w_bool(w, s->stale);
+	}
+	if (s->kind == LT_KIND_FD) {
+		json_t *samples = json_array();
+
+		for (uint32_t i = 0; i < s->n_fd_samples; i++)
+			json_array_append_new(samples, snapshot__string(s->fd_samples[i]));
+		w_key(w, "fd_types", depth, &any);
+		w_value(w, fd_types_json(s), depth + 1);
+		w_key(w, "fd_samples", depth, &any);
+		w_value(w, samples, depth + 1);
+		w_key(w, "repaired", depth, &any);
+		w_int(w, (int64_t)s->repaired);
+	} else {
+		w_key(w, "alloc_bytes", depth, &any);
+		w_int(w, (int64_t)s->alloc_bytes);
+	}
+	if (s->has_lost) {
+		json_t *lost = classes_json(s->lost_count, s->lost_bytes), *seqs = json_array();
+
+		/* The definitely lost blocks' allocation numbers (the lowest; count: all). */
+		for (uint32_t i = 0; i < s->n_lost_seqs; i++)
+			json_array_append_new(seqs, json_integer((json_int_t)s->lost_seqs[i]));
+		json_object_set_new(json_object_get(lost, "definite"), "seqs", seqs);
+		w_key(w, "lost", depth, &any);
+		w_value(w, lost, depth + 1);
+	}
 	if (w->err)
 		return;
 	w_key(w, "stack", depth, &any);
