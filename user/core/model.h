@@ -78,6 +78,7 @@ enum process_flag_bit {
 	PROC_FLAG_RSS,
 	PROC_FLAG_RSS_UNEXPLAINED,
 	PROC_FLAG_OOM_KILLED,
+	PROC_FLAG_ALLOC_RETENTION,
 	PROC_FLAG__COUNT,
 };
 
@@ -88,6 +89,8 @@ enum process_flag {
 	PROC_RSS_UNEXPLAINED = 1 << PROC_FLAG_RSS_UNEXPLAINED,
 	/* The OOM killer chose it: set by the event, never by analysis, and kept. */
 	PROC_OOM_KILLED = 1 << PROC_FLAG_OOM_KILLED,
+	/* Its latest scan found the allocator holding much of the heap free (heapslack.h). */
+	PROC_ALLOC_RETENTION = 1 << PROC_FLAG_ALLOC_RETENTION,
 };
 
 /* Flags that are facts, not verdicts: analysis keeps them. */

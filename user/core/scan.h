@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/heapslack.h"
+
 /* One tracked live block, as the `allocs` map holds it. */
 struct scan_block {
 	uint64_t addr;
@@ -92,6 +94,7 @@ struct scan_result {
 	uint64_t bytes_read;		/* memory copied (scan__process) */
 	uint32_t threads;		/* threads stopped (scan__process) */
 	struct scan_partial partial;	/* set (cut) when it failed with -ETIME while copying */
+	struct heapslack slack;		/* the allocator's free memory (scan__process) */
 };
 
 /*

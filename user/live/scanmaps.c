@@ -65,9 +65,10 @@ int scanmaps__parse(const char *text, struct scanmaps *out)
 				scanmaps__free(out);
 				return -ENOMEM;
 			}
-			out->v[out->n++] = (struct scanmaps_touch){ lo, hi, 0 };
+			out->v[out->n++] = (struct scanmaps_touch){ lo, hi, 0, 0 };
 		} else if (out->n) {
 			field_kb(p, "Rss", &out->v[out->n - 1].touched_bytes);
+			field_kb(p, "Rss", &out->v[out->n - 1].rss_bytes);
 			field_kb(p, "Swap", &out->v[out->n - 1].touched_bytes);
 		}
 		p = *eol ? eol + 1 : eol;
@@ -101,21 +102,28 @@ int scanmaps__prepare(int pid, struct scanmaps *out, char *msg, size_t msg_len)
 
 bool scanmaps__untouched(const struct scanmaps *s, const struct proc_map *pm)
 {
-	size_t lo = 0, hi = s->n;
+	const struct scanmaps_touch *t;
 
 	/* A shared file page written back and evicted is in neither Rss nor Swap. */
 	if (pm->shared)
 		return false;
+	t = scanmaps__find(s, pm->start);
+	return t && t->end == pm->end && !t->touched_bytes;
+}
+
+const struct scanmaps_touch *scanmaps__find(const struct scanmaps *s, uint64_t start)
+{
+	size_t lo = 0, hi = s->n;
+
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (s->v[mid].start < pm->start)
+		if (s->v[mid].start < start)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < s->n && s->v[lo].start == pm->start && s->v[lo].end == pm->end &&
-	       !s->v[lo].touched_bytes;
+	return lo < s->n && s->v[lo].start == start ? &s->v[lo] : NULL;
 }
 
 void scanmaps__free(struct scanmaps *s)

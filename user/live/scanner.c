@@ -7,7 +7,8 @@
  * read).  A scan stops the process (ptrace_stop.c), reads the tracked live blocks from the BPF
  * `allocs` map while it is stopped (so none is freed or reused under the scan), copies its
  * registers (general-purpose and vector) and every readable and writable mapping (thread
- * stacks from the stack pointer up), resumes it, and classifies the blocks (core/scan.c).
+ * stacks from the stack pointer up), resumes it, classifies the blocks (core/scan.c) and
+ * measures the allocator's slack in the same copies (heapslack.c).
  * The stop is bounded: past its limit (SCAN_MAX_STOP_MS, or less with --scan-max-stop),
  * also in the middle of a mapping's copy, the scan gives up, says how far it got (a partial copy classifies nothing: memory
  * not read could hold the only pointer to a block) and the process runs on.  Results go into the sample
@@ -23,6 +24,7 @@
 
 #include "util/clock.h"
 #include "live/collector.h"
+#include "live/heapslack.h"
 #include "live/procmaps.h"
 #include "live/mounts.h"
 #include "live/ptrace_stop.h"
@@ -164,6 +166,10 @@ int scan__process_live(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *
 	stop_ms = ptrace_stop__end(&ps);
 	if (!err)
 		err = scan__classify(blocks, n, c.regions, c.n, c.words, c.n_words, out);
+	/* The allocator's share of the heap, from the same copies. */
+	if (!err)
+		err = heapslack__measure(pid, &maps, &touch, c.regions, c.n, blocks, n,
+					 &out->slack);
 	if (!err) {
 		out->stop_ms = stop_ms;
 		out->threads = threads;

@@ -146,6 +146,13 @@ static void write_scans(FILE *out, const struct model *m)
 		for (int k = SCAN__COUNT - 1; k >= 0; k--)
 			fprintf(out, " %s %" PRIu64 " (%" PRIu64 " B)%s", scan_class_names[k],
 				r->count[k], r->bytes[k], k ? "," : "\n");
+		if (r->slack.valid) {
+			char line[256];
+
+			fprintf(out, "  %s%s\n", p->flags & PROC_ALLOC_RETENTION ?
+				"allocator_retention: " : "allocator: ",
+				fmt__alloc_slack(line, sizeof(line), p));
+		}
 		for (size_t l = 0; l < r->n_leaks && l < SCAN_LEAKS_SHOWN; l++) {
 			const struct scan_leak *lk = &r->leaks[l];
 			const struct site *s = model__heap_site(p, lk->root.stack_hash);

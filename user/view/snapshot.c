@@ -493,6 +493,22 @@ static json_t *leak_json(const struct process *p, const struct scan_leak *l)
 			 "edges", edges, "edges_total", (json_int_t)l->total_edges);
 }
 
+/* scan.allocator: the glibc heaps' slack (null: no glibc heap walked). */
+static json_t *slack_json(const struct heapslack *h)
+{
+	if (!h->valid)
+		return json_null();
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "kind", "glibc",
+			 "heaps", (json_int_t)h->heaps,
+			 "resident_bytes", (json_int_t)h->resident_bytes,
+			 "live_bytes", (json_int_t)h->live_bytes,
+			 "free_bytes", (json_int_t)h->free_bytes,
+			 "free_chunks", (json_int_t)h->free_chunks,
+			 "top_bytes", (json_int_t)h->top_bytes,
+			 "trimmable_bytes", (json_int_t)h->trimmable_bytes,
+			 "partial", h->partial);
+}
+
 /* processes[].scan and .leak_graph: the latest scan's summary, or its error. */
 static void scan_json(json_t *obj, const struct process *p)
 {
@@ -511,11 +527,12 @@ static void scan_json(json_t *obj, const struct process *p)
 		json_object_set_new(obj, "scan", o);
 		return;
 	}
-	json_object_set_new(obj, "scan", json_pack("{s:f, s:I, s:I, s:I, s:o}",
+	json_object_set_new(obj, "scan", json_pack("{s:f, s:I, s:I, s:I, s:o, s:o}",
 			    "stop_ms", r->stop_ms, "threads", (json_int_t)r->threads,
 			    "bytes_read", (json_int_t)r->bytes_read,
 			    "blocks", (json_int_t)r->n_blocks,
-			    "lost", classes_json(r->count, r->bytes)));
+			    "lost", classes_json(r->count, r->bytes),
+			    "allocator", slack_json(&r->slack)));
 	graph = json_array();
 	for (size_t i = 0; i < r->n_leaks && i < SCAN_LEAKS_SHOWN; i++)
 		json_array_append_new(graph, leak_json(p, &r->leaks[i]));
