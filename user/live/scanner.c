@@ -28,6 +28,7 @@
 #include "live/procmaps.h"
 #include "live/mounts.h"
 #include "live/ptrace_stop.h"
+#include "live/rootname.h"
 #include "live/scanmaps.h"
 #include "live/scanner.h"
 
@@ -135,6 +136,7 @@ int scan__process_live(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *
 	struct scanmaps touch = {};
 	struct scan_block *blocks = NULL;
 	struct copy c = {};
+	struct ptrace_thread *th = NULL;
 	size_t n = 0;
 	uint32_t threads;
 	double stop_ms;
@@ -157,7 +159,11 @@ int scan__process_live(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *
 		return err;
 	}
 	threads = ps.n;
-	err = procmaps__read(pid, &maps);
+	/* The registers as copied, for naming retention roots after the resume. */
+	th = malloc((ps.n + 1) * sizeof(*th));
+	if (th && ps.n)
+		memcpy(th, ps.threads, ps.n * sizeof(*th));
+	err = th ? procmaps__read(pid, &maps) : -ENOMEM;
 	if (!err)
 		err = fetch(ctx, &blocks, &n);
 	if (!err)
@@ -166,6 +172,8 @@ int scan__process_live(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *
 	stop_ms = ptrace_stop__end(&ps);
 	if (!err)
 		err = scan__classify(blocks, n, c.regions, c.n, c.words, c.n_words, out);
+	if (!err)
+		rootname__name(pid, &maps, c.regions, c.n, th, threads, out);
 	/* The allocator's share of the heap, from the same copies. */
 	if (!err)
 		err = heapslack__measure(pid, &maps, &touch, c.regions, c.n, blocks, n,
@@ -183,6 +191,7 @@ int scan__process_live(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *
 	procmaps__free(&maps);
 	scanmaps__free(&touch);
 	free(blocks);
+	free(th);
 	return err;
 }
 

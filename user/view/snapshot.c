@@ -406,9 +406,66 @@ static const char *stack_text(struct writer *w, const struct site *s, size_t *le
 	return text;
 }
 
-/* The site as JSON, less its stack (the writer adds it). */
-static json_t *site_json(const struct model *m, const struct site *s)
+/* The latest scan's record of heap site s of p, or NULL. */
+static const struct scan_site *scan_site_of(const struct process *p, const struct site *s)
 {
+	const struct scan_result *r = p && p->scan && p->scan->ok ? &p->scan->result : NULL;
+	size_t lo = 0, hi = r ? r->n_sites : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->sites[mid].stack_hash < s->stack_hash)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return r && lo < r->n_sites && r->sites[lo].stack_hash == s->stack_hash ?
+	       &r->sites[lo] : NULL;
+}
+
+/*
+ * sites[].retained_by: the paths from roots that hold the site's reachable blocks, largest
+ * first: the root (kind, name, thread), the sites in between (from the root's side), and the
+ * blocks and bytes held that way, with their share of the site's reachable bytes.
+ */
+static json_t *retained_json(const struct process *p, const struct scan_site *ss)
+{
+	json_t *arr = json_array();
+
+	for (uint32_t i = 0; i < ss->n_retainers; i++) {
+		const struct scan_retainer *rt = &ss->retainers[i];
+		uint64_t reach = ss->bytes[SCAN_REACHABLE];
+		json_t *chain = json_array();
+
+		for (uint8_t c = 0; c < rt->n_chain; c++) {
+			const struct site *cs = model__heap_site(p, rt->chain[c]);
+			char id[24];
+
+			snprintf(id, sizeof(id), "%016" PRIx64, rt->chain[c]);
+			json_array_append_new(chain, json_pack("{s:s, s:o}", "stack_id", id,
+					      "symbol", snapshot__string(cs && cs->n_frames ?
+						      cs->frames[0].symbol : NULL)));
+		}
+		json_array_append_new(arr, json_pack("{s:{s:s, s:o, s:o, s:o}, s:o, s:b, s:I, "
+						     "s:I, s:f}", "root",
+			"kind", scan_root_kind_names[rt->root_kind < SCAN_ROOT__COUNT ?
+						     rt->root_kind : 0],
+			"name", rt->root_name[0] ? snapshot__string(rt->root_name) : json_null(),
+			"addr", rt->root_reg == SCAN_ROOT_REG_NONE ? hex_json(rt->root_addr) :
+								      json_null(),
+			"thread", rt->root_tid ? json_integer(rt->root_tid) : json_null(),
+			"chain", chain, "chain_cut", rt->cut,
+			"blocks", (json_int_t)rt->blocks, "bytes", (json_int_t)rt->bytes,
+			"share", reach ? (double)rt->bytes / (double)reach : 0.0));
+	}
+	return arr;
+}
+
+/* The site as JSON, less its stack (the writer adds it). */
+static json_t *site_json(const struct model *m, const struct process *p, const struct site *s)
+{
+	const struct scan_site *ss = s->kind == LT_KIND_HEAP ? scan_site_of(p, s) : NULL;
 	json_t *obj;
 	int64_t outstanding = site__outstanding(s);
 	char id[24];
@@ -451,6 +508,11 @@ static json_t *site_json(const struct model *m, const struct site *s)
 			json_array_append_new(seqs, json_integer((json_int_t)s->lost_seqs[i]));
 		json_object_set_new(json_object_get(lost, "definite"), "seqs", seqs);
 		json_object_set_new(obj, "lost", lost);
+	}
+	if (ss && ss->count[SCAN_REACHABLE]) {
+		json_object_set_new(obj, "retained_by", retained_json(p, ss));
+		json_object_set_new(obj, "retained_paths",
+				    json_integer((json_int_t)ss->retainer_paths));
 	}
 	return obj;
 }
@@ -843,10 +905,10 @@ static json_t *root_json(const struct model *m)
 }
 
 /* Site s at depth (an element of its process's "sites"). */
-static void write_site(struct writer *w, const struct model *m, const struct site *s,
-		       unsigned int depth)
+static void write_site(struct writer *w, const struct model *m, const struct process *p,
+		       const struct site *s, unsigned int depth)
 {
-	bool any = w_open(w, site_json(m, s), depth);
+	bool any = w_open(w, site_json(m, p, s), depth);
 	const char *stack;
 	size_t len;
 
@@ -873,7 +935,7 @@ static void write_process(struct writer *w, const struct model *m, const struct 
 		w_raw(w, "[", 1);
 		for (size_t i = 0; i < p->n_sites && !w->err; i++) {
 			w_elem(w, i, depth + 1);
-			write_site(w, m, sites[i], depth + 2);
+			write_site(w, m, p, sites[i], depth + 2);
 		}
 		w_close(w, depth + 1, p->n_sites > 0, ']');
 		w_close(w, depth, any, '}');
