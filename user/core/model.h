@@ -267,6 +267,8 @@ int model__apply(struct model *m, const struct sample *s);
 
 /* The heap site (hash) of p, or NULL. */
 const struct site *model__heap_site(const struct process *p, uint64_t stack_hash);
+/* The latest successful scan's record of heap site stack_hash of p, or NULL. */
+const struct scan_site *model__scan_site(const struct process *p, uint64_t stack_hash);
 
 uint64_t model__events(const struct model *m);
 uint64_t model__dropped(const struct model *m);

@@ -74,6 +74,8 @@ struct marker {
 	uint64_t *root_at;
 	size_t *order;			/* reachable blocks in the order they were reached */
 	size_t n_order;
+	scan_root_key_fn root_key;
+	void *key_ctx;
 };
 
 #define NO_PARENT	SIZE_MAX
@@ -199,7 +201,8 @@ static void mark_from_reachable(struct marker *m, uint64_t v, size_t parent, uin
 		m->cls[k] = SCAN_REACHABLE;
 		m->stack[m->top++] = k;
 		m->parent[k] = parent;
-		m->root_at[k] = root_at;
+		m->root_at[k] = parent == NO_PARENT && !(root_at & REG_ROOT) && m->root_key ?
+				m->root_key(m->key_ctx, root_at) & ~REG_ROOT : root_at;
 		m->order[m->n_order++] = k;
 	}
 }
@@ -581,7 +584,16 @@ int scan__classify(const struct scan_block *blocks, size_t n, const struct scan_
 		   size_t n_mem, const uint64_t *root_words, size_t n_root_words,
 		   struct scan_result *out)
 {
-	struct marker m = { .n = n, .n_mem = n_mem };
+	return scan__classify_keyed(blocks, n, mem, n_mem, root_words, n_root_words, NULL, NULL,
+				    out);
+}
+
+int scan__classify_keyed(const struct scan_block *blocks, size_t n,
+			 const struct scan_region *mem, size_t n_mem, const uint64_t *root_words,
+			 size_t n_root_words, scan_root_key_fn root_key, void *key_ctx,
+			 struct scan_result *out)
+{
+	struct marker m = { .n = n, .n_mem = n_mem, .root_key = root_key, .key_ctx = key_ctx };
 	size_t *leader = NULL;
 	int err = 0;
 

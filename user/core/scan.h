@@ -149,6 +149,19 @@ int scan__classify(const struct scan_block *blocks, size_t n, const struct scan_
 		   struct scan_result *out);
 
 /*
+ * Retention paths aggregate roots by key: the root word's address, or what root_key makes of
+ * it (the live scan gives every word of one untracked memory region one key, so a table of
+ * pointers nobody tracked is one root, not one per slot).
+ */
+typedef uint64_t (*scan_root_key_fn)(void *ctx, uint64_t root_addr);
+
+/* scan__classify with root words' addresses mapped to keys by root_key (NULL: as they are). */
+int scan__classify_keyed(const struct scan_block *blocks, size_t n,
+			 const struct scan_region *mem, size_t n_mem, const uint64_t *root_words,
+			 size_t n_root_words, scan_root_key_fn root_key, void *key_ctx,
+			 struct scan_result *out);
+
+/*
  * glibc's own pointer into a live block: the header of the chunk after the block at addr
  * (size bytes asked for) when glibc's layout puts that header inside the block, else 0.
  * size_word is the word 8 bytes before the block (its chunk's size and flags): it must be

@@ -334,9 +334,30 @@ static void name_memory(struct namer *nm, struct scan_retainer *rt)
 	}
 	at = procmaps__find(nm->maps, rt->root_addr);
 	rt->root_kind = SCAN_ROOT_MEMORY;
-	snprintf(rt->root_name, sizeof(rt->root_name), "%s at 0x%" PRIx64,
-		 at && at->path && !strcmp(at->path, "[heap]") ? "untracked heap memory" :
-		 "anonymous memory", rt->root_addr);
+	if (at && at->path && !strcmp(at->path, "[heap]"))
+		snprintf(rt->root_name, sizeof(rt->root_name), "untracked blocks in [heap]");
+	else if (at && at->start == rt->root_addr)
+		snprintf(rt->root_name, sizeof(rt->root_name), "untracked memory in the anonymous "
+			 "mapping at 0x%" PRIx64, at->start);
+	else
+		snprintf(rt->root_name, sizeof(rt->root_name), "memory at 0x%" PRIx64,
+			 rt->root_addr);
+}
+
+uint64_t rootname__key(void *ctx, uint64_t addr)
+{
+	const struct rootname_keys *k = ctx;
+	const struct proc_map *pm = procmaps__find(k->maps, addr);
+
+	if (!pm || file_map_of(k->maps, addr) || (pm->path && strcmp(pm->path, "[heap]")))
+		return addr;
+	for (size_t t = 0; t < k->n_threads; t++) {
+		uint64_t sp = k->threads[t].regs.rsp, fs = k->threads[t].regs.fs_base;
+
+		if ((sp >= pm->start && sp < pm->end) || (fs >= pm->start && fs < pm->end))
+			return addr;
+	}
+	return pm->start;
 }
 
 void rootname__name(int pid, const struct proc_maps *maps, const struct scan_region *regions,

@@ -24,4 +24,19 @@ void rootname__name(int pid, const struct proc_maps *maps, const struct scan_reg
 		    size_t n_regions, const struct ptrace_thread *threads, size_t n_threads,
 		    struct scan_result *r);
 
+/* What rootname__key needs: pid's maps and its stopped threads. */
+struct rootname_keys {
+	const struct proc_maps *maps;
+	const struct ptrace_thread *threads;
+	size_t n_threads;
+};
+
+/*
+ * The key retention paths aggregate a root word at addr under (a scan_root_key_fn, ctx a
+ * struct rootname_keys): the start of its mapping for memory that is neither a module's
+ * (data, bss), nor a thread's stack or TLS (an untracked heap, an anonymous mapping); addr
+ * itself otherwise.
+ */
+uint64_t rootname__key(void *ctx, uint64_t addr);
+
 #endif

@@ -137,6 +137,7 @@ int scan__process_live(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *
 	struct scan_block *blocks = NULL;
 	struct copy c = {};
 	struct ptrace_thread *th = NULL;
+	struct rootname_keys keys;
 	size_t n = 0;
 	uint32_t threads;
 	double stop_ms;
@@ -168,10 +169,12 @@ int scan__process_live(int pid, unsigned int max_ms, scan_fetch_fn fetch, void *
 		err = fetch(ctx, &blocks, &n);
 	if (!err)
 		err = copy_process(&ps, max_ms, &maps, &touch, &c, msg, msg_len);
+	keys = (struct rootname_keys){ &maps, th, threads };
 	/* Resume before the marking: it needs only the copies. */
 	stop_ms = ptrace_stop__end(&ps);
 	if (!err)
-		err = scan__classify(blocks, n, c.regions, c.n, c.words, c.n_words, out);
+		err = scan__classify_keyed(blocks, n, c.regions, c.n, c.words, c.n_words,
+					   rootname__key, &keys, out);
 	if (!err)
 		rootname__name(pid, &maps, c.regions, c.n, th, threads, out);
 	/* The allocator's share of the heap, from the same copies. */

@@ -288,6 +288,36 @@ const char *fmt__alloc_slack(char *buf, size_t len, const struct process *p)
 	return buf;
 }
 
+const char *fmt__retainer(char *buf, size_t len, const struct process *p,
+			  const struct scan_site *ss, uint32_t i)
+{
+	const struct scan_retainer *rt = &ss->retainers[i];
+	uint64_t reach = ss->bytes[SCAN_REACHABLE];
+	char b[FMT_NUM_LEN];
+	FILE *f = fmt__line_open(buf, len);
+
+	if (!f)
+		return buf;
+	fprintf(f, "%.0f%% (%s) held by ", reach ? 100.0 * (double)rt->bytes / (double)reach : 0,
+		fmt__bytes(b, sizeof(b), (double)rt->bytes));
+	if (rt->root_name[0])
+		fmt__str(f, rt->root_name, "?");
+	else if (rt->root_reg == SCAN_ROOT_REG_NONE)
+		fprintf(f, "0x%" PRIx64, rt->root_addr);
+	else
+		fprintf(f, "register word %u", rt->root_reg);
+	for (uint8_t c = 0; c < rt->n_chain; c++) {
+		const struct site *cs = model__heap_site(p, rt->chain[c]);
+
+		fputs(" -> ", f);
+		fmt__str(f, cs && cs->n_frames ? cs->frames[0].symbol : NULL, "?");
+	}
+	if (rt->cut)
+		fputs(" -> ...", f);
+	fmt__line_close(f, buf, len);
+	return buf;
+}
+
 FILE *fmt__line_open(char *buf, size_t len)
 {
 	buf[0] = '\0';

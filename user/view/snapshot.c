@@ -406,24 +406,6 @@ static const char *stack_text(struct writer *w, const struct site *s, size_t *le
 	return text;
 }
 
-/* The latest scan's record of heap site s of p, or NULL. */
-static const struct scan_site *scan_site_of(const struct process *p, const struct site *s)
-{
-	const struct scan_result *r = p && p->scan && p->scan->ok ? &p->scan->result : NULL;
-	size_t lo = 0, hi = r ? r->n_sites : 0;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r->sites[mid].stack_hash < s->stack_hash)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return r && lo < r->n_sites && r->sites[lo].stack_hash == s->stack_hash ?
-	       &r->sites[lo] : NULL;
-}
-
 /*
  * sites[].retained_by: the paths from roots that hold the site's reachable blocks, largest
  * first: the root (kind, name, thread), the sites in between (from the root's side), and the
@@ -465,7 +447,8 @@ static json_t *retained_json(const struct process *p, const struct scan_site *ss
 /* The site as JSON, less its stack (the writer adds it). */
 static json_t *site_json(const struct model *m, const struct process *p, const struct site *s)
 {
-	const struct scan_site *ss = s->kind == LT_KIND_HEAP ? scan_site_of(p, s) : NULL;
+	const struct scan_site *ss = s->kind == LT_KIND_HEAP && p ?
+				     model__scan_site(p, s->stack_hash) : NULL;
 	json_t *obj;
 	int64_t outstanding = site__outstanding(s);
 	char id[24];
