@@ -12,7 +12,8 @@
  *   else memory (an untracked heap block, an anonymous mapping).
  * Files are the target's: opened only as the mapping's own file (safe_open__mapped), never
  * on FUSE or network file systems, read (not mapped) by libelf, at most ROOTNAME_MODULES per
- * call; what fails to open leaves the root named by module and offset.
+ * call and ROOTNAME_LOOKUPS_MAX searches of their tables; past them, or when a file fails to
+ * open, a root is named by module and offset.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +38,8 @@
 #define TLS_SPAN		(64u << 10)
 #define RED_ZONE		128
 #define FRAME_WORDS_MAX		4096		/* words searched below a stack root */
+/* Symbol table searches per call (each reads a whole table): past it, module and offset. */
+#define ROOTNAME_LOOKUPS_MAX	1024
 
 static const char *const gp_names[] = {
 	"r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx",
@@ -59,6 +62,7 @@ struct namer {
 	size_t n_threads;
 	struct module mods[ROOTNAME_MODULES];
 	size_t n_mods;
+	unsigned int lookups;
 };
 
 static const char *base_name(const char *path)
@@ -75,6 +79,8 @@ static Elf *module_elf(struct namer *nm, const struct proc_map *pm)
 	struct stat st;
 	int fd;
 
+	if (nm->lookups++ >= ROOTNAME_LOOKUPS_MAX)
+		return NULL;
 	for (size_t i = 0; i < nm->n_mods; i++)
 		if (nm->mods[i].dev == pm->dev && nm->mods[i].ino == pm->ino)
 			return nm->mods[i].elf;
@@ -364,7 +370,7 @@ void rootname__name(int pid, const struct proc_maps *maps, const struct scan_reg
 		    size_t n_regions, const struct ptrace_thread *threads, size_t n_threads,
 		    struct scan_result *r)
 {
-	struct namer nm = { pid, maps, regions, n_regions, threads, n_threads, {}, 0 };
+	struct namer nm = { pid, maps, regions, n_regions, threads, n_threads, {}, 0, 0 };
 
 	for (size_t s = 0; s < r->n_sites; s++) {
 		for (uint32_t i = 0; i < r->sites[s].n_retainers; i++) {
