@@ -530,6 +530,7 @@ static void draw_stack(struct tui *t, const struct model *m, int y0, int height)
 {
 	const struct process *p = current_process(t, m);
 	const struct site *s = NULL;
+	const struct scan_site *ss;
 	char line[1024], comm[64];
 	int row = y0, first;
 
@@ -549,6 +550,15 @@ static void draw_stack(struct tui *t, const struct model *m, int y0, int height)
 		clrtoeol();
 	}
 	for (int k = 0; s && !stack_summary(s, line, sizeof(line), k); k++) {
+		mvaddnstr(row++, 0, line, bytes_for_cols(line, COLS));
+		clrtoeol();
+	}
+	/* The latest scan: what holds its reachable blocks. */
+	ss = s && s->kind == LT_KIND_HEAP ? model__scan_site(p, s->stack_hash) : NULL;
+	for (uint32_t k = 0; ss && k < ss->n_retainers && row < y0 + height; k++) {
+		char held[sizeof(line) - 8];
+
+		snprintf(line, sizeof(line), "held: %s", fmt__retainer(held, sizeof(held), p, ss, k));
 		mvaddnstr(row++, 0, line, bytes_for_cols(line, COLS));
 		clrtoeol();
 	}

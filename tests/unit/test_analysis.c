@@ -299,7 +299,7 @@ static void test_process_flags_follow_flagged_sites_hidden_in_bursty_totals(void
  * call site (a new site each sample, each a one-off step that is never flagged: brk growth
  * from whichever malloc needed it looks like that).  Returns the process's last flags.
  */
-static unsigned int rss_flags_with_mappings(bool mapped)
+static unsigned int rss_flags_with(bool mapped, bool slack)
 {
 	const uint32_t window = 40, samples = 60;
 	unsigned int flags = 0;
@@ -314,6 +314,15 @@ static unsigned int rss_flags_with_mappings(bool mapped)
 	if (!p->sites)
 		goto out;
 	p->cap_sites = samples;
+	if (slack) {
+		/* Its scan: glibc holds 32 MiB of its 40 MiB heap free. */
+		p->scan = calloc(1, sizeof(*p->scan));
+		if (!p->scan)
+			goto out;
+		p->scan->ok = true;
+		p->scan->result.slack = (struct heapslack){ .valid = true, .heaps = 1,
+			.resident_bytes = 40 << 20, .free_bytes = 32 << 20 };
+	}
 	for (uint32_t i = 0; i < samples; i++) {
 		uint64_t t = (uint64_t)i * S / 2;
 		struct site *s = mapped ? add_site(p, window, LT_KIND_MMAP) : NULL;
@@ -335,12 +344,27 @@ out:
 	return flags;
 }
 
+static unsigned int rss_flags_with_mappings(bool mapped)
+{
+	return rss_flags_with(mapped, false);
+}
+
 static void test_rss_growth_without_tracked_growth_is_unexplained(void)
 {
 	unsigned int flags = rss_flags_with_mappings(false);
 
 	CHECK(flags & PROC_RSS_GROWTH);
 	CHECK(flags & PROC_RSS_UNEXPLAINED);
+}
+
+static void test_rss_growth_while_glibc_holds_the_heap_free_is_allocator_retention(void)
+{
+	unsigned int flags = rss_flags_with(false, true);
+
+	CHECK(flags & PROC_RSS_GROWTH);
+	CHECK(flags & PROC_ALLOC_RETENTION);
+	CHECK(!(flags & PROC_RSS_UNEXPLAINED));
+	CHECK(!(flags & PROC_HEAP_GROWTH));
 }
 
 static void test_rss_growth_matched_by_mappings_spread_over_sites_is_explained(void)
@@ -525,5 +549,6 @@ int main(void)
 	RUN(test_process_flags_follow_flagged_sites_hidden_in_bursty_totals);
 	RUN(test_rss_growth_without_tracked_growth_is_unexplained);
 	RUN(test_rss_growth_matched_by_mappings_spread_over_sites_is_explained);
+	RUN(test_rss_growth_while_glibc_holds_the_heap_free_is_allocator_retention);
 	CHECK_EXIT();
 }

@@ -91,6 +91,110 @@ static void test_block_pointed_to_from_data_is_reachable(void)
 	scan_result__free(&r);
 }
 
+static const struct scan_site *site_of(const struct scan_result *r, uint64_t hash)
+{
+	for (size_t i = 0; i < r->n_sites; i++)
+		if (r->sites[i].stack_hash == hash)
+			return &r->sites[i];
+	return NULL;
+}
+
+/*
+ * A global (DATA + 16) points to a table (site 1) whose bucket array (site 2) holds 4
+ * entries (site 3), each the head of a chain of 3 entries: the entries' path is the global,
+ * then the table's site, then the buckets' site; the chain within site 3 is one step.
+ */
+static void test_retention_path_names_the_root_word_and_the_sites_between(void)
+{
+	const struct scan_site *e, *b;
+	struct scan_result r;
+	uint64_t table, buckets;
+
+	fake_reset();
+	table = blk(0, 32, 1);
+	buckets = blk(64, 32, 2);
+	put(DATA + 16, table);
+	put(table, buckets);
+	for (int i = 0; i < 4; i++) {
+		uint64_t prev = 0;
+
+		for (int j = 2; j >= 0; j--) {
+			uint64_t en = blk(256 + (size_t)(i * 3 + j) * 64, 48, 3);
+
+			put(en, prev);
+			prev = en;
+		}
+		put(buckets + 8 * (uint64_t)i, prev);
+	}
+	CHECK_EQ_INT(classify(&r), 0);
+	e = site_of(&r, 3);
+	CHECK(e != NULL);
+	CHECK_EQ_INT(e->n_retainers, 1);
+	CHECK_EQ_INT(e->retainer_paths, 1);
+	CHECK_EQ_INT(e->retainers[0].blocks, 12);
+	CHECK_EQ_INT(e->retainers[0].bytes, 12 * 48);
+	CHECK_EQ_INT(e->retainers[0].root_addr, DATA + 16);
+	CHECK_EQ_INT(e->retainers[0].root_reg, SCAN_ROOT_REG_NONE);
+	CHECK_EQ_INT(e->retainers[0].n_chain, 2);
+	CHECK_EQ_INT(e->retainers[0].chain[0], 1);
+	CHECK_EQ_INT(e->retainers[0].chain[1], 2);
+	CHECK(!e->retainers[0].cut);
+	b = site_of(&r, 2);
+	CHECK_EQ_INT(b->n_retainers, 1);
+	CHECK_EQ_INT(b->retainers[0].n_chain, 1);
+	CHECK_EQ_INT(b->retainers[0].chain[0], 1);
+	scan_result__free(&r);
+}
+
+/* Two roots hold one site: a register 3 blocks, a global 1; the larger path comes first. */
+static void test_retention_paths_of_a_site_come_largest_first_with_registers_by_index(void)
+{
+	const struct scan_site *s;
+	struct scan_result r;
+
+	fake_reset();
+	F.regs[0] = 0;
+	F.regs[1] = blk(0, 32, 5);
+	F.n_regs = 2;
+	put(F.regs[1], blk(64, 32, 5));
+	put(HEAP + 64, blk(128, 32, 5));
+	put(DATA + 8, blk(256, 32, 5));
+	CHECK_EQ_INT(classify(&r), 0);
+	s = site_of(&r, 5);
+	CHECK_EQ_INT(s->n_retainers, 2);
+	CHECK_EQ_INT(s->retainers[0].root_reg, 1);
+	CHECK_EQ_INT(s->retainers[0].blocks, 3);
+	CHECK_EQ_INT(s->retainers[0].n_chain, 0);
+	CHECK_EQ_INT(s->retainers[1].root_addr, DATA + 8);
+	CHECK_EQ_INT(s->retainers[1].blocks, 1);
+	scan_result__free(&r);
+}
+
+/* A chain of sites longer than SCAN_CHAIN_MAX is cut, and says so. */
+static void test_retention_chain_longer_than_its_bound_is_cut(void)
+{
+	const struct scan_site *s;
+	struct scan_result r;
+	uint64_t prev;
+
+	fake_reset();
+	prev = blk(0, 32, 100);
+	put(DATA, prev);
+	for (uint64_t i = 1; i <= SCAN_CHAIN_MAX + 3; i++) {
+		uint64_t b = blk(64 * i, 32, 100 + i);
+
+		put(prev, b);
+		prev = b;
+	}
+	CHECK_EQ_INT(classify(&r), 0);
+	s = site_of(&r, 100 + SCAN_CHAIN_MAX + 3);
+	CHECK(s != NULL);
+	CHECK_EQ_INT(s->retainers[0].n_chain, SCAN_CHAIN_MAX);
+	CHECK(s->retainers[0].cut);
+	CHECK_EQ_INT(s->retainers[0].chain[0], 100);
+	scan_result__free(&r);
+}
+
 static void test_unreferenced_block_is_definitely_lost(void)
 {
 	struct scan_result r;
@@ -764,6 +868,9 @@ int main(void)
 	RUN(test_definitely_lost_blocks_list_their_allocation_numbers_per_site);
 	RUN(test_definite_numbers_keep_the_lowest_when_there_are_too_many);
 	RUN(test_block_pointed_to_from_data_is_reachable);
+	RUN(test_retention_path_names_the_root_word_and_the_sites_between);
+	RUN(test_retention_paths_of_a_site_come_largest_first_with_registers_by_index);
+	RUN(test_retention_chain_longer_than_its_bound_is_cut);
 	RUN(test_unreferenced_block_is_definitely_lost);
 	RUN(test_dropped_tree_is_one_definite_root_and_indirect_rest);
 	RUN(test_tree_root_listed_after_its_children_still_leads_the_leak);

@@ -515,6 +515,12 @@ void analysis__run(struct model *m)
 		}
 		if (fds.growing || fd_site_flagged)
 			p->flags |= PROC_FD_GROWTH;
+		/*
+		 * The allocator, not the program, holds much of the heap (its latest scan):
+		 * RSS that grows or stays while the live heap does not is explained.
+		 */
+		if (p->scan && p->scan->ok && heapslack__retention(&p->scan->result.slack))
+			p->flags |= PROC_ALLOC_RETENTION;
 		if (rss.growing) {
 			p->flags |= PROC_RSS_GROWTH;
 			/*
@@ -524,7 +530,8 @@ void analysis__run(struct model *m)
 			 * too: brk growth lands on whichever malloc needed it, so it spreads
 			 * over sites none of which grows steadily.
 			 */
-			if (rss.slope_per_s > 2 * (heap_explained_per_s + mmap_explained_per_s))
+			if (rss.slope_per_s > 2 * (heap_explained_per_s + mmap_explained_per_s) &&
+			    !(p->flags & PROC_ALLOC_RETENTION))
 				p->flags |= PROC_RSS_UNEXPLAINED;
 		}
 		p->heap_growth_per_s = heap.slope_per_s;

@@ -983,6 +983,23 @@ int model__apply(struct model *m, const struct sample *s)
 	return 0;
 }
 
+const struct scan_site *model__scan_site(const struct process *p, uint64_t stack_hash)
+{
+	const struct scan_result *r = p->scan && p->scan->ok ? &p->scan->result : NULL;
+	size_t lo = 0, hi = r ? r->n_sites : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->sites[mid].stack_hash < stack_hash)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return r && lo < r->n_sites && r->sites[lo].stack_hash == stack_hash ?
+	       &r->sites[lo] : NULL;
+}
+
 const struct site *model__heap_site(const struct process *p, uint64_t stack_hash)
 {
 	size_t at = SEARCH_FIRST(p->n_sites, mid,

@@ -78,6 +78,7 @@ enum process_flag_bit {
 	PROC_FLAG_RSS,
 	PROC_FLAG_RSS_UNEXPLAINED,
 	PROC_FLAG_OOM_KILLED,
+	PROC_FLAG_ALLOC_RETENTION,
 	PROC_FLAG__COUNT,
 };
 
@@ -88,6 +89,8 @@ enum process_flag {
 	PROC_RSS_UNEXPLAINED = 1 << PROC_FLAG_RSS_UNEXPLAINED,
 	/* The OOM killer chose it: set by the event, never by analysis, and kept. */
 	PROC_OOM_KILLED = 1 << PROC_FLAG_OOM_KILLED,
+	/* Its latest scan found the allocator holding much of the heap free (heapslack.h). */
+	PROC_ALLOC_RETENTION = 1 << PROC_FLAG_ALLOC_RETENTION,
 };
 
 /* Flags that are facts, not verdicts: analysis keeps them. */
@@ -264,6 +267,8 @@ int model__apply(struct model *m, const struct sample *s);
 
 /* The heap site (hash) of p, or NULL. */
 const struct site *model__heap_site(const struct process *p, uint64_t stack_hash);
+/* The latest successful scan's record of heap site stack_hash of p, or NULL. */
+const struct scan_site *model__scan_site(const struct process *p, uint64_t stack_hash);
 
 uint64_t model__events(const struct model *m);
 uint64_t model__dropped(const struct model *m);

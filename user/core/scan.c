@@ -34,6 +34,15 @@ const char *const scan_class_names[SCAN__COUNT] = {
 	[SCAN_DEFINITE] = "definite",
 };
 
+const char *const scan_root_kind_names[SCAN_ROOT__COUNT] = {
+	[SCAN_ROOT_UNNAMED] = "unnamed",
+	[SCAN_ROOT_GLOBAL] = "global",
+	[SCAN_ROOT_STACK] = "stack",
+	[SCAN_ROOT_REGISTER] = "register",
+	[SCAN_ROOT_TLS] = "tls",
+	[SCAN_ROOT_MEMORY] = "memory",
+};
+
 #define UNSET 0xff
 
 /* glibc's malloc_chunk on x86-64 (SIZE_SZ 8, MALLOC_ALIGNMENT 16). */
@@ -59,7 +68,18 @@ struct marker {
 	uint8_t *interior;
 	size_t *stack;
 	size_t top;
+	/* What first reached each reachable block: a block (sorted index) or, with parent
+	 * NO_PARENT, the root word at root_at (an address, or REG_ROOT | register index). */
+	size_t *parent;
+	uint64_t *root_at;
+	size_t *order;			/* reachable blocks in the order they were reached */
+	size_t n_order;
+	scan_root_key_fn root_key;
+	void *key_ctx;
 };
+
+#define NO_PARENT	SIZE_MAX
+#define REG_ROOT	(1ull << 63)
 
 static int cmp_sblock(const void *a, const void *b)
 {
@@ -163,8 +183,11 @@ static const uint8_t *block_words(const struct marker *m, size_t k, size_t *firs
 	return p;
 }
 
-/* A root or reachable word holding v: v's block is reachable, or possibly lost. */
-static void mark_from_reachable(struct marker *m, uint64_t v)
+/*
+ * A root or reachable word holding v: v's block is reachable, or possibly lost.  parent: the
+ * block holding the word, or NO_PARENT for a root at root_at.
+ */
+static void mark_from_reachable(struct marker *m, uint64_t v, size_t parent, uint64_t root_at)
 {
 	long k = find_block(m, v);
 
@@ -177,6 +200,10 @@ static void mark_from_reachable(struct marker *m, uint64_t v)
 	if (m->cls[k] == UNSET) {
 		m->cls[k] = SCAN_REACHABLE;
 		m->stack[m->top++] = k;
+		m->parent[k] = parent;
+		m->root_at[k] = parent == NO_PARENT && !(root_at & REG_ROOT) && m->root_key ?
+				m->root_key(m->key_ctx, root_at) & ~REG_ROOT : root_at;
+		m->order[m->n_order++] = k;
 	}
 }
 
@@ -193,7 +220,7 @@ static void propagate(struct marker *m, enum scan_class cls)
 			long t;
 
 			if (cls == SCAN_REACHABLE) {
-				mark_from_reachable(m, v);
+				mark_from_reachable(m, v, k, 0);
 				continue;
 			}
 			t = find_block(m, v);
@@ -207,9 +234,10 @@ static void propagate(struct marker *m, enum scan_class cls)
 
 static void scan_roots(struct marker *m, const uint64_t *words, size_t n_words)
 {
-	for (size_t i = 0; i < n_words; i++)
-		mark_from_reachable(m, words[i]);
-	propagate(m, SCAN_REACHABLE);
+	/*
+	 * Memory first, registers last: a block both hold is named by the variable (a global,
+	 * a stack slot) rather than by a register that happens to hold a copy.
+	 */
 	for (size_t r = 0; r < m->n_mem; r++) {
 		const struct scan_region *reg = m->mem[r];
 		uint64_t a = (reg->addr + 7) & ~7ull, end = reg->addr + reg->len;
@@ -225,11 +253,15 @@ static void scan_roots(struct marker *m, const uint64_t *words, size_t n_words)
 				a = (m->b[k].end + 7) & ~7ull;
 				continue;
 			}
-			mark_from_reachable(m, word_at((const uint8_t *)reg->data + (a - reg->addr)));
+			mark_from_reachable(m, word_at((const uint8_t *)reg->data + (a - reg->addr)),
+					    NO_PARENT, a);
 			a += 8;
 		}
 		propagate(m, SCAN_REACHABLE);
 	}
+	for (size_t i = 0; i < n_words; i++)
+		mark_from_reachable(m, words[i], NO_PARENT, REG_ROOT | i);
+	propagate(m, SCAN_REACHABLE);
 }
 
 static size_t leader_of(size_t *leader, size_t k)
@@ -387,11 +419,181 @@ out:
 	return err;
 }
 
+/* ---------------------------------------------------------------- retention paths */
+
+/* A path: a root (base NO_NODE, key its root_at) or a path extended by one site (key). */
+#define NO_NODE UINT32_MAX
+
+struct pnode {
+	uint32_t base;
+	uint8_t depth;			/* sites after the root */
+	bool cut;			/* a longer chain was cut here */
+	uint64_t key;
+};
+
+struct paths {
+	struct pnode *v;
+	uint32_t n;
+	uint32_t *slot;			/* open addressing over (base, key): node index + 1 */
+	size_t cap;			/* a power of two */
+};
+
+static size_t path_hash(uint32_t base, uint64_t key)
+{
+	uint64_t h = (key ^ ((uint64_t)base << 32 | base)) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h ^ (h >> 29));
+}
+
+/* The node (base, key), added if new (the table has room for every block and root). */
+static uint32_t intern(struct paths *ps, uint32_t base, uint64_t key)
+{
+	size_t i = path_hash(base, key) & (ps->cap - 1);
+
+	for (; ps->slot[i]; i = (i + 1) & (ps->cap - 1)) {
+		const struct pnode *p = &ps->v[ps->slot[i] - 1];
+
+		if (p->base == base && p->key == key)
+			return ps->slot[i] - 1;
+	}
+	ps->v[ps->n] = (struct pnode){ base, base == NO_NODE ? 0 : ps->v[base].depth + 1, false,
+				       key };
+	ps->slot[i] = ++ps->n;
+	return ps->n - 1;
+}
+
+struct held {
+	uint64_t site;
+	uint32_t path;
+	uint64_t bytes;
+};
+
+static int cmp_held(const void *a, const void *b)
+{
+	const struct held *x = a, *y = b;
+
+	if (x->site != y->site)
+		return x->site < y->site ? -1 : 1;
+	return x->path < y->path ? -1 : x->path > y->path;
+}
+
+/* Keep retainer r among site s's SCAN_RETAINERS_MAX largest, by bytes. */
+static void keep_retainer(struct scan_site *s, const struct scan_retainer *r)
+{
+	uint32_t i;
+
+	if (s->n_retainers == SCAN_RETAINERS_MAX &&
+	    s->retainers[SCAN_RETAINERS_MAX - 1].bytes >= r->bytes)
+		return;
+	i = s->n_retainers < SCAN_RETAINERS_MAX ? s->n_retainers++ : SCAN_RETAINERS_MAX - 1;
+	for (; i > 0 && s->retainers[i - 1].bytes < r->bytes; i--)
+		s->retainers[i] = s->retainers[i - 1];
+	s->retainers[i] = *r;
+}
+
+/* The retainer of path id: its root and its chain of sites. */
+static void path_retainer(const struct paths *ps, uint32_t id, struct scan_retainer *r)
+{
+	uint32_t at = id;
+
+	r->n_chain = ps->v[id].depth < SCAN_CHAIN_MAX ? ps->v[id].depth : SCAN_CHAIN_MAX;
+	r->cut = ps->v[id].cut;
+	for (uint32_t i = r->n_chain; ps->v[at].base != NO_NODE; at = ps->v[at].base)
+		if (i)
+			r->chain[--i] = ps->v[at].key;
+	if (ps->v[at].key & REG_ROOT) {
+		r->root_reg = (uint32_t)(ps->v[at].key & ~REG_ROOT);
+		r->root_addr = 0;
+	} else {
+		r->root_reg = SCAN_ROOT_REG_NONE;
+		r->root_addr = ps->v[at].key;
+	}
+}
+
+/* Per site, the paths holding its reachable blocks (m->order: parents before children). */
+static int retention(const struct marker *m, const struct scan_block *blocks,
+		     struct scan_result *out)
+{
+	struct paths ps = {};
+	uint32_t *path_of = malloc((m->n + 1) * sizeof(*path_of));
+	struct held *h = malloc((m->n_order + 1) * sizeof(*h));
+	int err = 0;
+
+	ps.cap = 16;
+	while (ps.cap < 2 * (m->n_order + 1))
+		ps.cap *= 2;
+	ps.v = malloc((m->n_order + 1) * sizeof(*ps.v));
+	ps.slot = calloc(ps.cap, sizeof(*ps.slot));
+	if (!path_of || !h || !ps.v || !ps.slot) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < m->n_order; i++) {
+		size_t k = m->order[i], p = m->parent[k];
+		uint32_t base;
+		uint64_t site;
+
+		if (p == NO_PARENT) {
+			path_of[k] = intern(&ps, NO_NODE, m->root_at[k]);
+		} else {
+			base = path_of[p];
+			site = blocks[m->b[p].in].stack_hash;
+			if (ps.v[base].base != NO_NODE && ps.v[base].key == site) {
+				path_of[k] = base;	/* a run of one site */
+			} else if (ps.v[base].depth >= SCAN_CHAIN_MAX) {
+				ps.v[base].cut = true;
+				path_of[k] = base;
+			} else {
+				path_of[k] = intern(&ps, base, site);
+			}
+		}
+		/* A run of the block's own site ends its path: the path is what holds the run. */
+		base = path_of[k];
+		site = blocks[m->b[k].in].stack_hash;
+		if (ps.v[base].base != NO_NODE && ps.v[base].key == site)
+			base = ps.v[base].base;
+		h[i] = (struct held){ site, base, blocks[m->b[k].in].size };
+	}
+	qsort(h, m->n_order, sizeof(*h), cmp_held);
+	for (size_t i = 0; i < m->n_order;) {
+		struct scan_site key = { .stack_hash = h[i].site }, *s;
+		struct scan_retainer r = {};
+		size_t j = i;
+
+		s = bsearch(&key, out->sites, out->n_sites, sizeof(key), cmp_site);
+		for (; j < m->n_order && h[j].site == h[i].site && h[j].path == h[i].path; j++) {
+			r.blocks++;
+			r.bytes += h[j].bytes;
+		}
+		if (s) {
+			path_retainer(&ps, h[i].path, &r);
+			keep_retainer(s, &r);
+			s->retainer_paths++;
+		}
+		i = j;
+	}
+out:
+	free(path_of);
+	free(h);
+	free(ps.v);
+	free(ps.slot);
+	return err;
+}
+
 int scan__classify(const struct scan_block *blocks, size_t n, const struct scan_region *mem,
 		   size_t n_mem, const uint64_t *root_words, size_t n_root_words,
 		   struct scan_result *out)
 {
-	struct marker m = { .n = n, .n_mem = n_mem };
+	return scan__classify_keyed(blocks, n, mem, n_mem, root_words, n_root_words, NULL, NULL,
+				    out);
+}
+
+int scan__classify_keyed(const struct scan_block *blocks, size_t n,
+			 const struct scan_region *mem, size_t n_mem, const uint64_t *root_words,
+			 size_t n_root_words, scan_root_key_fn root_key, void *key_ctx,
+			 struct scan_result *out)
+{
+	struct marker m = { .n = n, .n_mem = n_mem, .root_key = root_key, .key_ctx = key_ctx };
 	size_t *leader = NULL;
 	int err = 0;
 
@@ -401,10 +603,14 @@ int scan__classify(const struct scan_block *blocks, size_t n, const struct scan_
 	m.cls = malloc(n + 1);
 	m.interior = calloc(n + 1, 1);
 	m.stack = malloc((n + 1) * sizeof(*m.stack));
+	m.parent = malloc((n + 1) * sizeof(*m.parent));
+	m.root_at = malloc((n + 1) * sizeof(*m.root_at));
+	m.order = malloc((n + 1) * sizeof(*m.order));
 	leader = malloc((n + 1) * sizeof(*leader));
 	out->cls = calloc(n + 1, 1);
 	out->n_blocks = n;
-	if (!m.b || !m.mem || !m.cls || !m.interior || !m.stack || !leader || !out->cls) {
+	if (!m.b || !m.mem || !m.cls || !m.interior || !m.stack || !leader || !out->cls ||
+	    !m.parent || !m.root_at || !m.order) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -432,7 +638,12 @@ int scan__classify(const struct scan_block *blocks, size_t n, const struct scan_
 	propagate(&m, SCAN_POSSIBLE);
 	group_lost(&m, leader);
 	err = summarize(&m, blocks, leader, out);
+	if (!err)
+		err = retention(&m, blocks, out);
 out:
+	free(m.parent);
+	free(m.root_at);
+	free(m.order);
 	free(m.b);
 	free(m.mem);
 	free(m.cls);

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/heapslack.h"
+
 /* One tracked live block, as the `allocs` map holds it. */
 struct scan_block {
 	uint64_t addr;
@@ -37,6 +39,42 @@ struct scan_region {
 	size_t len;
 };
 
+/*
+ * Retention paths: how a site's reachable blocks are held.  The marking remembers, for each
+ * reachable block, what first reached it (a block, or a root: a word of memory outside every
+ * block, or a register word); a path is the root and the chain of sites from it down to the
+ * block's site (runs of one site, a linked list, are one step).  Per site the
+ * SCAN_RETAINERS_MAX paths that hold the most of its reachable bytes are kept.
+ */
+#define SCAN_RETAINERS_MAX	3
+#define SCAN_CHAIN_MAX		6	/* sites kept between the root and the block's site */
+#define SCAN_ROOT_NAME_LEN	160
+#define SCAN_ROOT_REG_NONE	UINT32_MAX
+
+enum scan_root_kind {
+	SCAN_ROOT_UNNAMED,		/* not named (no naming ran, or nothing known of it) */
+	SCAN_ROOT_GLOBAL,		/* a module's data or bss: a symbol, or the section */
+	SCAN_ROOT_STACK,		/* a thread's stack frame */
+	SCAN_ROOT_REGISTER,		/* a thread's register */
+	SCAN_ROOT_TLS,			/* a thread's TLS */
+	SCAN_ROOT_MEMORY,		/* other memory: untracked heap, anonymous mappings */
+	SCAN_ROOT__COUNT,
+};
+
+extern const char *const scan_root_kind_names[SCAN_ROOT__COUNT];
+
+struct scan_retainer {
+	uint64_t root_addr;		/* the root word's address (memory roots) */
+	uint32_t root_reg;		/* index in the root words (registers), or _NONE */
+	uint8_t root_kind;		/* enum scan_root_kind, set by naming */
+	uint8_t n_chain;
+	bool cut;			/* the chain was longer than SCAN_CHAIN_MAX sites */
+	uint64_t chain[SCAN_CHAIN_MAX];	/* sites (stack_hash), from the root's side */
+	uint64_t blocks, bytes;		/* the site's reachable blocks held this way */
+	char root_name[SCAN_ROOT_NAME_LEN];	/* "g_sessions (server, .bss)"; "": unnamed */
+	uint32_t root_tid;		/* stack, register, TLS: the thread (0: none) */
+};
+
 #define SCAN_SEQS_MAX 32		/* definitely lost blocks' numbers kept per site */
 
 /*
@@ -50,6 +88,9 @@ struct scan_site {
 	uint64_t bytes[SCAN__COUNT];
 	uint64_t definite_seqs[SCAN_SEQS_MAX];
 	uint32_t n_definite_seqs;
+	struct scan_retainer retainers[SCAN_RETAINERS_MAX];	/* by bytes, largest first */
+	uint32_t n_retainers;
+	uint64_t retainer_paths;	/* distinct paths found for its reachable blocks */
 };
 
 /* Block at from + offset points to block at to. */
@@ -92,6 +133,7 @@ struct scan_result {
 	uint64_t bytes_read;		/* memory copied (scan__process) */
 	uint32_t threads;		/* threads stopped (scan__process) */
 	struct scan_partial partial;	/* set (cut) when it failed with -ETIME while copying */
+	struct heapslack slack;		/* the allocator's free memory (scan__process) */
 };
 
 /*
@@ -105,6 +147,19 @@ struct scan_result {
 int scan__classify(const struct scan_block *blocks, size_t n, const struct scan_region *mem,
 		   size_t n_mem, const uint64_t *root_words, size_t n_root_words,
 		   struct scan_result *out);
+
+/*
+ * Retention paths aggregate roots by key: the root word's address, or what root_key makes of
+ * it (the live scan gives every word of one untracked memory region one key, so a table of
+ * pointers nobody tracked is one root, not one per slot).
+ */
+typedef uint64_t (*scan_root_key_fn)(void *ctx, uint64_t root_addr);
+
+/* scan__classify with root words' addresses mapped to keys by root_key (NULL: as they are). */
+int scan__classify_keyed(const struct scan_block *blocks, size_t n,
+			 const struct scan_region *mem, size_t n_mem, const uint64_t *root_words,
+			 size_t n_root_words, scan_root_key_fn root_key, void *key_ctx,
+			 struct scan_result *out);
 
 /*
  * glibc's own pointer into a live block: the header of the chunk after the block at addr

@@ -66,9 +66,10 @@ int scanmaps__parse(const char *text, struct scanmaps *out)
 				scanmaps__free(out);
 				return -ENOMEM;
 			}
-			out->v[out->n++] = (struct scanmaps_touch){ lo, hi, 0 };
+			out->v[out->n++] = (struct scanmaps_touch){ lo, hi, 0, 0 };
 		} else if (out->n) {
 			field_kb(p, "Rss", &out->v[out->n - 1].touched_bytes);
+			field_kb(p, "Rss", &out->v[out->n - 1].rss_bytes);
 			field_kb(p, "Swap", &out->v[out->n - 1].touched_bytes);
 		}
 		p = *eol ? eol + 1 : eol;
@@ -102,14 +103,20 @@ int scanmaps__prepare(int pid, struct scanmaps *out, char *msg, size_t msg_len)
 
 bool scanmaps__untouched(const struct scanmaps *s, const struct proc_map *pm)
 {
-	size_t lo;
+	const struct scanmaps_touch *t;
 
 	/* A shared file page written back and evicted is in neither Rss nor Swap. */
 	if (pm->shared)
 		return false;
-	lo = SEARCH_FIRST(s->n, i, s->v[i].start < pm->start);
-	return lo < s->n && s->v[lo].start == pm->start && s->v[lo].end == pm->end &&
-	       !s->v[lo].touched_bytes;
+	t = scanmaps__find(s, pm->start);
+	return t && t->end == pm->end && !t->touched_bytes;
+}
+
+const struct scanmaps_touch *scanmaps__find(const struct scanmaps *s, uint64_t start)
+{
+	size_t lo = SEARCH_FIRST(s->n, i, s->v[i].start < start);
+
+	return lo < s->n && s->v[lo].start == start ? &s->v[lo] : NULL;
 }
 
 void scanmaps__free(struct scanmaps *s)

@@ -20,6 +20,7 @@ struct proc_map;
 struct scanmaps_touch {
 	uint64_t start, end;
 	uint64_t touched_bytes;		/* Rss + Swap */
+	uint64_t rss_bytes;		/* Rss */
 };
 
 struct scanmaps {
@@ -48,6 +49,9 @@ bool scanmaps__skip(const struct proc_map *pm);
  * or one smaps did not list, is taken as touched.
  */
 bool scanmaps__untouched(const struct scanmaps *s, const struct proc_map *pm);
+
+/* What smaps said of the mapping starting at start, or NULL. */
+const struct scanmaps_touch *scanmaps__find(const struct scanmaps *s, uint64_t start);
 
 void scanmaps__free(struct scanmaps *s);
 

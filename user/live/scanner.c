@@ -7,7 +7,8 @@
  * read).  A scan stops the process (ptrace_stop.c), reads the tracked live blocks from the BPF
  * `allocs` map while it is stopped (so none is freed or reused under the scan), copies its
  * registers (general-purpose and vector) and every readable and writable mapping (thread
- * stacks from the stack pointer up), resumes it, and classifies the blocks (core/scan.c).
+ * stacks from the stack pointer up), resumes it, classifies the blocks (core/scan.c) and
+ * measures the allocator's slack in the same copies (heapslack.c).
  * The stop is bounded: past its limit (SCAN_MAX_STOP_MS, or less with --scan-max-stop),
  * also in the middle of a mapping's copy, the scan gives up, says how far it got (a partial copy classifies nothing: memory
  * not read could hold the only pointer to a block) and the process runs on.  Results go into the sample
@@ -23,9 +24,11 @@
 
 #include "util/clock.h"
 #include "live/collector.h"
+#include "live/heapslack.h"
 #include "live/procmaps.h"
 #include "live/mounts.h"
 #include "live/ptrace_stop.h"
+#include "live/rootname.h"
 #include "live/scanmaps.h"
 #include "live/scanner.h"
 
@@ -149,6 +152,8 @@ int scan__process_live_skip(int pid, unsigned int max_ms, scan_fetch_fn fetch, v
 	struct scanmaps touch = {};
 	struct scan_block *blocks = NULL;
 	struct copy c = {};
+	struct ptrace_thread *th = NULL;
+	struct rootname_keys keys;
 	size_t n = 0;
 	uint32_t threads;
 	double stop_ms;
@@ -171,15 +176,27 @@ int scan__process_live_skip(int pid, unsigned int max_ms, scan_fetch_fn fetch, v
 		return err;
 	}
 	threads = ps.n;
-	err = procmaps__read(pid, &maps);
+	/* The registers as copied, for naming retention roots after the resume. */
+	th = malloc((ps.n + 1) * sizeof(*th));
+	if (th && ps.n)
+		memcpy(th, ps.threads, ps.n * sizeof(*th));
+	err = th ? procmaps__read(pid, &maps) : -ENOMEM;
 	if (!err)
 		err = fetch(ctx, &blocks, &n);
 	if (!err)
 		err = copy_process(&ps, max_ms, &maps, &touch, skip, n_skip, &c, msg, msg_len);
+	keys = (struct rootname_keys){ &maps, th, threads };
 	/* Resume before the marking: it needs only the copies. */
 	stop_ms = ptrace_stop__end(&ps);
 	if (!err)
-		err = scan__classify(blocks, n, c.regions, c.n, c.words, c.n_words, out);
+		err = scan__classify_keyed(blocks, n, c.regions, c.n, c.words, c.n_words,
+					   rootname__key, &keys, out);
+	if (!err)
+		rootname__name(pid, &maps, c.regions, c.n, th, threads, out);
+	/* The allocator's share of the heap, from the same copies. */
+	if (!err)
+		err = heapslack__measure(pid, &maps, &touch, c.regions, c.n, blocks, n,
+					 &out->slack);
 	if (!err) {
 		out->stop_ms = stop_ms;
 		out->threads = threads;
@@ -193,6 +210,7 @@ int scan__process_live_skip(int pid, unsigned int max_ms, scan_fetch_fn fetch, v
 	procmaps__free(&maps);
 	scanmaps__free(&touch);
 	free(blocks);
+	free(th);
 	return err;
 }
 

@@ -20,6 +20,8 @@ const struct proc_flag_desc proc_flags[PROC_FLAG__COUNT] = {
 	[PROC_FLAG_RSS_UNEXPLAINED] = { "rss_growth_unexplained", 'U',
 					"rss grows beyond what leaktop tracks" },
 	[PROC_FLAG_OOM_KILLED] = { "oom_killed", 'O', "the OOM killer chose it" },
+	[PROC_FLAG_ALLOC_RETENTION] = { "allocator_retention", 'A',
+					"the allocator holds its heap free" },
 };
 
 const char *fmt__bytes(char *buf, size_t len, double bytes)
@@ -262,6 +264,58 @@ int fmt__flag_by_name(const char *name)
 		if (!strcmp(name, proc_flags[f].name))
 			return f;
 	return -1;
+}
+
+const char *fmt__alloc_slack(char *buf, size_t len, const struct process *p)
+{
+	const struct heapslack *h = p->scan && p->scan->ok ? &p->scan->result.slack : NULL;
+	char held[FMT_NUM_LEN], trim[FMT_NUM_LEN], res[FMT_NUM_LEN], live[FMT_NUM_LEN];
+	bool flat = (p->flags & PROC_RSS_GROWTH) && !(p->flags & PROC_HEAP_GROWTH);
+
+	if (!len)
+		return buf;
+	buf[0] = '\0';
+	if (!h || !h->valid)
+		return buf;
+	snprintf(buf, len, "%s: %s held free by glibc arenas, %s trimmable (of %s resident, %s "
+		 "live)%s", flat ? "RSS grows while the live heap is flat" :
+		 "the allocator holds its heap free",
+		 fmt__bytes(held, sizeof(held), (double)h->free_bytes),
+		 fmt__bytes(trim, sizeof(trim), (double)h->trimmable_bytes),
+		 fmt__bytes(res, sizeof(res), (double)h->resident_bytes),
+		 fmt__bytes(live, sizeof(live), (double)h->live_bytes),
+		 h->partial ? "; partial: some heap's headers did not add up" : "");
+	return buf;
+}
+
+const char *fmt__retainer(char *buf, size_t len, const struct process *p,
+			  const struct scan_site *ss, uint32_t i)
+{
+	const struct scan_retainer *rt = &ss->retainers[i];
+	uint64_t reach = ss->bytes[SCAN_REACHABLE];
+	char b[FMT_NUM_LEN];
+	FILE *f = fmt__line_open(buf, len);
+
+	if (!f)
+		return buf;
+	fprintf(f, "%.0f%% (%s) held by ", reach ? 100.0 * (double)rt->bytes / (double)reach : 0,
+		fmt__bytes(b, sizeof(b), (double)rt->bytes));
+	if (rt->root_name[0])
+		fmt__str(f, rt->root_name, "?");
+	else if (rt->root_reg == SCAN_ROOT_REG_NONE)
+		fprintf(f, "0x%" PRIx64, rt->root_addr);
+	else
+		fprintf(f, "register word %u", rt->root_reg);
+	for (uint8_t c = 0; c < rt->n_chain; c++) {
+		const struct site *cs = model__heap_site(p, rt->chain[c]);
+
+		fputs(" -> ", f);
+		fmt__str(f, cs && cs->n_frames ? cs->frames[0].symbol : NULL, "?");
+	}
+	if (rt->cut)
+		fputs(" -> ...", f);
+	fmt__line_close(f, buf, len);
+	return buf;
 }
 
 FILE *fmt__line_open(char *buf, size_t len)

@@ -82,6 +82,22 @@ int fmt__flag_names(FILE *out, unsigned int flags);
 int fmt__flag_by_name(const char *name);
 
 /*
+ * The allocator's slack of p's latest scan, one line: "RSS grows while the live heap is
+ * flat: 98.4 MiB held free by glibc arenas, 87.5 MiB trimmable (of 201.2 MiB resident, 100.0
+ * MiB live)" (the first words "the allocator holds its heap free:" unless RSS grows and the
+ * heap does not); "" when the scan found no glibc heap.  Returns buf.
+ */
+const char *fmt__alloc_slack(char *buf, size_t len, const struct process *p);
+
+/*
+ * Retention path i of a scan's site ss of p, one line: "96% (1.4 MiB) held by g_sessions
+ * (server, .bss) -> table_new -> dict_expand" (the root's name, then the sites between it
+ * and the site, by their innermost symbol; "..." when the chain was cut).  Returns buf.
+ */
+const char *fmt__retainer(char *buf, size_t len, const struct process *p,
+			  const struct scan_site *ss, uint32_t i);
+
+/*
  * What a module without symbols is missing and the fix, one line of real bytes (print it
  * with fmt__str, JSON keeps it as it is): "symbols missing for /usr/bin/python3.11
  * (build-id c561...): apt install python3.11-dbg"; for a file no package owns, that no

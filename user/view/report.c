@@ -161,6 +161,28 @@ static void write_scans(FILE *out, const struct model *m)
 		for (int k = SCAN__COUNT - 1; k >= 0; k--)
 			fprintf(out, " %s %" PRIu64 " (%" PRIu64 " B)%s", scan_class_names[k],
 				r->count[k], r->bytes[k], k ? "," : "\n");
+		if (r->slack.valid) {
+			char line[256];
+
+			fprintf(out, "  %s%s\n", p->flags & PROC_ALLOC_RETENTION ?
+				"allocator_retention: " : "allocator: ",
+				fmt__alloc_slack(line, sizeof(line), p));
+		}
+		/* Why flagged heap sites that are reachable are still held. */
+		for (size_t j = 0; j < p->n_sites; j++) {
+			const struct site *s = &p->sites[j];
+			const struct scan_site *ss;
+			char line[512];
+
+			if (s->kind != LT_KIND_HEAP || !s->flagged ||
+			    !(ss = model__scan_site(p, s->stack_hash)))
+				continue;
+			for (uint32_t k = 0; k < ss->n_retainers; k++) {
+				fputs("  held: ", out);
+				fmt__str(out, s->n_frames ? s->frames[0].symbol : NULL, "?");
+				fprintf(out, ": %s\n", fmt__retainer(line, sizeof(line), p, ss, k));
+			}
+		}
 		for (size_t l = 0; l < r->n_leaks && l < SCAN_LEAKS_SHOWN; l++) {
 			const struct scan_leak *lk = &r->leaks[l];
 			const struct site *s = model__heap_site(p, lk->root.stack_hash);

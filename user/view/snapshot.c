@@ -602,6 +602,44 @@ static const char *stack_text(struct writer *w, const struct site *s, size_t *le
 	return text;
 }
 
+/*
+ * sites[].retained_by: the paths from roots that hold the site's reachable blocks, largest
+ * first: the root (kind, name, thread), the sites in between (from the root's side), and the
+ * blocks and bytes held that way, with their share of the site's reachable bytes.
+ */
+static json_t *retained_json(const struct process *p, const struct scan_site *ss)
+{
+	json_t *arr = json_array();
+
+	for (uint32_t i = 0; i < ss->n_retainers; i++) {
+		const struct scan_retainer *rt = &ss->retainers[i];
+		uint64_t reach = ss->bytes[SCAN_REACHABLE];
+		json_t *chain = json_array();
+
+		for (uint8_t c = 0; c < rt->n_chain; c++) {
+			const struct site *cs = model__heap_site(p, rt->chain[c]);
+			char id[24];
+
+			snprintf(id, sizeof(id), "%016" PRIx64, rt->chain[c]);
+			json_array_append_new(chain, json_pack("{s:s, s:o}", "stack_id", id,
+					      "symbol", snapshot__string(cs && cs->n_frames ?
+						      cs->frames[0].symbol : NULL)));
+		}
+		json_array_append_new(arr, json_pack("{s:{s:s, s:o, s:o, s:o}, s:o, s:b, s:I, "
+						     "s:I, s:f}", "root",
+			"kind", scan_root_kind_names[rt->root_kind < SCAN_ROOT__COUNT ?
+						     rt->root_kind : 0],
+			"name", rt->root_name[0] ? snapshot__string(rt->root_name) : json_null(),
+			"addr", rt->root_reg == SCAN_ROOT_REG_NONE ? hex_json(rt->root_addr) :
+								      json_null(),
+			"thread", rt->root_tid ? json_integer(rt->root_tid) : json_null(),
+			"chain", chain, "chain_cut", rt->cut,
+			"blocks", (json_int_t)rt->blocks, "bytes", (json_int_t)rt->bytes,
+			"share", reach ? (double)rt->bytes / (double)reach : 0.0));
+	}
+	return arr;
+}
+
 static json_t *counters_json(const struct proc_counters *c)
 {
 	bool split = c->valid && c->rss_split_valid;
@@ -640,6 +678,22 @@ static json_t *leak_json(const struct process *p, const struct scan_leak *l)
 			 "edges", edges, "edges_total", (json_int_t)l->total_edges);
 }
 
+/* scan.allocator: the glibc heaps' slack (null: no glibc heap walked). */
+static json_t *slack_json(const struct heapslack *h)
+{
+	if (!h->valid)
+		return json_null();
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "kind", "glibc",
+			 "heaps", (json_int_t)h->heaps,
+			 "resident_bytes", (json_int_t)h->resident_bytes,
+			 "live_bytes", (json_int_t)h->live_bytes,
+			 "free_bytes", (json_int_t)h->free_bytes,
+			 "free_chunks", (json_int_t)h->free_chunks,
+			 "top_bytes", (json_int_t)h->top_bytes,
+			 "trimmable_bytes", (json_int_t)h->trimmable_bytes,
+			 "partial", h->partial);
+}
+
 /* processes[].scan and .leak_graph: the latest scan's summary, or its error. */
 static void scan_json(json_t *obj, const struct process *p)
 {
@@ -658,11 +712,12 @@ static void scan_json(json_t *obj, const struct process *p)
 		json_object_set_new(obj, "scan", o);
 		return;
 	}
-	json_object_set_new(obj, "scan", json_pack("{s:f, s:I, s:I, s:I, s:o}",
+	json_object_set_new(obj, "scan", json_pack("{s:f, s:I, s:I, s:I, s:o, s:o}",
 			    "stop_ms", r->stop_ms, "threads", (json_int_t)r->threads,
 			    "bytes_read", (json_int_t)r->bytes_read,
 			    "blocks", (json_int_t)r->n_blocks,
-			    "lost", classes_json(r->count, r->bytes)));
+			    "lost", classes_json(r->count, r->bytes),
+			    "allocator", slack_json(&r->slack)));
 	graph = json_array();
 	for (size_t i = 0; i < r->n_leaks && i < SCAN_LEAKS_SHOWN; i++)
 		json_array_append_new(graph, leak_json(p, &r->leaks[i]));
@@ -972,10 +1027,12 @@ static json_t *root_json(const struct model *m)
 	return root;
 }
 
-/* Site s at depth (an element of its process's "sites"), its stack last. */
-static void write_site(struct writer *w, const struct model *m, const struct site *s,
-		       unsigned int depth)
+/* Site s of process p at depth (an element of its process's "sites"), its stack last. */
+static void write_site(struct writer *w, const struct model *m, const struct process *p,
+		       const struct site *s, unsigned int depth)
 {
+	const struct scan_site *ss = s->kind == LT_KIND_HEAP && p ?
+				     model__scan_site(p, s->stack_hash) : NULL;
 	int64_t outstanding = site__outstanding(s);
 	const char *stack;
 	bool any = false;
@@ -1036,6 +1093,12 @@ static void write_site(struct writer *w, const struct model *m, const struct sit
 		w_key(w, "lost", depth, &any);
 		w_value(w, lost, depth + 1);
 	}
+	if (ss && ss->count[SCAN_REACHABLE]) {
+		w_key(w, "retained_by", depth, &any);
+		w_value(w, retained_json(p, ss), depth + 1);
+		w_key(w, "retained_paths", depth, &any);
+		w_int(w, (int64_t)ss->retainer_paths);
+	}
 	if (w->err)
 		return;
 	w_key(w, "stack", depth, &any);
@@ -1059,7 +1122,7 @@ static void write_process(struct writer *w, const struct model *m, const struct 
 		w_raw(w, "[", 1);
 		for (size_t i = 0; i < p->n_sites && !w->err; i++) {
 			w_elem(w, i, depth + 1);
-			write_site(w, m, sites[i], depth + 2);
+			write_site(w, m, p, sites[i], depth + 2);
 		}
 		w_close(w, depth + 1, p->n_sites > 0, ']');
 		w_close(w, depth, any, '}');
