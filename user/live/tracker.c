@@ -27,6 +27,8 @@
 #include "live/collector.h"
 #include "live/debpkg.h"
 #include "live/procfs.h"
+#include "live/pyproc.h"
+#include "core/pyframe.h"
 #include "live/safe_open.h"
 #include "live/symbolize.h"
 #include "live/tracker.h"
@@ -38,6 +40,8 @@
 /* Images whose allocator is looked for per sample, at most (each reads its maps and ELF files
  * not seen before). */
 #define ALLOC_LOOKUPS_PER_SAMPLE	16
+/* Images looked at for a Python interpreter per sample, at most (each: its maps read). */
+#define PY_LOOKUPS_PER_SAMPLE		16
 /* A process may rewrite its command line (a title): read again this often, not every interval. */
 #define CMDLINE_REFRESH_NS	(10ULL * 1000000000ULL)
 
@@ -56,6 +60,7 @@ struct image {
 	uint64_t maps_read_ns;		/* last time its maps went to the symbolizer */
 	uint64_t cmdline_read_ns;	/* last time its command line was read (0: never) */
 	bool alloc_asked;		/* its allocator was looked for (found or not) */
+	bool py_asked;			/* its Python interpreter was looked for (found or not) */
 	uint64_t *stacks;		/* stacks whose frames went to a sample, sorted */
 	size_t n_stacks, cap_stacks;
 	bool read_now;			/* its /proc is read this interval */
@@ -515,6 +520,95 @@ static int add_stack(struct image *im, uint64_t hash)
 }
 
 /*
+ * A Python interpreter in image im (live/pyproc.c): its frames are walked from now on.  A
+ * young image may not have mapped libpython yet: looked for again until it is no longer
+ * young.
+ */
+static void find_python(struct collector *c, struct image *im)
+{
+	struct lt_py_proc py;
+
+	if (im->py_asked || im->maps_final || im->exited)
+		return;
+	if (pyproc__find((int)im->pid, &py)) {
+		im->py_asked = monotonic_ns() - im->first_seen_ns > YOUNG_IMAGE_NS;
+		return;
+	}
+	im->py_asked = true;
+	py.gen = im->gen;
+	collector__py_register(c, im->pid, &py);
+}
+
+/* Images read this interval that were never looked at for Python, a few at a time. */
+static void find_pythons(struct tracker *t, struct collector *c)
+{
+	unsigned int lookups = 0;
+
+	for (size_t i = 0; i < t->n_images && lookups < PY_LOOKUPS_PER_SAMPLE; i++) {
+		struct image *im = &t->images[i];
+
+		if (!im->read_now || im->py_asked)
+			continue;
+		find_python(c, im);
+		lookups++;
+	}
+}
+
+/*
+ * Python frame f of image im's stack from its word ip (bpf/leaktop.h): the code object's
+ * name, file and the line of its instruction, as BPF copied them (unknown when it did not).
+ */
+static void resolve_python(struct collector *c, const struct image *im, uint64_t ip,
+			   struct sym_frame *f)
+{
+	static struct lt_py_code code;
+	uint64_t addr = ip & LT_PY_ADDR_MASK;
+	uint32_t lasti = (ip >> LT_PY_LASTI_SHIFT) & LT_PY_LASTI_MAX;
+	char buf[4 * LT_PY_STR_LEN + 1];
+
+	*f = (struct sym_frame){ .addr = addr, .python = true };
+	if (collector__py_code(c, im->pid, addr, &code))
+		return;
+	if (code.qualname_len && code.qualname_len <= LT_PY_STR_LEN &&
+	    pyframe__str(code.qualname_kind, code.qualname, code.qualname_len, buf, sizeof(buf)))
+		f->symbol = strdup(buf);
+	if (code.filename_len && code.filename_len <= LT_PY_STR_LEN &&
+	    pyframe__str(code.filename_kind, code.filename, code.filename_len, buf, sizeof(buf)))
+		f->file = strdup(buf);
+	if (code.linetable_len <= LT_PY_LINETABLE_LEN)
+		f->line = pyframe__line(code.linetable, code.linetable_len, code.firstlineno, lasti);
+}
+
+/*
+ * The Python frames of a stack (the words after its native ones, bpf/python.bpf.c) put in
+ * place among the native frames f[0..*n): f grows to hold them.  0 or -ENOMEM.
+ */
+static int merge_python(struct collector *c, const struct image *im, const uint64_t *ips,
+			uint32_t n_native, uint32_t n, struct sym_frame **f)
+{
+	uint32_t n_py = n - n_native;
+	struct sym_frame *py = calloc(n_py, sizeof(*py)), *out = calloc(n, sizeof(*out));
+	bool *entry = calloc(n_py, sizeof(*entry));
+
+	if (!py || !out || !entry) {
+		free(py);
+		free(out);
+		free(entry);
+		return -ENOMEM;
+	}
+	for (uint32_t k = 0; k < n_py; k++) {
+		resolve_python(c, im, ips[n_native + k], &py[k]);
+		entry[k] = ips[n_native + k] & LT_PY_FRAME_ENTRY;
+	}
+	pyframe__merge(*f, n_native, py, entry, n_py, out);
+	free(*f);
+	free(py);
+	free(entry);
+	*f = out;
+	return 0;
+}
+
+/*
  * Frame f (address ip) without a module: by the file BPF found it in when the stack was
  * stored (the image's maps were never read, or lack it: its process was gone).
  */
@@ -541,18 +635,22 @@ static int resolve_stack(struct tracker *t, struct collector *c, struct image *i
 {
 	uint64_t ips[LT_MAX_STACK_DEPTH];
 	struct lt_frame_file files[LT_MAX_STACK_DEPTH];
-	uint32_t n = collector__stack(c, hash, ips, files, LT_MAX_STACK_DEPTH);
+	uint32_t n = collector__stack(c, hash, ips, files, LT_MAX_STACK_DEPTH), n_native = 0;
 	struct sym_frame *f;
 	bool missing;
+	int err;
 
 	if (!n)
 		return 0;
+	/* Native frames first, then the Python frames (tagged) of a Python process's stack. */
+	while (n_native < n && !(ips[n_native] & LT_PY_FRAME_TAG))
+		n_native++;
 	f = calloc(n, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	for (int pass = 0; pass < 2; pass++) {
 		missing = false;
-		for (uint32_t i = 0; i < n; i++) {
+		for (uint32_t i = 0; i < n_native; i++) {
 			if (f[i].symbol || (pass && f[i].module))
 				continue;
 			sym_frame__clear(&f[i]);
@@ -566,9 +664,18 @@ static int resolve_stack(struct tracker *t, struct collector *c, struct image *i
 			break;
 		im->registered = true;
 	}
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n_native; i++)
 		if (!f[i].module)
 			resolve_by_file(t, c, ips[i], &files[i], &f[i]);
+	if (n_native < n) {
+		err = merge_python(c, im, ips, n_native, n, &f);
+		if (err) {
+			for (uint32_t i = 0; i < n_native; i++)
+				sym_frame__clear(&f[i]);
+			free(f);
+			return err;
+		}
+	}
 	out->frames = f;
 	out->n_frames = n;
 	return 0;
@@ -935,6 +1042,8 @@ int tracker__fill(struct tracker *t, struct collector *c, struct sample *s,
 	}
 	if (!err)
 		err = plan_reads(t, s, b);
+	if (!err)
+		find_pythons(t, c);
 	if (!err)
 		err = add_readings(t, s);
 	if (!err)

@@ -109,7 +109,8 @@ int fmt__frame(FILE *out, unsigned int i, const struct sym_frame *f, enum frame_
 		fprintf(out, "0x%012" PRIx64 " ", f->addr);
 	if (f->symbol) {
 		fmt__str(out, f->symbol, "");
-		fprintf(out, "+0x%" PRIx64, f->offset);
+		if (!f->python)
+			fprintf(out, "+0x%" PRIx64, f->offset);
 	} else {
 		fputs("(unknown)", out);
 	}
@@ -122,6 +123,8 @@ int fmt__frame(FILE *out, unsigned int i, const struct sym_frame *f, enum frame_
 		fputs(" [", out);
 		fmt__str(out, f->module, "");
 		fputc(']', out);
+	} else if (f->python) {
+		fputs(" [python]", out);
 	}
 	return ferror(out) ? -EIO : 0;
 }
@@ -203,8 +206,12 @@ const char *fmt__site_name(char *buf, size_t len, const struct site *s)
 	const char *file;
 	FILE *out;
 
-	/* The innermost named frame that does more than pass the allocation on (at most 8
-	 * deep), else the innermost named one, else the innermost. */
+	/* The innermost named Python frame (the interpreter's C frames below it only run the
+	 * script's code), else the innermost named frame that does more than pass the
+	 * allocation on (at most 8 deep), else the innermost named one, else the innermost. */
+	for (uint32_t i = 0; !f && i < s->n_frames; i++)
+		if (s->frames[i].python && s->frames[i].symbol)
+			f = &s->frames[i];
 	for (uint32_t i = 0; !f && i < s->n_frames && i < 8; i++)
 		if (s->frames[i].symbol && !passes_on(&s->frames[i]))
 			f = &s->frames[i];

@@ -51,10 +51,11 @@ json_t *snapshot__frame(const struct sym_frame *f)
 	char addr[32];
 
 	snprintf(addr, sizeof(addr), "0x%" PRIx64, f->addr);
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o}",
 			 "addr", addr,
+			 "lang", f->python ? "python" : "native",
 			 "symbol", snapshot__string(f->symbol),
-			 "offset", f->symbol ? json_integer(f->offset) : json_null(),
+			 "offset", f->symbol && !f->python ? json_integer(f->offset) : json_null(),
 			 "module", snapshot__string(f->module),
 			 "file", snapshot__string(f->file),
 			 "line", f->line > 0 ? json_integer(f->line) : json_null());
