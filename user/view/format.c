@@ -130,13 +130,22 @@ int fmt__frame(FILE *out, unsigned int i, const struct sym_frame *f, enum frame_
 }
 
 /*
- * The innermost frame.  Without a symbol (a stripped program), the module it is in and the
+ * The innermost frame (of a Python program's stack, the innermost Python frame).  Without a
+ * symbol (a stripped program), the module it is in and the
  * nearest caller that has one say where to look: "(unknown in tmux) < event_base_once".
  */
 int fmt__site_title(FILE *out, const struct site *s)
 {
 	const struct sym_frame *f = s->n_frames ? &s->frames[0] : NULL;
 	const char *base;
+
+	/* A Python program's site: its innermost named Python frame (the script's code). */
+	for (uint32_t i = 0; i < s->n_frames; i++) {
+		if (s->frames[i].python && s->frames[i].symbol) {
+			f = &s->frames[i];
+			break;
+		}
+	}
 
 	if (!f)
 		return fputs("(stack unknown)", out) == EOF ? -EIO : 0;
