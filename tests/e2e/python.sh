@@ -81,7 +81,7 @@ test_python_frames_sit_inside_their_evaluation_in_call_order() {
 	expect_eq "frames around grow_cache of the flagged site" \
 		'["python:grow_cache","python:main","python:<module>","native:_PyEval_EvalFrameDefault"]' \
 		"$(jqc "$PYD/cmd/snap.json" '[.processes[] | .sites[] | select(.flagged) | .stack |
-			map(.lang + ":" + .symbol) | . as $f | (index("python:grow_cache")) as $i |
+			map((.lang // "native") + ":" + .symbol) | . as $f | (index("python:grow_cache")) as $i |
 			select($i != null) | $f[$i:$i + 4]] | first')"
 }
 

@@ -7,8 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "check.h"
+#include "core/model.h"
 #include "core/pyframe.h"
+#include "view/format.h"
+#include "view/snapshot.h"
 
 static size_t unhex(const char *hex, uint8_t *out)
 {
@@ -159,6 +164,58 @@ static void test_pyframe_merge_appends_frames_of_a_cut_native_stack(void)
 	CHECK_EQ_STR(out[2].symbol, "leaf");
 }
 
+/* A Python program's stack: the interpreter's C frames inside, the script's code outside. */
+static struct sym_frame py_stack[] = {
+	{ .addr = 0x7f00001000, .symbol = "_PyObject_Malloc", .offset = 4,
+	  .module = "/usr/bin/python3.11", .file = "../Objects/obmalloc.c", .line = 101 },
+	{ .addr = 0x7f00002000, .symbol = "_PyBytes_FromSize", .offset = 9,
+	  .module = "/usr/bin/python3.11", .file = "../Objects/bytesobject.c", .line = 90 },
+	{ .addr = 0x7fdd2cc65790, .symbol = "grow_cache", .file = "/srv/app.py", .line = 42,
+	  .python = true },
+	{ .addr = 0x7fdd2cc65a00, .symbol = "<module>", .file = "/srv/app.py", .line = 50,
+	  .python = true },
+	{ .addr = 0x7f00003000, .symbol = "_PyEval_EvalFrameDefault", .offset = 77,
+	  .module = "/usr/bin/python3.11", .file = "../Python/ceval.c", .line = 4772 },
+};
+
+static void test_pyframe_site_is_named_after_its_innermost_python_frame(void)
+{
+	struct site s = { .frames = py_stack, .n_frames = 5 };
+	char name[128], *title = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&title, &len);
+
+	CHECK_EQ_STR(fmt__site_name(name, sizeof(name), &s), "grow_cache app.py:42");
+	CHECK(f);
+	fmt__site_title(f, &s);
+	fputc('|', f);
+	fmt__frame(f, 2, &py_stack[2], FRAME_ADDR);
+	fclose(f);
+	CHECK_EQ_STR(title, "grow_cache /srv/app.py:42|#2  0x7fdd2cc65790 grow_cache "
+		     "/srv/app.py:42 [python]");
+	free(title);
+	/* Without Python frames: as before, the first frame that does more than allocate. */
+	s.n_frames = 2;
+	CHECK_EQ_STR(fmt__site_name(name, sizeof(name), &s), "_PyBytes_FromSize bytesobject.c:90");
+}
+
+static void test_pyframe_json_frame_says_python_and_has_no_module_or_offset(void)
+{
+	json_t *py = snapshot__frame(&py_stack[2]), *native = snapshot__frame(&py_stack[0]);
+	char a[256] = "", b[256] = "";
+	size_t na = json_dumpb(py, a, sizeof(a) - 1, JSON_COMPACT);
+	size_t nb = json_dumpb(native, b, sizeof(b) - 1, JSON_COMPACT);
+
+	CHECK(na && na < sizeof(a) && nb && nb < sizeof(b));
+	a[na] = b[nb] = '\0';
+	CHECK_EQ_STR(a, "{\"addr\":\"0x7fdd2cc65790\",\"symbol\":\"grow_cache\",\"offset\":null,"
+		     "\"module\":null,\"file\":\"/srv/app.py\",\"line\":42,\"lang\":\"python\"}");
+	/* Native frames are as they were: no "lang" (native when absent). */
+	CHECK(strstr(b, "lang") == NULL && strstr(b, "\"offset\":4") != NULL);
+	json_decref(py);
+	json_decref(native);
+}
+
 int main(void)
 {
 	RUN(test_pyframe_line_matches_co_lines_of_a_real_table);
@@ -167,5 +224,7 @@ int main(void)
 	RUN(test_pyframe_str_converts_kinds_and_escapes_controls);
 	RUN(test_pyframe_merge_puts_python_frames_inside_their_evaluation);
 	RUN(test_pyframe_merge_appends_frames_of_a_cut_native_stack);
+	RUN(test_pyframe_site_is_named_after_its_innermost_python_frame);
+	RUN(test_pyframe_json_frame_says_python_and_has_no_module_or_offset);
 	CHECK_EXIT();
 }
