@@ -28,7 +28,7 @@
 #include "live/debpkg.h"
 #include "live/procfs.h"
 #include "live/pyproc.h"
-#include "core/pyframe.h"
+#include "live/pystack.h"
 #include "live/safe_open.h"
 #include "live/symbolize.h"
 #include "live/tracker.h"
@@ -555,60 +555,6 @@ static void find_pythons(struct tracker *t, struct collector *c)
 }
 
 /*
- * Python frame f of image im's stack from its word ip (bpf/leaktop.h): the code object's
- * name, file and the line of its instruction, as BPF copied them (unknown when it did not).
- */
-static void resolve_python(struct collector *c, const struct image *im, uint64_t ip,
-			   struct sym_frame *f)
-{
-	static struct lt_py_code code;
-	uint64_t addr = ip & LT_PY_ADDR_MASK;
-	uint32_t lasti = (ip >> LT_PY_LASTI_SHIFT) & LT_PY_LASTI_MAX;
-	char buf[4 * LT_PY_STR_LEN + 1];
-
-	*f = (struct sym_frame){ .addr = addr, .python = true };
-	if (collector__py_code(c, im->pid, addr, &code))
-		return;
-	if (code.qualname_len && code.qualname_len <= LT_PY_STR_LEN &&
-	    pyframe__str(code.qualname_kind, code.qualname, code.qualname_len, buf, sizeof(buf)))
-		f->symbol = strdup(buf);
-	if (code.filename_len && code.filename_len <= LT_PY_STR_LEN &&
-	    pyframe__str(code.filename_kind, code.filename, code.filename_len, buf, sizeof(buf)))
-		f->file = strdup(buf);
-	if (code.linetable_len <= LT_PY_LINETABLE_LEN)
-		f->line = pyframe__line(code.linetable, code.linetable_len, code.firstlineno, lasti);
-}
-
-/*
- * The Python frames of a stack (the words after its native ones, bpf/python.bpf.c) put in
- * place among the native frames f[0..*n): f grows to hold them.  0 or -ENOMEM.
- */
-static int merge_python(struct collector *c, const struct image *im, const uint64_t *ips,
-			uint32_t n_native, uint32_t n, struct sym_frame **f)
-{
-	uint32_t n_py = n - n_native;
-	struct sym_frame *py = calloc(n_py, sizeof(*py)), *out = calloc(n, sizeof(*out));
-	bool *entry = calloc(n_py, sizeof(*entry));
-
-	if (!py || !out || !entry) {
-		free(py);
-		free(out);
-		free(entry);
-		return -ENOMEM;
-	}
-	for (uint32_t k = 0; k < n_py; k++) {
-		resolve_python(c, im, ips[n_native + k], &py[k]);
-		entry[k] = ips[n_native + k] & LT_PY_FRAME_ENTRY;
-	}
-	pyframe__merge(*f, n_native, py, entry, n_py, out);
-	free(*f);
-	free(py);
-	free(entry);
-	*f = out;
-	return 0;
-}
-
-/*
  * Frame f (address ip) without a module: by the file BPF found it in when the stack was
  * stored (the image's maps were never read, or lack it: its process was gone).
  */
@@ -642,9 +588,7 @@ static int resolve_stack(struct tracker *t, struct collector *c, struct image *i
 
 	if (!n)
 		return 0;
-	/* Native frames first, then the Python frames (tagged) of a Python process's stack. */
-	while (n_native < n && !(ips[n_native] & LT_PY_FRAME_TAG))
-		n_native++;
+	n_native = pystack__n_native(ips, n);
 	f = calloc(n, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
@@ -668,7 +612,7 @@ static int resolve_stack(struct tracker *t, struct collector *c, struct image *i
 		if (!f[i].module)
 			resolve_by_file(t, c, ips[i], &files[i], &f[i]);
 	if (n_native < n) {
-		err = merge_python(c, im, ips, n_native, n, &f);
+		err = pystack__merge(c, im->pid, ips, n_native, n, &f);
 		if (err) {
 			for (uint32_t i = 0; i < n_native; i++)
 				sym_frame__clear(&f[i]);
