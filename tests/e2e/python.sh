@@ -6,20 +6,23 @@
 # Started by leaktop (--) and attached to when already running (-p), the flagged site's
 # stack holds grow_cache with the script's file and the exact line of the leak, as a Python
 # frame among the interpreter's native ones, the site is named after it, and the churn's
-# site (its list comprehension, inside churn) is traced and not flagged.
+# site (its list comprehension, inside churn) is traced and not flagged.  A threaded program
+# (tests/progs/py_threads.py) gets each thread's frames in its own sites, and the child it
+# forks and execs its own.
 source "$(dirname "$0")/lib.sh"
 
 require_root
 
 PY=/usr/bin/python3.11
 PY_SRC=$PROG_SRC/py_leak.py
+PY_THREADS=$PROG_SRC/py_threads.py
 PYD=$E2E_TMP/python
 
 [ -x "$PY" ] || { echo "SKIP python.sh: $PY missing (scripts/install-deps.sh installs it)"; exit 0; }
 
-# py_line MARKER: the line of py_leak.py that carries "# LEAK:MARKER".
+# py_line MARKER [SRC]: the line of SRC (py_leak.py) that carries "# LEAK:MARKER".
 py_line() {
-	grep -n "# LEAK:$1\$" "$PY_SRC" | cut -d: -f1
+	grep -n "# LEAK:$1\$" "${2:-$PY_SRC}" | cut -d: -f1
 }
 
 # The heap sites of the snapshot whose stack has a Python frame named $fn, as
@@ -102,6 +105,38 @@ test_python_run_counts_its_python_frames() {
 	expect_eq "python frames taken, walks failed" "[true,0]" \
 		"$(jqc "$PYD/cmd/snap.json" '[.stats.python_frames > 0,
 			.stats.python_walks_read_failed]')"
+}
+
+run_threads() {
+	mkdir -p "$PYD/threads"
+	lt_fg "$PYD/threads/out" "$PYD/threads/err" -b -i 0.5 -d 12 \
+		-j "$PYD/threads/snap.json" -- "$PY" "$PY_THREADS"
+	[ -s "$PYD/threads/snap.json" ] ||
+		fail_because "no snapshot; stderr: $(cat "$PYD/threads/err")"
+}
+
+# The flagged heap sites' Python frames of the process whose command line ends with $end,
+# as the [symbol, line] of their frames that leak (*_grow), each site's sorted.
+grow_frames() {
+	jqc "$PYD/threads/snap.json" '[.processes[] | select(.cmdline | endswith($tail)) |
+		.sites[] | select(.flagged and .kind == "heap") | [.stack[] |
+		select(.lang == "python" and (.symbol | endswith("_grow"))) | [.symbol, .line]] |
+		select(length > 0) | sort] | unique' --arg tail "$1"
+}
+
+test_python_threads_frames_belong_to_the_allocating_thread() {
+	scenario run_threads || return 1
+	# The main thread's and the second thread's leaks are two sites, neither holding the
+	# other's function.
+	expect_eq "leaking Python frames of the parent's flagged sites" \
+		"[[[\"main_grow\",$(py_line main "$PY_THREADS")]],[[\"thread_grow\",$(
+		py_line thread "$PY_THREADS")]]]" "$(grow_frames py_threads.py)"
+}
+
+test_python_forked_and_execed_child_has_its_own_frames() {
+	scenario run_threads || return 1
+	expect_eq "leaking Python frames of the exec'd child's flagged sites" \
+		"[[[\"child_grow\",$(py_line child "$PY_THREADS")]]]" "$(grow_frames "py_threads.py child")"
 }
 
 run_tests
