@@ -465,6 +465,15 @@ static __always_inline struct lt_stack *stack_buf(void)
 }
 
 /*
+ * The Python frames of the current thread (bpf/python.bpf.c), at most max, read into a per-CPU
+ * buffer: how many (0: not a Python process userspace registered, or this thread does not
+ * hold the GIL).  lt_py_append() then puts the first npy of them after the frames of the
+ * stack in the scratch buffer.  Global functions.
+ */
+extern __u32 lt_py_walk(__u32 max);
+extern int lt_py_append(__u32 npy);
+
+/*
  * Fill in the files of the frames of the stack in the scratch buffer (struct lt_stack), for
  * a stack about to be stored.  Returns 0.  A global function in bpf/stack.bpf.c.
  */
@@ -524,10 +533,16 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx, __u64 text_start
 		.depth = stack_depth(),
 	};
 	struct lt_stack *st = stack_buf();
+	__u32 npy;
 
 	if (!st)
 		return 0;
+	/* A Python process's frames take at most half the depth; the native walk the rest. */
+	npy = lt_py_walk(w.depth / 2);
+	w.depth -= npy;
 	st->nr = lt_walk_user_stack(&w, st);
+	if (npy)
+		lt_py_append(npy);
 	return intern_stack(st, 0);
 }
 

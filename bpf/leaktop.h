@@ -114,6 +114,14 @@ enum lt_counter {
 					 * syscalls (ia32), and no allocator of it is probed */
 	LT_CNT_FRAME_NO_FILE,		/* frames of stacks stored without their file (no
 					 * executable file mapping found: see struct lt_stack) */
+	LT_CNT_PY_FRAMES,		/* Python frames put in stacks (bpf/python.bpf.c) */
+	LT_CNT_PY_NOT_HOLDER,		/* allocations of a Python process by a thread that did
+					 * not hold the GIL: no Python frames taken */
+	LT_CNT_PY_READ_FAILED,		/* Python frame walks stopped at an unreadable or
+					 * implausible frame (its frames so far kept) */
+	LT_CNT_PY_CODES,		/* code objects copied to py_codes (names, line table) */
+	LT_CNT_PY_CODE_FAILED,		/* code objects not copied: unreadable (frame kept, its
+					 * name unknown) */
 	LT_CNT__COUNT,
 };
 
@@ -524,6 +532,81 @@ struct lt_unwind_want {
 	__u32 pad;
 };
 
+/*
+ * Python frames (CPython 3.11: bpf/python.bpf.c, user/live/pyproc.c).  py_procs: tgid -> where
+ * the interpreter of image `gen` keeps the thread state holding the GIL, and the offsets of
+ * the fields the walk reads, found by userspace from the `_PyRuntime` and `Py_Version`
+ * symbols of the python executable or libpython.  Only processes listed here are walked.
+ */
+#define LT_MAX_PY_PROCS		1024
+#define LT_MAX_PY_CODES		4096
+#define LT_PY_MAX_FRAMES	32	/* Python frames a stack keeps at most */
+#define LT_PY_STR_LEN		128	/* bytes of a name or file name copied */
+#define LT_PY_LINETABLE_LEN	1024	/* bytes of a line table copied */
+
+/*
+ * A Python frame in struct lt_stack's ips: the tag bit, the entry bit (the frame is the first
+ * one its evaluation of _PyEval_EvalFrameDefault runs: _PyInterpreterFrame.is_entry), the
+ * instruction offset in code units (capped), the code object's address.  Python frames follow
+ * the native frames of a stack, innermost first; userspace puts them in their place.
+ */
+#define LT_PY_FRAME_TAG		(1ULL << 63)
+#define LT_PY_FRAME_ENTRY	(1ULL << 62)
+#define LT_PY_LASTI_SHIFT	48
+#define LT_PY_LASTI_MAX		0x3fffULL
+#define LT_PY_ADDR_MASK		((1ULL << 48) - 1)
+
+struct lt_py_proc {
+	__u64 gen;			/* the image the offsets are for */
+	__u64 tstate_addr;		/* &_PyRuntime.gilstate.tstate_current */
+	__u16 ts_cframe;		/* PyThreadState.cframe */
+	__u16 ts_native_tid;		/* PyThreadState.native_thread_id */
+	__u16 cframe_frame;		/* _PyCFrame.current_frame */
+	__u16 frame_code;		/* _PyInterpreterFrame.f_code */
+	__u16 frame_previous;		/* .previous */
+	__u16 frame_prev_instr;		/* .prev_instr */
+	__u16 frame_is_entry;		/* .is_entry */
+	__u16 code_firstlineno;		/* PyCodeObject.co_firstlineno */
+	__u16 code_filename;		/* .co_filename */
+	__u16 code_qualname;		/* .co_qualname */
+	__u16 code_linetable;		/* .co_linetable */
+	__u16 code_adaptive;		/* ._co_code_adaptive: the instructions */
+	__u16 str_length;		/* PyASCIIObject.length */
+	__u16 str_state;		/* .state */
+	__u16 str_ascii_data;		/* sizeof(PyASCIIObject): a compact ASCII string's bytes */
+	__u16 str_compact_data;		/* sizeof(PyCompactUnicodeObject): other compact strings' */
+	__u16 bytes_size;		/* PyVarObject.ob_size of a bytes object */
+	__u16 bytes_data;		/* PyBytesObject.ob_sval */
+	__u16 pad[2];
+};
+
+/* py_codes: (tgid, code object address) -> what the symbolizer needs of it.  Written by BPF
+ * (LRU) when a walk first meets the code object, or meets it changed. */
+struct lt_py_code_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 code;
+};
+
+struct lt_py_code {
+	__u64 qualname_ptr;		/* the objects copied from: a code object freed and another */
+	__u64 filename_ptr;		/* made at its address has others, and is copied again */
+	__u64 linetable_ptr;
+	__s32 firstlineno;
+	__u32 linetable_len;		/* bytes in linetable (the table's first ones) */
+	__u32 linetable_size;		/* the table's size */
+	__u16 qualname_len;		/* bytes in qualname */
+	__u16 filename_len;		/* bytes in filename (its last ones, when longer) */
+	__u8 qualname_kind;		/* bytes per character: 1 (ASCII, Latin-1), 2, 4; 0 unknown */
+	__u8 filename_kind;
+	__u8 qualname_ascii;
+	__u8 filename_ascii;
+	__u32 pad;
+	char qualname[LT_PY_STR_LEN];
+	char filename[LT_PY_STR_LEN];
+	__u8 linetable[LT_PY_LINETABLE_LEN];
+};
+
 /* Filter modes (rodata `cfg_filter`). */
 enum lt_filter {
 	LT_FILTER_ALL = 0,		/* whole system: every process except leaktop itself */
@@ -553,5 +636,8 @@ LT_ASSERT_SIZE(struct lt_unwind_row, 8);
 LT_ASSERT_SIZE(struct lt_unwind_key, 16);
 LT_ASSERT_SIZE(struct lt_unwind_obj, 8);
 LT_ASSERT_SIZE(struct lt_unwind_want, 24);
+LT_ASSERT_SIZE(struct lt_py_proc, 56);
+LT_ASSERT_SIZE(struct lt_py_code_key, 16);
+LT_ASSERT_SIZE(struct lt_py_code, 48 + 2 * LT_PY_STR_LEN + LT_PY_LINETABLE_LEN);
 
 #endif /* LEAKTOP_H */

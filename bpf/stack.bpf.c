@@ -945,6 +945,12 @@ static long ff_step(__u32 i, void *unused)
 		return 1;
 	ff = (struct lt_frame_file *)&st->w[j];
 	ip = st->ips[i];
+	if (ip & LT_PY_FRAME_TAG) {		/* a Python frame: no file of its own */
+		ff->ino = 0;
+		ff->dev = 0;
+		ff->off = 0;
+		return 0;
+	}
 	/* A return address: the call before it is what lies in the function's mapping. */
 	if (!(ip - 1 >= s->m.start && ip - 1 < s->m.end))
 		lt_ff_lookup(ip - 1, &s->m);

@@ -9,8 +9,8 @@ PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev libjansson-dev
       libcapstone-dev libncurses-dev pkg-config zlib1g-dev tmux jq util-linux procps
       mandoc
       protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libclang-rt-14-dev
-      libjemalloc-dev binutils xz-utils python3.11-dbg libtcmalloc-minimal4 libmimalloc2.0
-      libmimalloc-dev redis-server redis-tools musl-tools libmicrohttpd-dev prometheus curl
+      libjemalloc-dev binutils xz-utils python3.11 python3.11-dbg libtcmalloc-minimal4
+      libmimalloc2.0 libmimalloc-dev redis-server redis-tools musl-tools libmicrohttpd-dev prometheus curl
       iproute2 fuse3 libfuse3-dev libunwind-dev"
 
 missing=""

@@ -22,6 +22,7 @@ void sym_frame__clear(struct sym_frame *f)
 	f->offset = 0;
 	f->line = 0;
 	f->deferred = false;
+	f->python = false;
 }
 
 static int dup_str(char **dst, const char *src)
@@ -36,7 +37,7 @@ static int dup_str(char **dst, const char *src)
 int sym_frame__copy(struct sym_frame *dst, const struct sym_frame *src)
 {
 	*dst = (struct sym_frame){ .addr = src->addr, .offset = src->offset, .line = src->line,
-				   .deferred = src->deferred };
+				   .deferred = src->deferred, .python = src->python };
 	if (dup_str(&dst->symbol, src->symbol) || dup_str(&dst->module, src->module) ||
 	    dup_str(&dst->file, src->file)) {
 		sym_frame__clear(dst);

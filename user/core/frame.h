@@ -18,6 +18,8 @@ struct sym_frame {
 	char *file;		/* source file, NULL when unknown */
 	int line;		/* source line, 0 when unknown */
 	bool deferred;		/* only located (addr, module): symbol, file, line not looked up yet */
+	bool python;		/* a Python frame: symbol is the code's qualified name, file and
+				 * line its source, module NULL, addr its code object's address */
 };
 
 /* Free the strings of f and mark it unknown (the address stays). */

@@ -69,6 +69,11 @@ const char *const counter_names[LT_CNT__COUNT] = {
 	[LT_CNT_WALK_LOCK_UNKNOWN] = "walk_lock_unknown",
 	[LT_CNT_COMPAT_IMAGES] = "compat_images",
 	[LT_CNT_FRAME_NO_FILE] = "frames_without_file",
+	[LT_CNT_PY_FRAMES] = "python_frames",
+	[LT_CNT_PY_NOT_HOLDER] = "python_walks_not_gil_holder",
+	[LT_CNT_PY_READ_FAILED] = "python_walks_read_failed",
+	[LT_CNT_PY_CODES] = "python_codes_copied",
+	[LT_CNT_PY_CODE_FAILED] = "python_codes_unreadable",
 };
 
 void model__init(struct model *m, double interval_s, unsigned int resources, uint32_t window)

@@ -430,6 +430,33 @@ int collector__file_path(struct collector *c, uint32_t dev, uint64_t ino, char *
 	return 0;
 }
 
+int collector__py_register(struct collector *c, uint32_t tgid, const struct lt_py_proc *py)
+{
+	if (c->fds.py_procs <= 0)
+		return -ENOTSUP;
+	return bpf_map_update_elem(c->fds.py_procs, &tgid, py, BPF_ANY) ? -errno : 0;
+}
+
+int collector__py_code(struct collector *c, uint32_t tgid, uint64_t code, struct lt_py_code *out)
+{
+	struct lt_py_code_key key = { .tgid = tgid, .code = code };
+
+	if (c->fds.py_codes <= 0 || bpf_map_lookup_elem(c->fds.py_codes, &key, out))
+		return -ENOENT;
+	return 0;
+}
+
+/* Dead images' Python registrations (an exec'd image's is replaced when found again). */
+static void py_forget(struct collector *c, const struct dead_image *dead, size_t n)
+{
+	struct lt_py_proc py;
+
+	for (size_t i = 0; c->fds.py_procs > 0 && i < n; i++)
+		if (!bpf_map_lookup_elem(c->fds.py_procs, &dead[i].tgid, &py) &&
+		    py.gen == dead[i].gen)
+			bpf_map_delete_elem(c->fds.py_procs, &dead[i].tgid);
+}
+
 static bool is_dead(const struct dead_image *dead, size_t n, uint32_t tgid, uint64_t gen)
 {
 	for (size_t i = 0; i < n; i++)
@@ -604,6 +631,7 @@ long collector__purge_sites(struct collector *c, const struct dead_image *dead, 
 
 	if (!n)
 		return 0;
+	py_forget(c, dead, n);
 	removed = sweep(c->fds.sites, sizeof(struct lt_site_key), sizeof(struct lt_site_val),
 			site_is_dead_note, &pc);
 	/* Stacks are shared by every site with the same frames: delete the unused ones. */

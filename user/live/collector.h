@@ -65,6 +65,14 @@ int collector__file_path(struct collector *c, uint32_t dev, uint64_t ino, char *
 			 size_t len);
 
 /*
+ * Python frames (bpf/python.bpf.c): walk the Python frames of tgid's image py->gen, laid out
+ * as *py says (live/pyproc.c); 0 or -errno.  collector__py_code: what BPF copied of code
+ * object `code` of tgid; 0 or -ENOENT.
+ */
+int collector__py_register(struct collector *c, uint32_t tgid, const struct lt_py_proc *py);
+int collector__py_code(struct collector *c, uint32_t tgid, uint64_t code, struct lt_py_code *out);
+
+/*
  * Forget dead images' sites (a batched sweep of `sites`), and the stacks no other site uses
  * (the sites map as it is after the sweep, and sites made meanwhile, keep theirs).  Records
  * removed or -errno.

@@ -21,6 +21,7 @@
 #include "live/collector.h"
 #include "live/exitcheck.h"
 #include "live/procfs.h"
+#include "live/pystack.h"
 #include "live/scanner.h"
 #include "live/symbolize.h"
 #include "util/escape.h"
@@ -216,6 +217,7 @@ static int add_mmaps(const struct exitcheck_env *env, struct check_proc *p, uint
 static int symbolize(const struct exitcheck_env *env, struct check_proc *p, uint64_t gen)
 {
 	uint64_t ips[LT_MAX_STACK_DEPTH];
+	uint32_t n_native;
 
 	if (gen)
 		symbolizer__add_image(env->sym, gen, p->pid);
@@ -226,12 +228,16 @@ static int symbolize(const struct exitcheck_env *env, struct check_proc *p, uint
 
 		if (!n)
 			continue;
+		n_native = pystack__n_native(ips, n);
 		f->frames = calloc(n, sizeof(*f->frames));
 		if (!f->frames)
 			return -ENOMEM;
-		f->n_frames = n;
-		for (uint32_t k = 0; k < n; k++)
+		f->n_frames = n_native;
+		for (uint32_t k = 0; k < n_native; k++)
 			symbolizer__resolve(env->sym, gen, ips[k], true, &f->frames[k]);
+		if (n_native < n && pystack__merge(env->col, p->pid, ips, n_native, n, &f->frames))
+			return -ENOMEM;
+		f->n_frames = n;
 	}
 	return 0;
 }

@@ -633,6 +633,8 @@ int loader__open(struct loader **out, const struct loader_config *cfg, loader_ev
 	ld->fds.unwind_objects = bpf_map__fd(ld->skel->maps.unwind_objects);
 	ld->fds.unwind_wanted = bpf_map__fd(ld->skel->maps.unwind_wanted);
 	ld->fds.file_paths = bpf_map__fd(ld->skel->maps.file_paths);
+	ld->fds.py_procs = bpf_map__fd(ld->skel->maps.py_procs);
+	ld->fds.py_codes = bpf_map__fd(ld->skel->maps.py_codes);
 	bpf_object__for_each_program(prog, ld->skel->obj) {
 		if (bpf_program__fd(prog) >= 0 && ld->fds.n_progs < LT_MAX_PROGS)
 			ld->fds.progs[ld->fds.n_progs++] = bpf_program__fd(prog);

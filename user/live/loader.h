@@ -51,6 +51,7 @@ struct lt_map_fds {
 	int share_purges;
 	int unwind_rows, unwind_objects, unwind_wanted;
 	int file_paths;
+	int py_procs, py_codes;
 	int progs[LT_MAX_PROGS];
 	int n_progs;
 };

@@ -27,6 +27,8 @@
 #include "live/collector.h"
 #include "live/debpkg.h"
 #include "live/procfs.h"
+#include "live/pyproc.h"
+#include "live/pystack.h"
 #include "live/safe_open.h"
 #include "live/symbolize.h"
 #include "live/tracker.h"
@@ -38,6 +40,8 @@
 /* Images whose allocator is looked for per sample, at most (each reads its maps and ELF files
  * not seen before). */
 #define ALLOC_LOOKUPS_PER_SAMPLE	16
+/* Images looked at for a Python interpreter per sample, at most (each: its maps read). */
+#define PY_LOOKUPS_PER_SAMPLE		16
 /* A process may rewrite its command line (a title): read again this often, not every interval. */
 #define CMDLINE_REFRESH_NS	(10ULL * 1000000000ULL)
 
@@ -56,6 +60,7 @@ struct image {
 	uint64_t maps_read_ns;		/* last time its maps went to the symbolizer */
 	uint64_t cmdline_read_ns;	/* last time its command line was read (0: never) */
 	bool alloc_asked;		/* its allocator was looked for (found or not) */
+	bool py_asked;			/* its Python interpreter was looked for (found or not) */
 	uint64_t *stacks;		/* stacks whose frames went to a sample, sorted */
 	size_t n_stacks, cap_stacks;
 	bool read_now;			/* its /proc is read this interval */
@@ -515,6 +520,41 @@ static int add_stack(struct image *im, uint64_t hash)
 }
 
 /*
+ * A Python interpreter in image im (live/pyproc.c): its frames are walked from now on.  A
+ * young image may not have mapped libpython yet: looked for again until it is no longer
+ * young.
+ */
+static void find_python(struct collector *c, struct image *im)
+{
+	struct lt_py_proc py;
+
+	if (im->py_asked || im->maps_final || im->exited)
+		return;
+	if (pyproc__find((int)im->pid, &py)) {
+		im->py_asked = monotonic_ns() - im->first_seen_ns > YOUNG_IMAGE_NS;
+		return;
+	}
+	im->py_asked = true;
+	py.gen = im->gen;
+	collector__py_register(c, im->pid, &py);
+}
+
+/* Images read this interval that were never looked at for Python, a few at a time. */
+static void find_pythons(struct tracker *t, struct collector *c)
+{
+	unsigned int lookups = 0;
+
+	for (size_t i = 0; i < t->n_images && lookups < PY_LOOKUPS_PER_SAMPLE; i++) {
+		struct image *im = &t->images[i];
+
+		if (!im->read_now || im->py_asked)
+			continue;
+		find_python(c, im);
+		lookups++;
+	}
+}
+
+/*
  * Frame f (address ip) without a module: by the file BPF found it in when the stack was
  * stored (the image's maps were never read, or lack it: its process was gone).
  */
@@ -541,18 +581,20 @@ static int resolve_stack(struct tracker *t, struct collector *c, struct image *i
 {
 	uint64_t ips[LT_MAX_STACK_DEPTH];
 	struct lt_frame_file files[LT_MAX_STACK_DEPTH];
-	uint32_t n = collector__stack(c, hash, ips, files, LT_MAX_STACK_DEPTH);
+	uint32_t n = collector__stack(c, hash, ips, files, LT_MAX_STACK_DEPTH), n_native = 0;
 	struct sym_frame *f;
 	bool missing;
+	int err;
 
 	if (!n)
 		return 0;
+	n_native = pystack__n_native(ips, n);
 	f = calloc(n, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	for (int pass = 0; pass < 2; pass++) {
 		missing = false;
-		for (uint32_t i = 0; i < n; i++) {
+		for (uint32_t i = 0; i < n_native; i++) {
 			if (f[i].symbol || (pass && f[i].module))
 				continue;
 			sym_frame__clear(&f[i]);
@@ -566,9 +608,18 @@ static int resolve_stack(struct tracker *t, struct collector *c, struct image *i
 			break;
 		im->registered = true;
 	}
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n_native; i++)
 		if (!f[i].module)
 			resolve_by_file(t, c, ips[i], &files[i], &f[i]);
+	if (n_native < n) {
+		err = pystack__merge(c, im->pid, ips, n_native, n, &f);
+		if (err) {
+			for (uint32_t i = 0; i < n_native; i++)
+				sym_frame__clear(&f[i]);
+			free(f);
+			return err;
+		}
+	}
 	out->frames = f;
 	out->n_frames = n;
 	return 0;
@@ -935,6 +986,8 @@ int tracker__fill(struct tracker *t, struct collector *c, struct sample *s,
 	}
 	if (!err)
 		err = plan_reads(t, s, b);
+	if (!err)
+		find_pythons(t, c);
 	if (!err)
 		err = add_readings(t, s);
 	if (!err)

@@ -111,7 +111,8 @@ int fmt__frame(FILE *out, unsigned int i, const struct sym_frame *f, enum frame_
 		fprintf(out, "0x%012" PRIx64 " ", f->addr);
 	if (f->symbol) {
 		fmt__str(out, f->symbol, "");
-		fprintf(out, "+0x%" PRIx64, f->offset);
+		if (!f->python)
+			fprintf(out, "+0x%" PRIx64, f->offset);
 	} else {
 		fputs("(unknown)", out);
 	}
@@ -124,18 +125,29 @@ int fmt__frame(FILE *out, unsigned int i, const struct sym_frame *f, enum frame_
 		fputs(" [", out);
 		fmt__str(out, f->module, "");
 		fputc(']', out);
+	} else if (f->python) {
+		fputs(" [python]", out);
 	}
 	return ferror(out) ? -EIO : 0;
 }
 
 /*
- * The innermost frame.  Without a symbol (a stripped program), the module it is in and the
+ * The innermost frame (of a Python program's stack, the innermost Python frame).  Without a
+ * symbol (a stripped program), the module it is in and the
  * nearest caller that has one say where to look: "(unknown in tmux) < event_base_once".
  */
 int fmt__site_title(FILE *out, const struct site *s)
 {
 	const struct sym_frame *f = s->n_frames ? &s->frames[0] : NULL;
 	const char *base;
+
+	/* A Python program's site: its innermost named Python frame (the script's code). */
+	for (uint32_t i = 0; i < s->n_frames; i++) {
+		if (s->frames[i].python && s->frames[i].symbol) {
+			f = &s->frames[i];
+			break;
+		}
+	}
 
 	if (!f)
 		return fputs("(stack unknown)", out) == EOF ? -EIO : 0;
@@ -205,8 +217,12 @@ const char *fmt__site_name(char *buf, size_t len, const struct site *s)
 	const char *file;
 	FILE *out;
 
-	/* The innermost named frame that does more than pass the allocation on (at most 8
-	 * deep), else the innermost named one, else the innermost. */
+	/* The innermost named Python frame (the interpreter's C frames below it only run the
+	 * script's code), else the innermost named frame that does more than pass the
+	 * allocation on (at most 8 deep), else the innermost named one, else the innermost. */
+	for (uint32_t i = 0; !f && i < s->n_frames; i++)
+		if (s->frames[i].python && s->frames[i].symbol)
+			f = &s->frames[i];
 	for (uint32_t i = 0; !f && i < s->n_frames && i < 8; i++)
 		if (s->frames[i].symbol && !passes_on(&s->frames[i]))
 			f = &s->frames[i];

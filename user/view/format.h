@@ -41,7 +41,8 @@ enum frame_style {
 /* "#0  0x55d0c0ffee00 leak_here+0x14 leaky.c:12 [/usr/bin/leaky]" (no newline); i is the
  * frame's depth.  0 or -EIO. */
 int fmt__frame(FILE *out, unsigned int i, const struct sym_frame *f, enum frame_style style);
-/* What names a site: its innermost frame's function and file:line, "(stack unknown)". */
+/* What names a site: its innermost frame's function and file:line (its innermost Python
+ * frame's, if any), "(stack unknown)". */
 int fmt__site_title(FILE *out, const struct site *s);
 /*
  * A short name for a call site, for labels: its innermost named frame that does more than

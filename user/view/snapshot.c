@@ -50,15 +50,22 @@ json_t *snapshot__string(const char *s)
 json_t *snapshot__frame(const struct sym_frame *f)
 {
 	char addr[32];
+	json_t *j;
 
 	snprintf(addr, sizeof(addr), "0x%" PRIx64, f->addr);
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o}",
-			 "addr", addr,
-			 "symbol", snapshot__string(f->symbol),
-			 "offset", f->symbol ? json_integer(f->offset) : json_null(),
-			 "module", snapshot__string(f->module),
-			 "file", snapshot__string(f->file),
-			 "line", f->line > 0 ? json_integer(f->line) : json_null());
+	j = json_pack("{s:s, s:o, s:o, s:o, s:o, s:o}",
+		      "addr", addr,
+		      "symbol", snapshot__string(f->symbol),
+		      "offset", f->symbol && !f->python ? json_integer(f->offset) : json_null(),
+		      "module", snapshot__string(f->module),
+		      "file", snapshot__string(f->file),
+		      "line", f->line > 0 ? json_integer(f->line) : json_null());
+	/* Native frames carry no "lang" (native when absent). */
+	if (j && f->python && json_object_set_new(j, "lang", json_string("python"))) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
 }
 
 /* The unwind tables' use (bpf/leaktop.h, live/unwind_store.c) into stats. */

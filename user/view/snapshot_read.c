@@ -691,6 +691,21 @@ static int read_allocator(struct rd *r, json_t *jh, struct process *p)
 	return ret;
 }
 
+/* "lang": "native" (or absent: files before it) or "python". */
+static int read_lang(struct rd *r, json_t *jf, struct sym_frame *f)
+{
+	json_t *lang = json_object_get(jf, "lang");
+	const char *v;
+
+	if (!lang || json_is_null(lang))
+		return 0;
+	v = json_string_value(lang);
+	if (!v || (strcmp(v, "native") && strcmp(v, "python")))
+		return bad(r, "lang", "is not \"native\" or \"python\"");
+	f->python = !strcmp(v, "python");
+	return 0;
+}
+
 static int read_frame(struct rd *r, json_t *jf, struct sym_frame *f)
 {
 	static const struct int_field fields[] = {
@@ -715,6 +730,8 @@ static int read_frame(struct rd *r, json_t *jf, struct sym_frame *f)
 		ret = read_strdup(r, jf, "module", 0, &f->module);
 	if (!ret)
 		ret = read_strdup(r, jf, "file", 0, &f->file);
+	if (!ret)
+		ret = read_lang(r, jf, f);
 	if (!f->symbol)
 		f->offset = 0;
 	return ret;
