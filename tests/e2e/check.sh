@@ -204,6 +204,82 @@ test_command_killed_by_a_signal_is_reported() {
 		"$(cat "$T/sig.err")"
 }
 
+# ---------------------------------------------------------------- mappings
+
+test_mapping_left_fails_under_fail_on_mmap_naming_the_mmap_caller() {
+	check_run mmap --fail-on definite,mmap -- mmap || return 1
+	expect_eq "exit status (stderr: $(cat "$T/mmap.err"))" 23 "$CHECK_STATUS" || return 1
+	expect_jq "the program's mapping findings as [fails, bytes, frame 1, its line]" \
+		"[[true,65536,\"map_forgotten\",$(marker_line MMAP:map)]]" "$T/mmap.json" \
+		'[.command_status.pid as $cmd | .processes[] | select(.pid == $cmd) | .findings[] |
+		 select(.kind == "mmap" and any(.frames[]; .symbol == "map_forgotten")) |
+		 [.fails, .bytes, ([.frames[] | select(.symbol == "map_forgotten")][0] |
+		  .symbol, .line)]]' || return 1
+	expect_match "the report" "Anonymous mapping: 65536 byte\\(s\\) in 1 mapping\\(s\\) left mapped, mapped at:" \
+		"$(cat "$T/mmap.err")" || return 1
+	expect_match "the report" "#[0-9]+ 0x[0-9a-f]+ in map_forgotten [^ ]*check_prog.c:$(marker_line MMAP:map) " \
+		"$(cat "$T/mmap.err")"
+}
+
+test_mapping_left_passes_without_fail_on_mmap() {
+	check_run mmap_default -- mmap 4 || return 1
+	expect_eq "exit status (stderr: $(cat "$T/mmap_default.err"))" 4 "$CHECK_STATUS" ||
+		return 1
+	expect_jq "failed" false "$T/mmap_default.json" '.failed'
+}
+
+# ---------------------------------------------------------------- every way out
+
+# exit() from a thread other than main, and the last thread's exit after main's pthread_exit
+# (the C library's exit(0) in that thread), both reach the C library's _exit: the process is
+# held there and scanned like one returning from main.
+test_exit_from_a_thread_is_scanned() {
+	check_run thread_exit -- thread_exit 5 || return 1
+	expect_eq "exit status (stderr: $(cat "$T/thread_exit.err"))" 23 "$CHECK_STATUS" ||
+		return 1
+	expect_eq "definite findings" \
+		"[[true,1,100,\"leak_one\",\"check_prog.c\",$(marker_line LEAK:one),null]]" \
+		"$(findings thread_exit definite)" || return 1
+	expect_jq "command status" '[5,null]' "$T/thread_exit.json" \
+		'[.command_status.exit_code, .command_status.signal]'
+}
+
+test_last_thread_after_mains_pthread_exit_is_scanned() {
+	check_run pthread_exit -- pthread_exit || return 1
+	expect_eq "exit status (stderr: $(cat "$T/pthread_exit.err"))" 23 "$CHECK_STATUS" ||
+		return 1
+	expect_eq "definite findings" \
+		"[[true,1,100,\"leak_one\",\"check_prog.c\",$(marker_line LEAK:one),null]]" \
+		"$(findings pthread_exit definite)"
+}
+
+# A fatal signal ends the process in the kernel, never through _exit: nothing holds it, its
+# memory cannot be read any more.  The report says which signal killed it and that its memory
+# was not checked; leaktop exits with the shell's 128 + N.
+expect_killed_unscanned() {
+	local name=$1 sig=$2 text=$3
+	check_run "$name" -- "$name" || return 1
+	expect_eq "exit status (stderr: $(cat "$T/$name.err"))" $((128 + sig)) "$CHECK_STATUS" ||
+		return 1
+	expect_jq "command status, heap findings" "[null,$sig,$((128 + sig)),0]" "$T/$name.json" \
+		'[.command_status.exit_code, .command_status.signal, .status, ([.processes[].findings[]
+		 | select(.kind == "definite")] | length)]' || return 1
+	expect_match "the report" "killed by signal $sig \\($text\\) \\(before its exit: its memory was not checked\\); leaktop exits $((128 + sig))" \
+		"$(cat "$T/$name.err")"
+}
+
+test_sigsegv_is_reported_with_its_signal_unscanned() {
+	expect_killed_unscanned segv 11 "Segmentation fault"
+}
+
+test_sigabrt_is_reported_with_its_signal_unscanned() {
+	expect_killed_unscanned abort 6 Aborted
+}
+
+test_sigkill_is_reported_with_its_signal_unscanned() {
+	expect_killed_unscanned kill 9 Killed
+}
+
 # ---------------------------------------------------------------- the agent (--agent)
 
 # The heap traced inside the processes (libleaktop-agent.so preloaded): the same findings,

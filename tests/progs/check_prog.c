@@ -7,12 +7,23 @@
  *   fd       one descriptor of /dev/null left open by open_forgotten()   (marker FD:open)
  *   fork     a child that leaks 200 bytes from child_leak() and exits; the parent is clean
  *            (marker LEAK:child)
+ *   mmap     one anonymous mapping of 64 KiB left mapped by map_forgotten()   (marker MMAP:map)
  *   signal   a leak as in `leak`, then killed by SIGTERM (its default action)
+ *   thread_exit  a leak as in `leak`, then a second thread calls exit(STATUS) while main
+ *            waits in pthread_join
+ *   pthread_exit a leak as in `leak`; main ends by pthread_exit, the second thread (the
+ *            last) returns: the C library's exit(0)
+ *   segv, abort, kill  a leak as in `leak`, then SIGSEGV (a null write), abort() (SIGABRT),
+ *            or SIGKILL to itself
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,6 +60,15 @@ static NOINLINE void open_forgotten(void)
 	__asm__ volatile("" : : "r"(fd) : "memory");
 }
 
+static NOINLINE void map_forgotten(void)
+{
+	char *p = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);	/* MMAP:map */
+
+	if (p != MAP_FAILED)
+		memset(p, 4, 65536);
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+
 static NOINLINE void churn(void)
 {
 	for (int i = 0; i < 100; i++) {
@@ -59,14 +79,34 @@ static NOINLINE void churn(void)
 	}
 }
 
+static int thread_status;
+
+static void *exit_from_thread(void *arg)
+{
+	(void)arg;
+	scrub();
+	exit(thread_status);
+}
+
+static void *last_thread(void *arg)
+{
+	(void)arg;
+	scrub();
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "clean";
 	int status = argc > 2 ? atoi(argv[2]) : 0;
 
 	churn();
-	if (!strcmp(mode, "leak") || !strcmp(mode, "signal")) {
+	if (!strcmp(mode, "leak") || !strcmp(mode, "signal") || !strcmp(mode, "thread_exit") ||
+	    !strcmp(mode, "pthread_exit") || !strcmp(mode, "segv") || !strcmp(mode, "abort") ||
+	    !strcmp(mode, "kill")) {
 		leak_one();
+	} else if (!strcmp(mode, "mmap")) {
+		map_forgotten();
 	} else if (!strcmp(mode, "fd")) {
 		open_forgotten();
 	} else if (!strcmp(mode, "fork")) {
@@ -83,5 +123,23 @@ int main(int argc, char **argv)
 	scrub();
 	if (!strcmp(mode, "signal"))
 		kill(getpid(), SIGTERM);
+	if (!strcmp(mode, "thread_exit") || !strcmp(mode, "pthread_exit")) {
+		pthread_t t;
+		bool last = !strcmp(mode, "pthread_exit");
+
+		thread_status = status;
+		if (pthread_create(&t, NULL, last ? last_thread : exit_from_thread, NULL))
+			return 2;
+		if (last)
+			pthread_exit(NULL);
+		pthread_join(t, NULL);
+		return 2;
+	}
+	if (!strcmp(mode, "segv"))
+		*(volatile int *)(uintptr_t)argc = 0;
+	if (!strcmp(mode, "abort"))
+		abort();
+	if (!strcmp(mode, "kill"))
+		kill(getpid(), SIGKILL);
 	return status;
 }
