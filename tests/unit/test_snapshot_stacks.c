@@ -258,7 +258,8 @@ static void test_snapshot_sites_and_frames_read_as_janssons_own_dump(void)
 		  .module = "/bin/\xc3\xbcn\xc3\xaf", .file = NULL, .line = 0 },
 		{ .addr = 0x7fffffffffffULL, .symbol = NULL, .module = "bad\xff\xfe utf8 \xc3\xa9",
 		  .file = "a/b.c", .line = 12 },
-		{ .addr = 0, .symbol = "\xe2\x82\xac\xf0\x9d\x84\x9e ok", .offset = 0 },
+		{ .addr = 0, .symbol = "\xe2\x82\xac\xf0\x9d\x84\x9e ok", .offset = 0,
+		  .file = "app.py", .line = 42, .python = true },
 		{ .addr = 1, .symbol = "overlong \xc0\xaf", .module = "surrogate \xed\xa0\x80" },
 		{ .addr = 2, .symbol = "past \xf4\x90\x80\x80", .module = "cut \xe2\x82", .line = -1 },
 		{ .addr = ~0ULL, .symbol = "", .offset = ~0ULL >> 1, .module = "", .file = "",
@@ -324,6 +325,10 @@ static void test_snapshot_sites_and_frames_read_as_janssons_own_dump(void)
 		CHECK(strstr(line, "\"module\":\"bad\xef\xbf\xbd\xef\xbf\xbd utf8 "
 			     "\xef\xbf\xbd\xef\xbf\xbd\"") != NULL);
 		CHECK(janssons_own_dump(line, JSON_COMPACT | JSON_REAL_PRECISION(10)));
+		/* A Python frame as snapshot__frame() makes it: no offset, "lang" last. */
+		CHECK(strstr(line, "\"symbol\":\"\xe2\x82\xac\xf0\x9d\x84\x9e ok\",\"offset\":null,"
+			     "\"module\":null,\"file\":\"app.py\",\"line\":42,\"lang\":\"python\"}")
+		      != NULL);
 		free(line);
 		CHECK_EQ_INT(snapshot__write_file(path, &m), 0);
 		f = fopen(path, "r");

@@ -536,7 +536,7 @@ static void w_frame(struct writer *w, const struct sym_frame *f, unsigned int de
 	w_key(w, "symbol", depth, &any);
 	w_string(w, f->symbol);
 	w_key(w, "offset", depth, &any);
-	if (f->symbol)
+	if (f->symbol && !f->python)
 		w_int(w, (int64_t)f->offset);
 	else
 		w_null(w);
@@ -549,6 +549,11 @@ static void w_frame(struct writer *w, const struct sym_frame *f, unsigned int de
 		w_int(w, f->line);
 	else
 		w_null(w);
+	/* Native frames carry no "lang" (native when absent). */
+	if (f->python) {
+		w_key(w, "lang", depth, &any);
+		w_string(w, "python");
+	}
 	w_close(w, depth, any, '}');
 }
 
