@@ -8,6 +8,10 @@
 #     after leaktop ends it holds again what it held before (read from /proc/PID/mem), and
 #     the program runs on and exits 0;
 #   - kill -9 of leaktop leaves the process running (it allocates and exits 0);
+#   - kill -9 of leaktop at 20 moments around the injection (from the instant the process
+#     comes under ptrace, 0 to 100 ms later) leaves it running and intact every time: it
+#     keeps allocating, its blocks and registers as it left them (self_check checks), and
+#     it is traced by nobody soon after;
 #   - a process the agent cannot go into (a static program: no dlopen) is refused with one
 #     line, and runs on untouched;
 #   - redis-server under -p --agent, 50,000 SETs: its heap grows at sites naming redis
@@ -18,7 +22,7 @@
 source "$(dirname "$0")/lib.sh"
 
 require_root
-require_built waiter early_leak_static
+require_built waiter early_leak_static self_check kill_when_traced
 AGENT_LIB=$E2E_ROOT/libleaktop-agent.so
 [ -r "$AGENT_LIB" ] || { echo "FAIL $(basename "$0"): $AGENT_LIB is not built"; exit 1; }
 
@@ -115,6 +119,60 @@ test_agent_kill9_of_leaktop_leaves_process_running() {
 	touch "$d/quit"
 	wait_exit "$W_PID" || fail_because "waiter did not exit" || return 1
 	expect_eq "waiter's exit status after leaktop's kill -9" 0 "$WAIT_STATUS"
+}
+
+# checker_steps: the steps self_check has counted so far (0 before its first count).
+checker_steps() { local n=0; { read -r n <"$CHECK_DIR/count"; } 2>/dev/null; echo "${n:-0}"; }
+checker_untraced() { awk '/^TracerPid/ { exit $2 != 0 }' "/proc/$CHECK_PID/status" 2>/dev/null; }
+checker_alive() { kill -0 "$CHECK_PID" 2>/dev/null && ! is_zombie "$CHECK_PID"; }
+checker_moved_on() { [ "$(checker_steps)" -gt "$1" ]; }
+
+# One kill: leaktop -p --agent on self_check, SIGKILLed DELAY_US after self_check comes
+# under ptrace (or once leaktop ends, if it never does).
+kill_during_injection() {
+	local delay_us=$1 d=$CHECK_DIR/run$1 seen
+	mkdir -p "$d"
+	lt_bg "$d/out" "$d/err" -q -i 0.3 -j "$d/snap.json" -p "$CHECK_PID" --agent
+	seen=$("$PROGS/kill_when_traced" "$CHECK_PID" "$LT_PID" "$delay_us")
+	# Not waited for: the kernel's teardown of a killed leaktop's probes takes seconds.
+	KILLED+=("$LT_PID")
+	if [ "$seen" = traced ]; then TRACED_SEEN=$((TRACED_SEEN + 1)); fi
+}
+
+test_agent_kill9_at_any_moment_of_injection_leaves_process_intact() {
+	local i delay_us steps
+	CHECK_DIR=$E2E_TMP/k9any
+	TRACED_SEEN=0
+	KILLED=()
+	mkdir -p "$CHECK_DIR"
+	chmod 755 "$CHECK_DIR"
+	"$PROGS/self_check" "$CHECK_DIR" >/dev/null 2>&1 &
+	CHECK_PID=$!
+	BG_PIDS+=("$CHECK_PID")
+	wait_until "self_check's first steps" checker_moved_on 0 || return 1
+	for i in $(seq 0 19); do
+		delay_us=$((i * i * i * 15))
+		steps=$(checker_steps)
+		kill_during_injection "$delay_us" || return 1
+		checker_alive ||
+			fail_because "self_check died after leaktop's kill -9 ${delay_us} us into" \
+				"the injection: $(cat "$CHECK_DIR/corrupt" 2>/dev/null)" || return 1
+		wait_until "self_check traced by nobody after kill ${delay_us} us" checker_untraced ||
+			return 1
+		wait_until "self_check's steps past $steps after kill ${delay_us} us" \
+			checker_moved_on "$steps" || return 1
+		[ ! -e "$CHECK_DIR/corrupt" ] || fail_because "self_check found" \
+			"$(cat "$CHECK_DIR/corrupt") after kill ${delay_us} us" || return 1
+	done
+	# Most kills came while it was under ptrace (the test would prove little otherwise).
+	[ "$TRACED_SEEN" -ge 15 ] || fail_because "only $TRACED_SEEN of 20 kills came after" \
+		"self_check was traced" || return 1
+	for i in "${KILLED[@]}"; do
+		wait_exit "$i" || fail_because "leaktop $i outlived SIGKILL" || return 1
+	done
+	touch "$CHECK_DIR/quit"
+	wait_exit "$CHECK_PID" || fail_because "self_check did not exit" || return 1
+	expect_eq "self_check's exit status" 0 "$WAIT_STATUS"
 }
 
 test_agent_refuses_static_program_and_leaves_it_alone() {

@@ -12,12 +12,13 @@
 
 #include "live/agent_attach.h"
 #include "live/agent_channel.h"
+#include "live/injector.h"
 #include "live/procfs.h"
 #include "util/msg.h"
 #include "util/vec.h"
 
 int agent_attach__start(struct agent_attach *aa, struct agent_channels *ag, struct collector *col,
-			const char *lib, int pid)
+			const char *lib, int pid, const volatile sig_atomic_t *stop)
 {
 	struct inject_agent *a;
 	char msg[512];
@@ -28,7 +29,7 @@ int agent_attach__start(struct agent_attach *aa, struct agent_channels *ag, stru
 		return -ENOMEM;
 	}
 	a = &aa->injected[aa->n];
-	err = inject__start(pid, lib, a, msg, sizeof(msg));
+	err = injector__start(pid, lib, stop, a, msg, sizeof(msg));
 	if (err) {
 		err_line("%s", msg);
 		return err;
@@ -52,7 +53,7 @@ void agent_attach__stop(struct agent_attach *aa)
 
 		if (!procfs__exists(a->pid))
 			continue;
-		if (inject__stop(a, msg, sizeof(msg)))
+		if (injector__stop(a, msg, sizeof(msg)))
 			err_line("%s", msg);
 	}
 	free(aa->injected);

@@ -608,14 +608,14 @@ static void end_calls(struct call_thread *t)
 
 #define DATA_ADDR(t, field)	((t)->data_at + offsetof(struct call_data, field))
 
-int inject__start(int pid, const char *path, struct inject_agent *out, char *msg,
-		  size_t msg_len)
+int inject__start_here(int pid, const char *path, struct inject_agent *out,
+		       inject_abandoned_fn abandoned, void *ctx, char *msg, size_t msg_len)
 {
 	struct call_thread t;
 	struct call_data d = { "leaktop_agent_start", "leaktop_agent_stop", "" };
 	uint64_t fns[FN__COUNT], handle = 0, start = 0, stop = 0, ret = 0;
 	char dlerr[256];
-	int err, pidfd, fd;
+	int err, fd;
 
 	memset(out, 0, sizeof(*out));
 	out->pid = pid;
@@ -629,6 +629,11 @@ int inject__start(int pid, const char *path, struct inject_agent *out, char *msg
 	err = begin_calls(pid, &t, fns, &d, msg, msg_len);
 	if (err)
 		goto out;
+	/* Nobody to hand the agent to: the thread is put back untouched. */
+	if (abandoned(ctx)) {
+		err = msg__set(msg, msg_len, -ECANCELED, "leaktop ended before the agent went in");
+		goto out;
+	}
 
 	err = remote_call(&t, fns[FN_DLOPEN], DATA_ADDR(&t, path), RTLD_NOW | RTLD_LOCAL,
 			  &handle);
@@ -654,6 +659,11 @@ int inject__start(int pid, const char *path, struct inject_agent *out, char *msg
 				 "leaktop_agent_start/stop: reinstall leaktop", pid);
 		goto out;
 	}
+	/* The agent loaded stays inert unless started: leaktop gone, it is not started. */
+	if (abandoned(ctx)) {
+		err = msg__set(msg, msg_len, -ECANCELED, "leaktop ended before the agent started");
+		goto out;
+	}
 	err = remote_call(&t, start, LT_AGENT_INJECTED, 0, &ret);
 	if (err) {
 		call_failed(&t, "leaktop_agent_start", err, ret, msg, msg_len);
@@ -666,38 +676,29 @@ int inject__start(int pid, const char *path, struct inject_agent *out, char *msg
 								      EINVAL : -fd));
 		goto out;
 	}
+	/* Started, and leaktop gone meanwhile: stopped again before the thread goes. */
+	if (abandoned(ctx)) {
+		remote_call(&t, stop, 0, 0, &ret);
+		err = msg__set(msg, msg_len, -ECANCELED, "leaktop ended while the agent started: "
+			       "it was stopped again");
+		goto out;
+	}
 	out->target_fd = fd;
 	out->stop_addr = stop;
 	out->handle = handle;
 out:
 	out->stopped_ms = t.seized_ns ? (monotonic_ns() - t.seized_ns) / 1e6 : 0;
 	end_calls(&t);
-	if (err)
-		return err;
-	/* The channel, into leaktop: the process's descriptor, duplicated. */
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd >= 0) {
-		out->local_fd = (int)syscall(SYS_pidfd_getfd, pidfd, out->target_fd, 0);
-		close(pidfd);
-	}
-	if (out->local_fd < 0) {
-		err = -errno;
-		return msg__set(msg, msg_len, err, "cannot take the agent's channel from "
-				"process %d: %s", pid, strerror(-err));
-	}
-	return 0;
+	return err;
 }
 
-int inject__stop(struct inject_agent *a, char *msg, size_t msg_len)
+int inject__stop_here(const struct inject_agent *a, char *msg, size_t msg_len)
 {
 	struct call_thread t;
 	struct call_data d = { "", "", "" };
 	uint64_t fns[FN__COUNT], ret = 0;
 	int err;
 
-	if (a->local_fd >= 0)
-		close(a->local_fd);
-	a->local_fd = -1;
 	if (!a->stop_addr)
 		return 0;
 	err = begin_calls(a->pid, &t, fns, &d, msg, msg_len);
@@ -707,7 +708,5 @@ int inject__stop(struct inject_agent *a, char *msg, size_t msg_len)
 			call_failed(&t, "leaktop_agent_stop", err, ret, msg, msg_len);
 	}
 	end_calls(&t);
-	if (!err)
-		a->stop_addr = 0;
 	return err;
 }

@@ -9,11 +9,14 @@
  * memory or lock call), and made to call the process's own dlopen, dlsym and the agent's
  * leaktop_agent_start; its registers (all of them, vector state included) and the syscall
  * it was in are then put back and it runs on.  The other threads run throughout.  Any
- * failure before the agent is started leaves the process as it was.
+ * failure before the agent is started leaves the process as it was.  leaktop itself never
+ * runs these: its injector process does (live/injector.h), which a SIGKILL of leaktop
+ * does not end.
  */
 #ifndef LEAKTOP_INJECT_H
 #define LEAKTOP_INJECT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,18 +43,24 @@ struct inject_agent {
  * executable mappings)?  0, or -errno with one line in msg.
  */
 int inject__check_path(int pid, const char *path, char *msg, size_t msg_len);
+/* Has the one who asked for the injection gone (nobody to hand the agent to)? */
+typedef bool (*inject_abandoned_fn)(void *ctx);
+
 /*
- * Load the agent at path into pid and call leaktop_agent_start(LT_AGENT_INJECTED).
- * 0, or -errno with one line (cause, then fix) in msg; on failure the process runs on
- * untouched (nothing loaded, or the agent loaded and inert).
+ * Load the agent at path into pid and call leaktop_agent_start(LT_AGENT_INJECTED), from
+ * this process (live/injector.c runs it in a process of its own).  Between the steps,
+ * abandoned(ctx) is asked: once it says yes, what was done is undone (a started agent is
+ * stopped again) and -ECANCELED returned.  0, or -errno with one line (cause, then fix) in
+ * msg; on failure the process runs on untouched (nothing loaded, or the agent loaded and
+ * inert).  local_fd is left -1.
  */
-int inject__start(int pid, const char *path, struct inject_agent *out, char *msg,
-		  size_t msg_len);
+int inject__start_here(int pid, const char *path, struct inject_agent *out,
+		       inject_abandoned_fn abandoned, void *ctx, char *msg, size_t msg_len);
 /*
- * Call leaktop_agent_stop() in the process: its allocator calls go straight to the allocator
- * again; the agent stays loaded, inert.  Closes local_fd.  0 or -errno with msg.
+ * Call leaktop_agent_stop() in the process, from this process: its allocator calls go
+ * straight to the allocator again; the agent stays loaded, inert.  0 or -errno with msg.
  */
-int inject__stop(struct inject_agent *a, char *msg, size_t msg_len);
+int inject__stop_here(const struct inject_agent *a, char *msg, size_t msg_len);
 
 /*
  * The pure parts, for unit tests.  Is a thread stopped in (or entering) system call nr at a

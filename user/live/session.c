@@ -236,7 +236,7 @@ static int inject_pids(struct session *s)
 		if (dup)
 			continue;
 		err = agent_attach__start(&s->injected, s->cfg.agent, s->col, s->cfg.agent_lib,
-					  pid);
+					  pid, s->cfg.stop);
 		if (err)
 			return err;
 	}
